@@ -1,0 +1,284 @@
+// The `twice` command: run the matrix, replay one run, list what there is.
+// Exit status: 0 the matrix equals scenarios/expected.toml, 1 it does not,
+// 2 a usage or input error (the message names the file, line and fix).
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "check/violation.h"
+#include "explore/expected.h"
+#include "explore/explorer.h"
+#include "gateway/retry_profile.h"
+#include "gateway/scenario.h"
+#include "reports/json_report.h"
+#include "reports/text_report.h"
+#include "run/simulate.h"
+#include "sim/trace.h"
+#include "twice/handler.h"
+
+namespace fs = std::filesystem;
+using namespace twice;
+
+namespace {
+
+constexpr int kExitMismatch = 1;
+constexpr int kExitUsage = 2;
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_sigint(int) { g_stop = true; }
+
+struct UsageError {
+  std::string message;
+};
+
+// The bundled scenarios: ./scenarios when run from a checkout, else the
+// source tree this binary was built from.
+std::string default_scenarios_dir() {
+  if (fs::exists("scenarios/expected.toml")) return "scenarios";
+  return std::string(TWICE_SOURCE_DIR) + "/scenarios";
+}
+
+std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std::vector<std::string>& wanted) {
+  std::vector<gateway::Scenario> all;
+  gateway::ScenarioError err;
+  if (wanted.empty()) {
+    if (!gateway::load_scenario_dir(dir, all, err)) throw UsageError{err.message};
+    for (auto& s : all) s.source.clear();  // bundled: named by name
+    if (all.empty()) throw UsageError{fmt::format("{}: no scenario files (*.toml) found", dir)};
+    return all;
+  }
+  for (const auto& w : wanted) {
+    gateway::Scenario s;
+    const bool is_path = w.find('/') != std::string::npos || w.ends_with(".toml");
+    const std::string path = is_path ? w : dir + "/" + w + ".toml";
+    if (!is_path && !fs::exists(path)) {
+      std::vector<gateway::Scenario> bundled;
+      gateway::load_scenario_dir(dir, bundled, err);
+      std::string names;
+      for (const auto& b : bundled) names += (names.empty() ? "" : ", ") + b.name;
+      throw UsageError{fmt::format("unknown scenario '{}'; bundled: {} (or give a path to a .toml file)", w, names)};
+    }
+    if (!gateway::load_scenario(path, s, err)) throw UsageError{err.message};
+    if (!is_path) s.source.clear();
+    all.push_back(std::move(s));
+  }
+  return all;
+}
+
+std::vector<const HandlerInfo*> find_handlers(const std::vector<std::string>& wanted) {
+  const auto& registry = HandlerRegistry::instance();
+  if (wanted.empty()) return registry.all();
+  std::vector<const HandlerInfo*> out;
+  for (const auto& w : wanted) {
+    const HandlerInfo* h = registry.find(w);
+    if (!h) {
+      std::string names;
+      for (const auto* x : registry.all()) names += (names.empty() ? "" : ", ") + x->name;
+      throw UsageError{fmt::format("unknown handler '{}'; known: {} (see `twice list`)", w, names)};
+    }
+    out.push_back(h);
+  }
+  return out;
+}
+
+sim::StrategySpec strategy_from(const std::string& name, int depth) {
+  sim::StrategySpec s;
+  s.kind = name == "pct" ? sim::StrategyKind::kPct : sim::StrategyKind::kRandom;
+  s.pct_depth = depth;
+  return s;
+}
+
+struct RunArgs {
+  std::vector<std::string> handlers;
+  std::vector<std::string> scenarios;
+  int seeds = 200;
+  std::string strategy = "random";
+  int pct_depth = 2;
+  std::uint64_t seed = 1;
+  std::string json;
+  std::string scenarios_dir;
+  std::string expected;
+  int jobs = 0;
+  int shrink_budget = 1500;
+  bool quiet = false;
+};
+
+int cmd_run(const RunArgs& a) {
+  const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
+  const auto handlers = find_handlers(a.handlers);
+  const auto scenarios = load_scenarios(dir, a.scenarios);
+  explore::ExpectedMatrix expected;
+  const std::string expected_path = a.expected.empty() ? dir + "/expected.toml" : a.expected;
+  if (std::string err; fs::exists(expected_path) && !expected.load(expected_path, err)) throw UsageError{err};
+
+  explore::ExploreOptions options;
+  options.seeds = a.seeds;
+  options.base_seed = a.seed;
+  options.strategy = strategy_from(a.strategy, a.pct_depth);
+  options.shrink_budget = a.shrink_budget;
+  options.shrink = a.shrink_budget > 0;
+  options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.stop = &g_stop;
+  const bool tty = ::isatty(STDERR_FILENO) && !a.quiet;
+  options.on_cell = [tty](const explore::CellResult& c, int done, int total) {
+    if (!tty) return;
+    fmt::print(stderr, "\r\x1b[K[{}/{}] {} × {}: {}", done, total, c.handler, c.scenario,
+               c.violations.empty() ? "pass" : c.violations.front().invariant);
+    if (done == total) fmt::print(stderr, "\r\x1b[K");
+    std::fflush(stderr);
+  };
+
+  std::signal(SIGINT, on_sigint);
+  const explore::MatrixResult m = explore::explore_matrix(handlers, scenarios, options, expected);
+  std::signal(SIGINT, SIG_DFL);
+
+  reports::TextOptions text;
+  text.color = ::isatty(STDOUT_FILENO);
+  std::cout << reports::render_text(m, text) << std::flush;
+  if (!a.json.empty()) {
+    if (auto err = reports::write_json(m, a.json); !err.empty()) {
+      std::cerr << "twice: " << err << "\n";
+      return kExitUsage;
+    }
+    if (!a.quiet) std::cerr << "wrote " << a.json << "\n";
+  }
+  if (m.interrupted) return 130;
+  return m.all_matched() ? 0 : kExitMismatch;
+}
+
+struct ReplayArgs {
+  std::string handler;
+  std::string scenario;
+  std::uint64_t seed = 0;
+  std::string strategy = "random";
+  int pct_depth = 2;
+  std::string scenarios_dir;
+  bool shrunk = false;
+  std::string invariant;
+};
+
+int cmd_replay(const ReplayArgs& a) {
+  const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
+  const HandlerInfo* handler = find_handlers({a.handler}).front();
+  const gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
+  const sim::StrategySpec strategy = strategy_from(a.strategy, a.pct_depth);
+
+  run::RunSpec spec{&scenario, handler, strategy, a.seed, std::nullopt};
+  if (a.shrunk) {
+    // Shrinking is deterministic: from the seed we get the same counterexample
+    // the run printed, and replay its choice sequence.
+    const run::RunResult original = run::simulate(spec);
+    if (original.verdict.violations.empty()) {
+      std::cerr << fmt::format("twice: seed {} shows no violation for {} on {}; nothing to shrink\n", a.seed,
+                               handler->name, scenario.name);
+      return kExitUsage;
+    }
+    const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
+    // Same budget as `twice run`'s default, so the same counterexample.
+    const auto cex = explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, 1500);
+    spec.choices = cex.choices;
+  }
+  const run::RunResult r = run::simulate(spec);
+  std::cout << fmt::format("# twice replay: {} on {}, strategy {}, seed {}{}\n", handler->name, scenario.name,
+                           sim::strategy_name(strategy), a.seed, a.shrunk ? " (shrunk counterexample)" : "");
+  std::cout << sim::format_trace(r.trace);
+  std::cout << fmt::format("# quiescent at {} after {} scheduling points\n", format_time(r.end_time), r.steps);
+  for (const auto& acc : r.verdict.accounts)
+    std::cout << fmt::format("# {}: balance {}, ledger credits {}, should be {}\n", acc.user, acc.balance,
+                             acc.ledger_sum, acc.should_be);
+  if (r.verdict.violations.empty()) std::cout << "# verdict: no violation\n";
+  for (const auto& v : r.verdict.violations) std::cout << fmt::format("# verdict: {}: {}\n", v.invariant, v.detail);
+  return 0;
+}
+
+int cmd_list(const std::string& scenarios_dir) {
+  const std::string dir = scenarios_dir.empty() ? default_scenarios_dir() : scenarios_dir;
+  std::cout << "handlers:\n";
+  for (const auto* h : HandlerRegistry::instance().all()) std::cout << fmt::format("  {:<20} {}\n", h->name, h->description);
+  std::cout << "\nscenarios (" << dir << "):\n";
+  for (const auto& s : load_scenarios(dir, {})) std::cout << fmt::format("  {:<24} {}\n", s.name, s.description);
+  std::cout << "\ninvariants:\n";
+  for (const auto& i : check::invariants()) std::cout << fmt::format("  {:<20} {}\n", i.name, i.violated_when);
+  std::cout << "\ngateway profiles:\n";
+  for (const auto& p : gateway::all_profiles()) std::cout << fmt::format("  {:<20} {}\n", p.name, p.description);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "twice plays a payment gateway against payment-callback handlers on a controlled scheduler and a virtual\n"
+      "clock, injects duplicates, retries and lost acks, and checks that every payment is credited exactly once.\n"
+      "When a handler breaks, it prints the shortest interleaving that breaks it, replayable from one seed.",
+      "twice"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "twice 0.1.0");
+
+  RunArgs run_args;
+  auto* run = app.add_subcommand("run", "Run handlers against scenarios under many seeds and compare with the expected matrix");
+  run->footer(
+      "\nWith no --handler and no --scenario, runs every handler against every bundled scenario.\n"
+      "Exit status: 0 the observed matrix equals scenarios/expected.toml; 1 it differs (a regression, or a\n"
+      "known-buggy handler no longer caught); 2 a usage or input error.\n"
+      "Examples:\n"
+      "  twice run\n"
+      "  twice run --handler check-then-act --scenario concurrent-duplicates --json r.json\n"
+      "  twice run --handler unique-key+cas --seeds 2000 --strategy pct --pct-depth 3");
+  run->add_option("--handler", run_args.handlers, "A handler to run (repeatable); default all. See `twice list`");
+  run->add_option("--scenario", run_args.scenarios, "A bundled scenario name or a path to a .toml file (repeatable)");
+  run->add_option("--seeds", run_args.seeds, "Schedules (seeds) per cell")->check(CLI::Range(1, 10'000'000))->capture_default_str();
+  run->add_option("--strategy", run_args.strategy, "Scheduling strategy")->check(CLI::IsMember({"random", "pct"}))->capture_default_str();
+  run->add_option("--pct-depth", run_args.pct_depth, "PCT bug depth d (d-1 priority change points)")->check(CLI::Range(1, 10))->capture_default_str();
+  run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")->capture_default_str();
+  run->add_option("--json", run_args.json, "Write the results as JSON to this file");
+  run->add_option("--scenarios-dir", run_args.scenarios_dir, "Folder of bundled scenarios (default: ./scenarios or the source tree's)");
+  run->add_option("--expected", run_args.expected, "Expected matrix (default: <scenarios-dir>/expected.toml)");
+  run->add_option("--jobs,-j", run_args.jobs, "Cells explored at once (default: one per core)")->check(CLI::Range(0, 256));
+  run->add_option("--shrink-budget", run_args.shrink_budget, "Runs spent shrinking each counterexample (0: do not shrink)")->check(CLI::Range(0, 1'000'000))->capture_default_str();
+  run->add_flag("--quiet,-q", run_args.quiet, "No progress line on stderr");
+
+  ReplayArgs replay_args;
+  auto* replay = app.add_subcommand("replay", "Replay one run from its seed and print its whole trace");
+  replay->footer(
+      "\nThe same (handler, scenario, strategy, seed) always prints the same trace, byte for byte.\n"
+      "Example:\n"
+      "  twice replay --handler check-then-act --scenario concurrent-duplicates --seed 1234 --shrunk");
+  replay->add_option("--handler", replay_args.handler, "The handler")->required();
+  replay->add_option("--scenario", replay_args.scenario, "A bundled scenario name or a path to a .toml file")->required();
+  replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")->required();
+  replay->add_option("--strategy", replay_args.strategy, "Scheduling strategy")->check(CLI::IsMember({"random", "pct"}))->capture_default_str();
+  replay->add_option("--pct-depth", replay_args.pct_depth, "PCT bug depth")->check(CLI::Range(1, 10))->capture_default_str();
+  replay->add_option("--scenarios-dir", replay_args.scenarios_dir, "Folder of bundled scenarios");
+  replay->add_flag("--shrunk", replay_args.shrunk, "Replay the shrunk counterexample of this seed instead of the run itself");
+  replay->add_option("--invariant", replay_args.invariant, "With --shrunk: which violation to shrink for (default: the first)");
+
+  std::string list_dir;
+  auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");
+  list->add_option("--scenarios-dir", list_dir, "Folder of bundled scenarios");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+  try {
+    if (*run) return cmd_run(run_args);
+    if (*replay) return cmd_replay(replay_args);
+    if (*list) return cmd_list(list_dir);
+  } catch (const UsageError& e) {
+    std::cerr << "twice: " << e.message << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "twice: internal error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return 0;
+}

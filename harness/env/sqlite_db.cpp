@@ -1,0 +1,204 @@
+#include "env/sqlite_db.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace twice::env {
+namespace {
+
+Status status_from(sqlite3* conn, int rc) {
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_OK || primary == SQLITE_DONE || primary == SQLITE_ROW) return Status::ok();
+  std::string msg = sqlite3_errmsg(conn);
+  if (primary == SQLITE_CONSTRAINT) return Status::constraint(std::move(msg));
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return Status::busy(std::move(msg));
+  return Status::error(std::move(msg));
+}
+
+void bind(sqlite3_stmt* stmt, const std::vector<Value>& params) {
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const int idx = static_cast<int>(i) + 1;
+    const Value& v = params[i];
+    if (v.is_null()) sqlite3_bind_null(stmt, idx);
+    else if (v.is_integer()) sqlite3_bind_int64(stmt, idx, v.as_int());
+    else if (v.is_real()) sqlite3_bind_double(stmt, idx, v.as_real());
+    else {
+      const std::string s = v.as_text();
+      sqlite3_bind_text(stmt, idx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    }
+  }
+}
+
+Value column(sqlite3_stmt* stmt, int c) {
+  switch (sqlite3_column_type(stmt, c)) {
+    case SQLITE_INTEGER: return Value(static_cast<long long>(sqlite3_column_int64(stmt, c)));
+    case SQLITE_FLOAT: return Value(sqlite3_column_double(stmt, c));
+    case SQLITE_NULL: return Value();
+    default: {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
+      return Value(std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+    }
+  }
+}
+
+// Steps `stmt` to the end. On SQLITE_BUSY returns with result.status busy and
+// the statement reset, so that it can be retried from the start.
+Result step_all(sqlite3* conn, sqlite3_stmt* stmt) {
+  Result result;
+  const int ncols = sqlite3_column_count(stmt);
+  for (int c = 0; c < ncols; ++c) result.columns.emplace_back(sqlite3_column_name(stmt, c));
+  for (;;) {
+    const int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+      Row row;
+      row.reserve(static_cast<std::size_t>(ncols));
+      for (int c = 0; c < ncols; ++c) row.push_back(column(stmt, c));
+      result.rows.push_back(std::move(row));
+      continue;
+    }
+    result.status = status_from(conn, rc);
+    break;
+  }
+  if (result.ok()) {
+    result.changes = sqlite3_changes64(conn);
+    result.last_insert_id = sqlite3_last_insert_rowid(conn);
+  } else {
+    result.rows.clear();
+  }
+  sqlite3_reset(stmt);
+  return result;
+}
+
+std::string describe(std::string_view sql, const std::vector<Value>& params) {
+  std::string out(sql);
+  if (!params.empty()) {
+    out += "  [";
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (i) out += ", ";
+      out += params[i].to_sql();
+    }
+    out += "]";
+  }
+  return out;
+}
+
+std::string summarize(std::string_view sql, const Result& r) {
+  if (!r.ok()) return r.status.to_string();
+  // Statements that return rows show them; writes show how many rows changed.
+  if (!r.columns.empty()) {
+    if (r.rows.empty()) return "0 rows";
+    std::string out = r.rows.size() == 1 ? "1 row " : fmt::format("{} rows ", r.rows.size());
+    for (std::size_t i = 0; i < r.rows.size() && i < 3; ++i) {
+      out += "(";
+      for (std::size_t c = 0; c < r.rows[i].size(); ++c) {
+        if (c) out += ", ";
+        out += fmt::format("{}={}", r.columns[c], r.rows[i][c].to_sql());
+      }
+      out += ")";
+    }
+    if (r.rows.size() > 3) out += " ...";
+    return out;
+  }
+  const auto word = sql.substr(0, sql.find(' '));
+  if (word == "BEGIN" || word == "COMMIT" || word == "ROLLBACK" || word == "END") return "ok";
+  return fmt::format("{} row{} changed", r.changes, r.changes == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string exec_script(sqlite3* conn, const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(conn, sql.c_str(), nullptr, nullptr, &err) == SQLITE_OK) return {};
+  std::string msg = err ? err : "unknown error";
+  sqlite3_free(err);
+  return msg;
+}
+
+sqlite3* open_memdb(const std::string& name) {
+  sqlite3* conn = nullptr;
+  const std::string uri = "file:/" + name + "?vfs=memdb";
+  const int rc = sqlite3_open_v2(uri.c_str(), &conn,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI |
+                                     SQLITE_OPEN_NOMUTEX,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = conn ? sqlite3_errmsg(conn) : "out of memory";
+    sqlite3_close(conn);
+    throw std::runtime_error("cannot open in-memory database: " + msg);
+  }
+  return conn;
+}
+
+Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(conn, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
+    Result r;
+    r.status = Status::error(sqlite3_errmsg(conn));
+    return r;
+  }
+  bind(stmt, params);
+  Result r = step_all(conn, stmt);
+  sqlite3_finalize(stmt);
+  return r;
+}
+
+SqliteDb::SqliteDb(sim::Scheduler& scheduler, const std::string& database_name)
+    : scheduler_(scheduler), conn_(open_memdb(database_name)) {}
+
+SqliteDb::~SqliteDb() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  // Closing a connection with an open transaction rolls it back, as a process
+  // that dies or forgets to commit would.
+  sqlite3_close(conn_);
+}
+
+bool SqliteDb::in_transaction() const { return sqlite3_get_autocommit(conn_) == 0; }
+
+Result SqliteDb::exec(std::string_view sql, std::initializer_list<Value> params) {
+  return exec(sql, std::vector<Value>(params));
+}
+
+Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
+  if (scheduler_.killed()) {
+    Result r;
+    r.status = Status::crashed();
+    return r;
+  }
+  scheduler_.point();
+
+  auto it = statements_.find(sql);
+  if (it == statements_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
+      Result r;
+      r.status = Status::error(sqlite3_errmsg(conn_));
+      scheduler_.record(sim::EventKind::kSql, describe(sql, params), summarize(sql, r));
+      return r;
+    }
+    it = statements_.emplace(std::string(sql), stmt).first;
+  }
+  sqlite3_stmt* stmt = it->second;
+  sqlite3_clear_bindings(stmt);
+  bind(stmt, params);
+
+  for (;;) {
+    Result r = step_all(conn_, stmt);
+    if (r.status.is_busy()) {
+      scheduler_.record(sim::EventKind::kSql, describe(sql, params), "SQLITE_BUSY, waits for the lock");
+      if (scheduler_.block_on_db()) {
+        r.status = Status::busy("database is locked (every task was waiting: deadlock)");
+        scheduler_.record(sim::EventKind::kSql, describe(sql, params), r.status.to_string());
+        return r;
+      }
+      bind(stmt, params);
+      continue;
+    }
+    scheduler_.record(sim::EventKind::kSql, describe(sql, params), summarize(sql, r));
+    // Out of a transaction the connection holds no lock: waiters may proceed.
+    if (!in_transaction()) scheduler_.wake_db_waiters();
+    return r;
+  }
+}
+
+}  // namespace twice::env

@@ -1,0 +1,44 @@
+// SqliteDb: the Db a task sees, one SQLite connection per task onto the run's
+// shared in-memory database (the memdb VFS). Each exec() is a scheduling point;
+// SQLITE_BUSY parks the task until another task releases its locks (see
+// Scheduler::block_on_db). Prepared statements are cached per connection.
+// Used by one task at a time, from its own thread.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <sqlite3.h>
+
+#include "sim/scheduler.h"
+#include "twice/db.h"
+
+namespace twice::env {
+
+// Runs `sql` (one or more statements, no parameters) on a raw connection,
+// outside any scheduling. Returns the error text, empty on success.
+std::string exec_script(sqlite3* conn, const std::string& sql);
+// Opens a connection to the shared in-memory database `name`.
+sqlite3* open_memdb(const std::string& name);
+// Runs one query outside the scheduler; the checker's reads.
+Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params = {});
+
+class SqliteDb final : public Db {
+ public:
+  SqliteDb(sim::Scheduler& scheduler, const std::string& database_name);
+  ~SqliteDb() override;
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+
+  Result exec(std::string_view sql, std::initializer_list<Value> params) override;
+  Result exec(std::string_view sql, const std::vector<Value>& params) override;
+  // True when a transaction is open on this connection.
+  bool in_transaction() const;
+
+ private:
+  sim::Scheduler& scheduler_;
+  sqlite3* conn_ = nullptr;
+  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+};
+
+}  // namespace twice::env

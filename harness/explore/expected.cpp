@@ -1,0 +1,76 @@
+#include "explore/expected.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "check/violation.h"
+
+namespace twice::explore {
+
+bool ExpectedMatrix::load(const std::string& path, std::string& error) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    error = fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description());
+    return false;
+  }
+  for (auto&& [handler, row] : root) {
+    const auto* table = row.as_table();
+    if (!table) {
+      error = fmt::format("{}:{}: '{}' must be a table of scenario = \"expectation\"; write [{}]", path,
+                          handler.source().begin.line, handler.str(), handler.str());
+      return false;
+    }
+    for (auto&& [scenario, value] : *table) {
+      const auto text = value.value<std::string>();
+      if (!text || !value.is_string()) {
+        error = fmt::format("{}:{}: the expectation for {} on {} must be a string: \"pass\" or \"violation: reason\"",
+                            path, value.source().begin.line, handler.str(), scenario.str());
+        return false;
+      }
+      Expectation e;
+      e.listed = true;
+      const auto colon = text->find(':');
+      std::string head = text->substr(0, colon);
+      if (colon != std::string::npos) {
+        e.reason = text->substr(colon + 1);
+        e.reason.erase(0, e.reason.find_first_not_of(' '));
+      }
+      head.erase(head.find_last_not_of(' ') + 1);
+      if (head != "pass") {
+        for (std::size_t start = 0; start <= head.size();) {
+          const auto plus = std::min(head.find('+', start), head.size());
+          const std::string name = head.substr(start, plus - start);
+          if (!check::is_invariant(name)) {
+            std::string names;
+            for (const auto& i : check::invariants()) names += (names.empty() ? "" : ", ") + std::string(i.name);
+            error = fmt::format("{}:{}: '{}' is not an invariant; write \"pass\" or one of {} (joined with +)", path,
+                                value.source().begin.line, name, names);
+            return false;
+          }
+          e.violations.push_back(name);
+          start = plus + 1;
+        }
+        std::sort(e.violations.begin(), e.violations.end());
+      }
+      cells_[{std::string(handler.str()), std::string(scenario.str())}] = std::move(e);
+    }
+  }
+  return true;
+}
+
+Expectation ExpectedMatrix::get(const std::string& handler, const std::string& scenario) const {
+  auto it = cells_.find({handler, scenario});
+  return it == cells_.end() ? Expectation{} : it->second;
+}
+
+std::vector<std::pair<std::string, std::string>> ExpectedMatrix::cells() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, e] : cells_) out.push_back(key);
+  return out;
+}
+
+}  // namespace twice::explore

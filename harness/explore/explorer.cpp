@@ -1,0 +1,173 @@
+#include "explore/explorer.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "explore/shrink.h"
+#include "explore/transcript.h"
+#include "run/simulate.h"
+#include "sim/choices.h"
+
+namespace twice::explore {
+
+std::vector<std::string> CellResult::observed() const {
+  std::vector<std::string> out;
+  for (const auto& v : violations) out.push_back(v.invariant);
+  return out;
+}
+
+bool MatrixResult::all_matched() const {
+  return !interrupted && std::all_of(cells.begin(), cells.end(), [](const CellResult& c) { return c.matched; });
+}
+
+const CellResult* MatrixResult::cell(const std::string& handler, const std::string& scenario) const {
+  for (const auto& c : cells)
+    if (c.handler == handler && c.scenario == scenario) return &c;
+  return nullptr;
+}
+
+std::string scenario_ref(const gateway::Scenario& scenario) {
+  return scenario.source.empty() ? scenario.name : scenario.source;
+}
+
+std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
+                           const sim::StrategySpec& strategy, bool shrunk) {
+  std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", handler, scenario_ref(scenario), seed);
+  if (strategy.kind == sim::StrategyKind::kPct) cmd += fmt::format(" --strategy pct --pct-depth {}", strategy.pct_depth);
+  if (shrunk) cmd += " --shrunk";
+  return cmd;
+}
+
+namespace {
+
+const check::Violation* find_violation(const run::RunResult& r, const std::string& invariant) {
+  for (const auto& v : r.verdict.violations)
+    if (v.invariant == invariant) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,
+                                     const sim::StrategySpec& strategy, std::uint64_t seed,
+                                     const std::string& invariant, int budget) {
+  run::RunSpec spec{&scenario, &handler, strategy, seed, std::nullopt};
+  const run::RunResult original = run::simulate(spec);
+
+  ChoiceSequence best = original.choices;
+  if (budget > 0 && original.has(invariant)) {
+    best = shrink(
+        original.choices,
+        [&](const ChoiceSequence& candidate) -> std::optional<ChoiceSequence> {
+          run::RunSpec s = spec;
+          s.choices = candidate;
+          run::RunResult r = run::simulate(s);
+          if (!r.has(invariant)) return std::nullopt;
+          return r.choices;
+        },
+        budget);
+  }
+  spec.choices = best;
+  const run::RunResult shrunk = run::simulate(spec);
+
+  Counterexample cex;
+  cex.seed = seed;
+  cex.choices = best;
+  cex.replay_command = replay_command(handler.name, scenario, seed, strategy, false);
+  cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, true);
+  const check::Violation* v = find_violation(shrunk, invariant);
+  if (!v) v = find_violation(original, invariant);
+  if (v) build_transcript(v == find_violation(shrunk, invariant) ? shrunk : original, scenario, *v, cex);
+  return cex;
+}
+
+CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
+                        const Expectation& expected) {
+  CellResult cell;
+  cell.handler = handler.name;
+  cell.scenario = scenario.name;
+  cell.strategy = sim::strategy_name(options.strategy);
+  cell.expected = expected.violations;
+  cell.expected_reason = expected.reason;
+  cell.expectation_listed = expected.listed;
+
+  std::map<std::string, ViolationResult> found;
+  for (int i = 0; i < options.seeds; ++i) {
+    const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
+    const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, options.strategy, seed, std::nullopt});
+    ++cell.seeds_run;
+    if (!r.verdict.violations.empty()) ++cell.failing_runs;
+    std::vector<std::string> seen_here;
+    for (const auto& v : r.verdict.violations) {
+      if (std::find(seen_here.begin(), seen_here.end(), v.invariant) != seen_here.end()) continue;
+      seen_here.push_back(v.invariant);
+      auto [it, first] = found.try_emplace(v.invariant);
+      ViolationResult& vr = it->second;
+      if (first) {
+        vr.invariant = v.invariant;
+        vr.subject = v.subject;
+        vr.detail = v.detail;
+        vr.schedules_to_first = i + 1;
+        vr.seed = seed;
+      }
+      ++vr.failures;
+    }
+  }
+
+  for (auto& [name, vr] : found) {
+    vr.counterexample = shrink_counterexample(scenario, handler, options.strategy, vr.seed, name,
+                                              options.shrink ? options.shrink_budget : 0);
+    cell.violations.push_back(std::move(vr));
+  }
+  cell.matched = cell.observed() == cell.expected;
+  return cell;
+}
+
+MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
+                            const std::vector<gateway::Scenario>& scenarios, const ExploreOptions& options,
+                            const ExpectedMatrix& expected) {
+  MatrixResult m;
+  for (const auto* h : handlers) m.handlers.push_back(h->name);
+  for (const auto& s : scenarios) m.scenarios.push_back(s.name);
+  m.strategy = sim::strategy_name(options.strategy);
+  m.seeds = options.seeds;
+  m.base_seed = options.base_seed;
+
+  const std::size_t total = handlers.size() * scenarios.size();
+  std::vector<std::optional<CellResult>> cells(total);
+  std::atomic<std::size_t> next{0};
+  std::mutex report_mutex;
+  int done = 0;
+
+  auto worker = [&] {
+    for (;;) {
+      if (options.stop && options.stop->load()) return;
+      const std::size_t i = next++;
+      if (i >= total) return;
+      const HandlerInfo& h = *handlers[i / scenarios.size()];
+      const gateway::Scenario& s = scenarios[i % scenarios.size()];
+      CellResult c = explore_cell(s, h, options, expected.get(h.name, s.name));
+      std::lock_guard lock(report_mutex);
+      ++done;
+      if (options.on_cell) options.on_cell(c, done, static_cast<int>(total));
+      cells[i] = std::move(c);
+    }
+  };
+  const int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(total)));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+
+  for (auto& c : cells) {
+    if (c) m.cells.push_back(std::move(*c));
+    else m.interrupted = true;
+  }
+  return m;
+}
+
+}  // namespace twice::explore

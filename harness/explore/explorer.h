@@ -1,0 +1,52 @@
+// Explorer: runs a handler against a scenario under many seeds, counts what
+// broke and how soon, and shrinks the first failure of each invariant to a
+// counterexample. explore_matrix() does that for every (handler, scenario)
+// cell, on several threads, in a deterministic order of results.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "explore/expected.h"
+#include "explore/results.h"
+#include "gateway/scenario.h"
+#include "sim/strategy.h"
+#include "twice/handler.h"
+
+namespace twice::explore {
+
+struct ExploreOptions {
+  int seeds = 200;
+  std::uint64_t base_seed = 1;
+  sim::StrategySpec strategy;
+  bool shrink = true;
+  int shrink_budget = 1500;  // runs spent shrinking one counterexample
+  int jobs = 1;              // cells explored at once
+  // Called after each cell, from any thread (serialised by the explorer).
+  std::function<void(const CellResult&, int done, int total)> on_cell;
+  // Set (e.g. by SIGINT) to stop after the cells under way.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk]"
+std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
+                           const sim::StrategySpec& strategy, bool shrunk);
+// How a scenario is named on the command line: its name when bundled, else its path.
+std::string scenario_ref(const gateway::Scenario& scenario);
+
+// Shrinks the failing run `seed` for `invariant`. Deterministic.
+Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,
+                                     const sim::StrategySpec& strategy, std::uint64_t seed,
+                                     const std::string& invariant, int budget);
+
+CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
+                        const Expectation& expected);
+
+MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
+                            const std::vector<gateway::Scenario>& scenarios, const ExploreOptions& options,
+                            const ExpectedMatrix& expected);
+
+}  // namespace twice::explore

@@ -1,0 +1,62 @@
+#include "explore/transcript.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace twice::explore {
+
+void build_transcript(const run::RunResult& run, const gateway::Scenario& scenario,
+                      const check::Violation& violation, Counterexample& out) {
+  // The orders the violation is about: the subject itself, or an account's orders.
+  std::set<std::string> orders;
+  for (const auto& o : scenario.orders)
+    if (o.order_no == violation.subject || o.user == violation.subject) orders.insert(o.order_no);
+  const bool all_tasks = orders.empty();  // "stuck" and checker errors concern the whole run
+
+  std::map<int, int> column_of;
+  for (const auto& [id, info] : run.tasks) {
+    if (!all_tasks && !orders.count(info.order_no)) continue;
+    column_of[id] = static_cast<int>(out.columns.size());
+    out.columns.push_back(fmt::format("T{}: {}", id, info.name));
+  }
+
+  out.rows.clear();
+  out.gateway.clear();
+  out.steps = 0;
+  out.hidden_steps = 0;
+  for (const auto& e : run.trace.events()) {
+    const bool step = e.kind == sim::EventKind::kSql || e.kind == sim::EventKind::kLock ||
+                      e.kind == sim::EventKind::kClock;
+    if (e.task == 0) {
+      // Gateway lines that mention one of the orders shown.
+      bool relevant = all_tasks;
+      for (const auto& o : orders) relevant |= e.text.find(o) != std::string::npos;
+      if (relevant) out.gateway.push_back(sim::format_event(e));
+      continue;
+    }
+    auto it = column_of.find(e.task);
+    if (it == column_of.end()) {
+      if (step) ++out.hidden_steps;
+      continue;
+    }
+    if (step) ++out.steps;
+    out.rows.push_back(TranscriptRow{it->second, format_time(e.time), sim::kind_name(e.kind), e.text, e.result, step});
+  }
+
+  out.balances.clear();
+  for (const auto& a : run.verdict.accounts) {
+    if (!all_tasks && a.user != violation.subject) {
+      bool shown = false;
+      for (const auto& o : scenario.orders) shown |= o.user == a.user && orders.count(o.order_no);
+      if (!shown) continue;
+    }
+    std::string line = fmt::format("{}: balance {}, ledger credits {}, should be {}", a.user, a.balance,
+                                   a.ledger_sum, a.should_be);
+    if (a.balance != a.should_be || a.ledger_sum != a.should_be) line += "  <-- wrong";
+    out.balances.push_back(std::move(line));
+  }
+}
+
+}  // namespace twice::explore

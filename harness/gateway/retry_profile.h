@@ -1,0 +1,28 @@
+// RetryProfile: how one gateway delivers a notification: when it retries a
+// delivery that was not acknowledged, how long it waits for an answer, and
+// what counts as an acknowledgement. Figures from ../shared/GATEWAYS.md; the
+// ones a gateway does not publish are stated defaults, marked below.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "twice/notify.h"
+#include "twice/time.h"
+
+namespace twice::gateway {
+
+struct RetryProfile {
+  std::string name;
+  std::string description;
+  std::string paid_event_type;       // the event type of a "payment succeeded" notify
+  std::vector<Micros> retry_after;   // delay before retry i (after attempt i+1 failed)
+  Micros timeout = 5 * kSecond;      // no answer by then: the attempt failed
+  bool (*is_ack)(const Reply&) = nullptr;
+};
+
+const RetryProfile* find_profile(std::string_view name);
+const std::vector<RetryProfile>& all_profiles();
+
+}  // namespace twice::gateway

@@ -1,0 +1,198 @@
+#include "gateway/scenario.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "gateway/retry_profile.h"
+
+namespace twice::gateway {
+namespace {
+
+// Thrown inside this file only, turned into a ScenarioError at the boundary.
+struct Invalid {
+  std::string message;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const toml::source_region& where, const std::string& what) const {
+    throw Invalid{fmt::format("{}:{}: {}", path_, where.begin.line, what)};
+  }
+
+  // Rejects keys not in `allowed`, naming the ones that are.
+  void only(const toml::table& table, std::initializer_list<std::string_view> allowed,
+            std::string_view where) const {
+    for (auto&& [key, value] : table) {
+      if (std::find(allowed.begin(), allowed.end(), key.str()) != allowed.end()) continue;
+      std::string list;
+      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      fail(key.source(), fmt::format("unknown key '{}' in {}; allowed: {}", key.str(), where, list));
+    }
+  }
+
+  std::string text(const toml::node& n, std::string_view name) const {
+    if (auto v = n.value<std::string>(); v && n.is_string()) return *v;
+    fail(n.source(), fmt::format("'{}' must be a string, got {}", name, type_of(n)));
+  }
+
+  std::int64_t integer(const toml::node& n, std::string_view name, std::int64_t lo, std::int64_t hi) const {
+    if (!n.is_integer()) fail(n.source(), fmt::format("'{}' must be an integer, got {}", name, type_of(n)));
+    const auto v = *n.value<std::int64_t>();
+    if (v < lo || v > hi) fail(n.source(), fmt::format("'{}' is {}; allowed: {} to {}", name, v, lo, hi));
+    return v;
+  }
+
+  double probability(const toml::node& n, std::string_view name) const {
+    if (!n.is_number()) fail(n.source(), fmt::format("'{}' must be a number from 0 to 1, got {}", name, type_of(n)));
+    const double v = *n.value<double>();
+    if (!(v >= 0.0 && v <= 1.0))
+      fail(n.source(), fmt::format("'{}' is {}; a probability must be from 0 to 1", name, v));
+    return v;
+  }
+
+  Micros duration(const toml::node& n, std::string_view name) const {
+    const std::string s = text(n, name);
+    auto d = parse_duration(s);
+    if (!d) fail(n.source(), fmt::format("'{}' is \"{}\", not a duration; write e.g. \"250ms\", \"15s\", \"3m\", \"1h30m\"", name, s));
+    return *d;
+  }
+
+  // ["5ms", "50ms"]: a range of durations, lo <= hi.
+  std::pair<Micros, Micros> duration_range(const toml::node& n, std::string_view name) const {
+    const auto* arr = n.as_array();
+    if (!arr || arr->size() != 2)
+      fail(n.source(), fmt::format("'{}' must be a pair of durations like [\"5ms\", \"50ms\"]", name));
+    const Micros lo = duration(*arr->get(0), name);
+    const Micros hi = duration(*arr->get(1), name);
+    if (lo > hi) fail(n.source(), fmt::format("'{}': the first duration must not exceed the second", name));
+    return {lo, hi};
+  }
+
+  static std::string type_of(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::string: return "a string";
+      case toml::node_type::integer: return "an integer";
+      case toml::node_type::floating_point: return "a number";
+      case toml::node_type::boolean: return "a boolean";
+      case toml::node_type::array: return "an array";
+      case toml::node_type::table: return "a table";
+      default: return "a date or time";
+    }
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
+  const auto* arr = node.as_array();
+  if (!arr || !arr->is_array_of_tables())
+    r.fail(node.source(), "'orders' must be an array of tables: write each order as [[orders]]");
+  std::set<std::string> seen;
+  for (const auto& item : *arr) {
+    const auto& t = *item.as_table();
+    r.only(t, {"order_no", "user", "amount", "currency", "paid_at"}, "[[orders]]");
+    OrderSpec o;
+    for (const char* required : {"order_no", "user", "amount"})
+      if (!t.contains(required)) r.fail(t.source(), fmt::format("an order needs '{}'", required));
+    o.order_no = r.text(*t.get("order_no"), "order_no");
+    if (o.order_no.empty()) r.fail(t.get("order_no")->source(), "'order_no' must not be empty");
+    if (!seen.insert(o.order_no).second)
+      r.fail(t.get("order_no")->source(), fmt::format("order '{}' appears twice; order numbers are unique", o.order_no));
+    o.user = r.text(*t.get("user"), "user");
+    o.amount = r.integer(*t.get("amount"), "amount", 1, 1'000'000'000'000);
+    if (auto* c = t.get("currency")) {
+      o.currency = r.text(*c, "currency");
+      if (o.currency.size() != 3) r.fail(c->source(), "'currency' must be a 3-letter ISO 4217 code like \"CNY\"");
+    }
+    if (auto* p = t.get("paid_at")) o.paid_at = r.duration(*p, "paid_at");
+    s.orders.push_back(std::move(o));
+  }
+  if (s.orders.empty()) r.fail(node.source(), "a scenario needs at least one [[orders]] entry");
+}
+
+void read(const Reader& r, const toml::table& root, Scenario& s) {
+  r.only(root, {"description", "profile", "network", "faults", "orders"}, "the top level");
+  if (auto* d = root.get("description")) s.description = r.text(*d, "description");
+  else r.fail(root.source(), "a scenario needs a one-line 'description'");
+  if (auto* p = root.get("profile")) {
+    s.profile = r.text(*p, "profile");
+    if (!find_profile(s.profile)) {
+      std::string names;
+      for (const auto& prof : all_profiles()) names += (names.empty() ? "" : ", ") + prof.name;
+      r.fail(p->source(), fmt::format("unknown profile '{}'; allowed: {}", s.profile, names));
+    }
+  }
+  if (auto* n = root.get("network")) {
+    const auto* t = n->as_table();
+    if (!t) r.fail(n->source(), "'network' must be a table: write [network]");
+    r.only(*t, {"latency"}, "[network]");
+    if (auto* l = t->get("latency")) std::tie(s.latency_min, s.latency_max) = r.duration_range(*l, "latency");
+  }
+  if (auto* f = root.get("faults")) {
+    const auto* t = f->as_table();
+    if (!t) r.fail(f->source(), "'faults' must be a table: write [faults]");
+    r.only(*t, {"duplicate", "max_copies", "duplicate_delay", "ack_loss", "max_attempts"}, "[faults]");
+    if (auto* v = t->get("duplicate")) s.duplicate = r.probability(*v, "duplicate");
+    if (auto* v = t->get("max_copies")) s.max_copies = static_cast<int>(r.integer(*v, "max_copies", 0, 10));
+    if (auto* v = t->get("duplicate_delay"))
+      std::tie(s.duplicate_delay_min, s.duplicate_delay_max) = r.duration_range(*v, "duplicate_delay");
+    if (auto* v = t->get("ack_loss")) s.ack_loss = r.probability(*v, "ack_loss");
+    if (auto* v = t->get("max_attempts")) s.max_attempts = static_cast<int>(r.integer(*v, "max_attempts", 1, 100));
+  }
+  if (auto* o = root.get("orders")) read_orders(r, *o, s);
+  else r.fail(root.source(), "a scenario needs at least one [[orders]] entry");
+}
+
+}  // namespace
+
+bool load_scenario(const std::string& path, Scenario& out, ScenarioError& error) {
+  Scenario s;
+  s.source = path;
+  s.name = std::filesystem::path(path).stem().string();
+  try {
+    const toml::table root = toml::parse_file(path);
+    read(Reader(path), root, s);
+  } catch (const toml::parse_error& e) {
+    if (!std::filesystem::exists(path)) {
+      error.message = fmt::format("{}: no such file", path);
+    } else {
+      error.message = fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description());
+    }
+    return false;
+  } catch (const Invalid& e) {
+    error.message = e.message;
+    return false;
+  }
+  out = std::move(s);
+  return true;
+}
+
+bool load_scenario_dir(const std::string& dir, std::vector<Scenario>& out, ScenarioError& error) {
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".toml" && entry.path().filename() != "expected.toml")
+      paths.push_back(entry.path().string());
+  if (ec) {
+    error.message = fmt::format("{}: cannot read the scenario folder: {}", dir, ec.message());
+    return false;
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const auto& p : paths) {
+    Scenario s;
+    if (!load_scenario(p, s, error)) return false;
+    out.push_back(std::move(s));
+  }
+  return true;
+}
+
+}  // namespace twice::gateway

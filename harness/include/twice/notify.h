@@ -1,0 +1,37 @@
+// Notify and Reply: what crosses the wire between the simulated gateway and a
+// handler. A Notify is the gateway's "payment succeeded" callback as the
+// merchant's endpoint receives it; a Reply is the HTTP answer the handler gives.
+// Whether a Reply counts as an acknowledgement is decided by the gateway's
+// retry profile (WeChat v3 reads the status code, Alipay reads the body).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace twice {
+
+struct Notify {
+  std::string event_id;        // unique per notification; resends of one notification keep it
+  std::string out_trade_no;    // the merchant's order number
+  std::string transaction_id;  // the gateway's payment id
+  std::int64_t amount = 0;     // integer minor units (fen, cents)
+  std::string currency;        // ISO 4217, e.g. "CNY"
+  std::string event_type;      // e.g. "TRANSACTION.SUCCESS"
+  std::string raw_payload;     // the body exactly as sent; untrusted
+  std::string signature;       // over raw_payload
+};
+
+struct Reply {
+  int http_status = 200;
+  std::string body;
+
+  // The conventional answers. Which of them a gateway treats as an ack is the
+  // profile's business (see GATEWAYS.md): WeChat v3 acks on 200/204 whatever
+  // the body says, Alipay only on a body of exactly "success".
+  static Reply success() { return Reply{200, R"({"code":"SUCCESS"})"}; }
+  static Reply fail(std::string message = "FAIL") {
+    return Reply{500, R"({"code":"FAIL","message":")" + std::move(message) + "\"}"};
+  }
+};
+
+}  // namespace twice

@@ -1,0 +1,47 @@
+// Status: the outcome of an operation a handler asked of its Env.
+//
+// Errors cross module boundaries as values, never as exceptions (the one
+// exception is the scheduler's own unwinding of a crashed or stuck task, which
+// handlers never see as a Status). A Status is cheap to copy and immutable.
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace twice {
+
+class Status {
+ public:
+  enum class Code {
+    kOk,
+    kConstraint,  // a UNIQUE / CHECK / NOT NULL / FOREIGN KEY constraint failed
+    kBusy,        // the database stayed locked: every task was waiting (deadlock)
+    kError,       // any other SQL error (syntax, missing table, misuse)
+    kCrashed,     // the process is going down; nothing more will run
+  };
+
+  Status() = default;
+  static Status ok() { return Status(); }
+  static Status constraint(std::string msg) { return Status(Code::kConstraint, std::move(msg)); }
+  static Status busy(std::string msg) { return Status(Code::kBusy, std::move(msg)); }
+  static Status error(std::string msg) { return Status(Code::kError, std::move(msg)); }
+  static Status crashed() { return Status(Code::kCrashed, "process crashed"); }
+
+  bool is_ok() const { return code_ == Code::kOk; }
+  bool is_constraint() const { return code_ == Code::kConstraint; }
+  bool is_busy() const { return code_ == Code::kBusy; }
+  bool is_crashed() const { return code_ == Code::kCrashed; }
+  explicit operator bool() const { return is_ok(); }
+
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "OK", "CONSTRAINT: UNIQUE constraint failed: callback_log.out_trade_no", ...
+  std::string to_string() const;
+
+ private:
+  Status(Code c, std::string m) : code_(c), message_(std::move(m)) {}
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+}  // namespace twice

@@ -1,0 +1,50 @@
+// simulate(): one run of one handler against one scenario, from one seed (or
+// one recorded choice sequence). Wires the scheduler, the database, the lock
+// service, the gateway and the checker; returns the verdict and the trace.
+// A run is a pure function of its RunSpec. Thread-safe: runs share nothing, so
+// several may go on at once in different threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/checker.h"
+#include "gateway/scenario.h"
+#include "sim/strategy.h"
+#include "sim/trace.h"
+#include "twice/handler.h"
+
+namespace twice::run {
+
+struct RunSpec {
+  const gateway::Scenario* scenario = nullptr;
+  const HandlerInfo* handler = nullptr;
+  sim::StrategySpec strategy;
+  std::uint64_t seed = 0;
+  // When set, replays this choice sequence instead of drawing from `seed`.
+  std::optional<std::vector<std::uint64_t>> choices;
+};
+
+struct TaskInfo {
+  std::string name;      // "notify O-1 #2 (network copy)"
+  std::string order_no;  // the order the delivery concerns
+};
+
+struct RunResult {
+  std::uint64_t seed = 0;
+  check::Verdict verdict;
+  sim::Trace trace;
+  std::vector<std::uint64_t> choices;  // replaying these reproduces the run
+  std::map<int, TaskInfo> tasks;
+  int steps = 0;
+  Micros end_time = 0;
+
+  bool has(std::string_view invariant) const;
+};
+
+RunResult simulate(const RunSpec& spec);
+
+}  // namespace twice::run

@@ -1,0 +1,58 @@
+#include "sim/choices.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace twice::sim {
+
+std::uint64_t Rng::next() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t Rng::below(std::uint64_t n) {
+  // Rejection sampling keeps the draw unbiased for any n.
+  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  std::uint64_t v;
+  do {
+    v = next();
+  } while (v >= limit);
+  return v % n;
+}
+
+std::uint64_t derive_seed(std::uint64_t base, std::uint64_t index) {
+  Rng rng(base ^ (index * 0xd1b54a32d192ed03ULL));
+  rng.next();
+  // Keep seeds below 2^53 so that JSON readers (JavaScript) hold them exactly.
+  return rng.next() & ((1ULL << 53) - 1);
+}
+
+std::uint64_t Choices::draw(std::uint64_t n) {
+  if (n <= 1) return 0;  // no choice to make: nothing is recorded
+  std::uint64_t v;
+  if (replay_) {
+    v = pos_ < replay_->size() ? std::min((*replay_)[pos_], n - 1) : 0;
+    ++pos_;
+  } else {
+    v = rng_.below(n);
+  }
+  consumed_.push_back(v);
+  return v;
+}
+
+bool Choices::chance(double p) {
+  if (p <= 0.0) return false;
+  if (p >= 1.0) return true;
+  constexpr std::uint64_t kScale = 1'000'000;
+  const auto threshold = static_cast<std::uint64_t>(std::llround((1.0 - p) * kScale));
+  return draw(kScale) >= threshold;
+}
+
+Micros Choices::between(Micros lo, Micros hi) {
+  if (hi <= lo) return lo;
+  return lo + static_cast<Micros>(draw(static_cast<std::uint64_t>(hi - lo) + 1));
+}
+
+}  // namespace twice::sim

@@ -1,0 +1,224 @@
+#include "sim/scheduler.h"
+
+#include <algorithm>
+
+#include <boost/thread/thread.hpp>
+#include <fmt/format.h>
+
+namespace twice::sim {
+
+struct Scheduler::Task {
+  int id = 0;
+  std::string name;
+  std::function<void()> body;
+  std::function<void(bool)> on_finish;
+  State state = State::kWaiting;
+  Micros wake_at = 0;
+  int steps = 0;
+  bool started = false;
+  bool kill_requested = false;
+  bool unwinding = false;
+  bool deadlock_victim = false;
+  std::binary_semaphore go{0};
+  boost::thread thread;
+};
+
+Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits)
+    : strategy_(make_strategy(strategy, choices)), choices_(choices), trace_(trace), limits_(limits) {}
+
+Scheduler::~Scheduler() {
+  // A run that ended early (an exception on the scheduler side) may leave
+  // started tasks parked at a scheduling point: unwind them before joining.
+  for (auto& [id, t] : tasks_) {
+    if (t->started && t->state != State::kDone) {
+      t->kill_requested = true;
+      current_ = id;
+      t->go.release();
+      baton_back_.acquire();
+    }
+    if (t->thread.joinable()) t->thread.join();
+  }
+}
+
+int Scheduler::spawn(std::string name, Micros at, std::function<void()> body,
+                     std::function<void(bool)> on_finish) {
+  const int id = next_id_++;
+  auto t = std::make_unique<Task>();
+  t->id = id;
+  t->name = std::move(name);
+  t->body = std::move(body);
+  t->on_finish = std::move(on_finish);
+  if (at <= now_) {
+    t->state = State::kReady;
+  } else {
+    t->state = State::kSleeping;
+    t->wake_at = at;
+  }
+  tasks_.emplace(id, std::move(t));
+  strategy_->on_spawn(id, choices_);
+  return id;
+}
+
+void Scheduler::at(Micros when, std::function<void()> fn) {
+  timers_.push(Timer{std::max(when, now_), timer_seq_++, std::move(fn)});
+}
+
+void Scheduler::fire_due_timers() {
+  while (!timers_.empty() && timers_.top().at <= now_) {
+    auto fn = timers_.top().fn;
+    timers_.pop();
+    fn();
+  }
+}
+
+void Scheduler::wake_db_waiters() {
+  for (auto& [id, t] : tasks_)
+    if (t->state == State::kBlockedDb) t->state = State::kReady;
+}
+
+void Scheduler::run() {
+  std::vector<int> enabled;
+  for (;;) {
+    fire_due_timers();
+    enabled.clear();
+    Micros next_wake = INT64_MAX;
+    bool any_blocked = false;
+    bool any_sleeping = false;
+    for (auto& [id, t] : tasks_) {
+      if (t->state == State::kSleeping) {
+        if (t->wake_at <= now_) {
+          t->state = State::kReady;
+        } else {
+          any_sleeping = true;
+          next_wake = std::min(next_wake, t->wake_at);
+        }
+      }
+      if (t->state == State::kReady) enabled.push_back(id);
+      if (t->state == State::kBlockedDb) any_blocked = true;
+    }
+    if (!timers_.empty()) next_wake = std::min(next_wake, timers_.top().at);
+
+    if (enabled.empty()) {
+      if (any_blocked && !any_sleeping) {
+        // Every live task waits on a database lock held by another waiting
+        // task: SQLite would answer SQLITE_BUSY. The victim is a choice too.
+        std::vector<int> blocked;
+        for (auto& [id, t] : tasks_)
+          if (t->state == State::kBlockedDb) blocked.push_back(id);
+        Task& victim = task(blocked[choices_.draw(blocked.size())]);
+        victim.deadlock_victim = true;
+        victim.state = State::kReady;
+        continue;
+      }
+      if (next_wake == INT64_MAX) break;  // quiescent
+      now_ = std::max(now_, next_wake);
+      continue;
+    }
+
+    Task& t = task(strategy_->pick(enabled, last_, choices_));
+    now_ += choices_.between(limits_.latency_min, limits_.latency_max);
+    ++steps_;
+    if (++t.steps > limits_.task_step_budget) {
+      kill(t, fmt::format("{} ({}) made {} scheduling points without returning (budget {})",
+                          task_label(t.id), t.name, t.steps - 1, limits_.task_step_budget));
+      continue;
+    }
+    if (steps_ > limits_.run_step_budget) {
+      for (auto& [id, other] : tasks_)
+        if (other->state != State::kDone && other->started)
+          kill(*other, fmt::format("the run exceeded {} scheduling points", limits_.run_step_budget));
+      break;
+    }
+    resume(t);
+  }
+}
+
+void Scheduler::resume(Task& t) {
+  current_ = t.id;
+  last_ = t.id;
+  if (!t.started) {
+    t.started = true;
+    record(EventKind::kTask, fmt::format("starts {}", t.name));
+    t.thread = boost::thread([this, &t] {
+      t.go.acquire();
+      bool killed = false;
+      try {
+        t.body();
+      } catch (const TaskKilled&) {
+        killed = true;
+      }
+      t.state = State::kDone;
+      (void)killed;
+      baton_back_.release();
+    });
+  }
+  t.go.release();
+  baton_back_.acquire();
+  current_ = 0;
+  if (t.state == State::kDone) {
+    t.thread.join();
+    // A finished task's connection is closed: whatever it held is released.
+    wake_db_waiters();
+    if (t.on_finish) t.on_finish(t.kill_requested);
+  }
+}
+
+void Scheduler::kill(Task& t, const std::string& why) {
+  stuck_.push_back(why);
+  record(EventKind::kTask, fmt::format("killed: {}", why));
+  t.kill_requested = true;
+  if (t.started) {
+    resume(t);  // unwinds to the body's end
+  } else {
+    t.state = State::kDone;
+    if (t.on_finish) t.on_finish(true);
+  }
+}
+
+void Scheduler::point() {
+  Task& t = task(current_);
+  if (t.unwinding) return;
+  if (t.kill_requested) {
+    t.unwinding = true;
+    throw TaskKilled{};
+  }
+  const int self = current_;
+  baton_back_.release();
+  t.go.acquire();
+  current_ = self;
+  if (t.kill_requested) {
+    t.unwinding = true;
+    throw TaskKilled{};
+  }
+}
+
+bool Scheduler::block_on_db() {
+  Task& t = task(current_);
+  if (t.unwinding) return true;
+  t.state = State::kBlockedDb;
+  point();
+  if (t.deadlock_victim) {
+    t.deadlock_victim = false;
+    return true;
+  }
+  return false;
+}
+
+void Scheduler::sleep_for(Micros duration) {
+  Task& t = task(current_);
+  if (t.unwinding) return;
+  t.state = State::kSleeping;
+  t.wake_at = now_ + duration;
+  point();
+}
+
+bool Scheduler::killed() const {
+  auto it = tasks_.find(current_);
+  return it != tasks_.end() && (it->second->unwinding || it->second->kill_requested);
+}
+
+void Scheduler::record(EventKind kind, std::string text, std::string result) {
+  trace_.add(TraceEvent{now_, current_, kind, std::move(text), std::move(result)});
+}
+
+}  // namespace twice::sim

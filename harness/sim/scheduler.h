@@ -1,0 +1,122 @@
+// Scheduler: runs the tasks of one run one at a time, on a virtual clock.
+//
+// Each task (a delivery to the handler, a background job) runs on its own
+// worker thread, but only while it holds the baton: the scheduler hands the
+// baton to one task, which runs until its next scheduling point (an Env call)
+// and hands it back. So exactly one thread runs at any moment, and the run is a
+// function of the Choices alone. Timers (the gateway's retries and timeouts)
+// run on the scheduler's thread between steps.
+//
+// Virtual time: every step costs a latency drawn from [latency_min,
+// latency_max]; when no task can run, the clock jumps to the next timer or
+// sleeper. A day of retries takes microseconds.
+//
+// Threads: construct, spawn and run() from one thread. The task-side calls
+// (point, block_on_db, sleep_for, ...) are made only by the task holding the
+// baton. The worker threads are an implementation detail behind this class; a
+// fiber backend can replace them without changing the interface.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <semaphore>
+#include <string>
+#include <vector>
+
+#include "sim/choices.h"
+#include "sim/strategy.h"
+#include "sim/trace.h"
+#include "twice/time.h"
+
+namespace twice::sim {
+
+// Thrown at a scheduling point of a task the scheduler is taking down (crash,
+// step budget). Handlers must not swallow it; if one does, the next scheduling
+// point throws it again.
+struct TaskKilled {};
+
+struct SchedulerLimits {
+  Micros latency_min = 1 * kMillisecond;
+  Micros latency_max = 20 * kMillisecond;
+  int task_step_budget = 2000;    // a task past this many scheduling points is stuck
+  int run_step_budget = 200'000;  // the whole run, all tasks together
+};
+
+class Scheduler {
+ public:
+  Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // --- scheduler side -------------------------------------------------------
+  // A task that becomes runnable at virtual time `at`; `on_finish` runs on the
+  // scheduler thread when the body returns (or is killed). Returns the task id.
+  int spawn(std::string name, Micros at, std::function<void()> body,
+            std::function<void(bool killed)> on_finish = {});
+  // `fn` runs on the scheduler thread once the clock reaches `at`.
+  void at(Micros at, std::function<void()> fn);
+  // Runs until no task can run and no timer is pending.
+  void run();
+
+  Micros now() const { return now_; }
+  int steps() const { return steps_; }
+  // Tasks killed for exceeding the step budget, with why.
+  const std::vector<std::string>& stuck() const { return stuck_; }
+  // Called when a task's database locks may have been released (a
+  // transaction ended, a connection closed): tasks waiting on SQLITE_BUSY retry.
+  void wake_db_waiters();
+  Trace& trace() { return trace_; }
+  Choices& choices() { return choices_; }
+
+  // --- task side (only from the task holding the baton) ---------------------
+  int current() const { return current_; }
+  // A scheduling point: another task may run before this returns. Throws
+  // TaskKilled when this task is being taken down.
+  void point();
+  // SQLITE_BUSY: wait until another task releases database locks. Returns true
+  // when the scheduler chose this task as the deadlock victim instead: every
+  // task was waiting, and this one must give up with SQLITE_BUSY.
+  bool block_on_db();
+  void sleep_for(Micros duration);
+  // True once this task is being unwound: Env calls then do nothing.
+  bool killed() const;
+  void record(EventKind kind, std::string text, std::string result = {});
+
+ private:
+  enum class State { kWaiting, kReady, kBlockedDb, kSleeping, kDone };
+  struct Task;
+
+  void fire_due_timers();
+  void resume(Task& task);
+  void kill(Task& task, const std::string& why);
+  Task& task(int id) { return *tasks_.at(id); }
+
+  std::unique_ptr<Strategy> strategy_;
+  Choices& choices_;
+  Trace& trace_;
+  SchedulerLimits limits_;
+
+  struct Timer {
+    Micros at;
+    std::uint64_t seq;
+    std::function<void()> fn;
+    bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::uint64_t timer_seq_ = 0;
+
+  std::map<int, std::unique_ptr<Task>> tasks_;
+  int next_id_ = 1;
+  int current_ = 0;
+  int last_ = 0;
+  Micros now_ = 0;
+  int steps_ = 0;
+  std::vector<std::string> stuck_;
+  std::binary_semaphore baton_back_{0};
+};
+
+}  // namespace twice::sim

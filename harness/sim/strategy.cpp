@@ -1,0 +1,69 @@
+#include "sim/strategy.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace twice::sim {
+
+std::string strategy_name(const StrategySpec& spec) {
+  if (spec.kind == StrategyKind::kRandom) return "random";
+  return fmt::format("pct(d={})", spec.pct_depth);
+}
+
+namespace {
+
+// Uniform over the enabled tasks, with index 0 meaning "the last one again".
+class RandomStrategy final : public Strategy {
+ public:
+  void on_spawn(int, Choices&) override {}
+  int pick(const std::vector<int>& enabled, int last, Choices& choices) override {
+    std::vector<int> order;
+    order.reserve(enabled.size());
+    if (std::find(enabled.begin(), enabled.end(), last) != enabled.end()) order.push_back(last);
+    for (int t : enabled)
+      if (t != last) order.push_back(t);
+    return order[choices.draw(order.size())];
+  }
+};
+
+// Probabilistic Concurrency Testing (Burckhardt et al., ASPLOS 2010). Each task
+// gets a random priority at spawn; the highest-priority enabled task runs; at
+// d-1 random steps the running task drops below every initial priority. A bug
+// of depth d among n tasks and k steps is hit with probability >= 1/(n k^(d-1)).
+class PctStrategy final : public Strategy {
+ public:
+  PctStrategy(const StrategySpec& spec, Choices& choices) : depth_(std::max(1, spec.pct_depth)) {
+    for (int i = 1; i < depth_; ++i)
+      change_points_.push_back(static_cast<int>(choices.draw(std::max(1, spec.pct_max_steps))));
+  }
+  void on_spawn(int task, Choices& choices) override {
+    // Initial priorities live above depth_, so lowered ones (depth_-1 ... 1) sort below them.
+    priority_[task] = depth_ + static_cast<long>(choices.draw(1'000'000));
+  }
+  int pick(const std::vector<int>& enabled, int last, Choices&) override {
+    for (std::size_t j = 0; j < change_points_.size(); ++j)
+      if (change_points_[j] == step_ && priority_.count(last)) priority_[last] = depth_ - 1 - static_cast<long>(j);
+    ++step_;
+    int best = enabled.front();
+    for (int t : enabled)
+      if (priority_[t] > priority_[best]) best = t;
+    return best;
+  }
+
+ private:
+  int depth_;
+  int step_ = 0;
+  std::vector<int> change_points_;
+  std::map<int, long> priority_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Choices& choices) {
+  if (spec.kind == StrategyKind::kPct) return std::make_unique<PctStrategy>(spec, choices);
+  return std::make_unique<RandomStrategy>();
+}
+
+}  // namespace twice::sim

@@ -1,0 +1,49 @@
+// Trace: every scheduling point of a run, in the order it happened.
+//
+// A trace is data, rendered by format_trace(). Two runs of the same (scenario,
+// handler, strategy, seed) give equal traces, byte for byte: nothing in it
+// depends on addresses, wall-clock time or thread identity.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "twice/time.h"
+
+namespace twice::sim {
+
+enum class EventKind {
+  kGateway,  // the gateway sent, timed out, retried, got a reply
+  kTask,     // a task started, finished, was killed
+  kSql,      // a statement and its result
+  kLock,     // a lock-service operation
+  kClock,    // the handler read the clock or slept
+  kNote,     // a line the handler wrote with Env::note
+  kFault,    // an injected fault
+};
+
+struct TraceEvent {
+  Micros time = 0;
+  int task = 0;  // 0: the gateway or the scheduler; otherwise the task id (T1, T2, ...)
+  EventKind kind = EventKind::kGateway;
+  std::string text;    // what happened: the SQL with its parameters, "delivers ..."
+  std::string result;  // what it returned; empty when nothing
+};
+
+class Trace {
+ public:
+  void add(TraceEvent e) { events_.push_back(std::move(e)); }
+  const std::vector<TraceEvent>& events() const { return events_; }
+  void clear() { events_.clear(); }
+
+ private:
+  std::vector<TraceEvent> events_;
+};
+
+const char* kind_name(EventKind kind);
+std::string task_label(int task);  // "gw" or "T3"
+// One line per event: "[   0.012s] T1  sql   SELECT ... -> 1 row ('WAIT_PAY')".
+std::string format_event(const TraceEvent& e);
+std::string format_trace(const Trace& trace);
+
+}  // namespace twice::sim

@@ -1,0 +1,35 @@
+// cas: UPDATE orders SET status='PAID' WHERE order_no=? AND status='WAIT_PAY',
+// and credit only if that changed one row, all in one transaction.
+//
+// DEFENCE: the state transition is a compare-and-swap; of any number of
+// concurrent deliveries exactly one changes the row.
+#include "impl/credit.h"
+#include "twice/handler.h"
+
+namespace twice::impl {
+namespace {
+
+class Cas final : public Handler {
+ public:
+  Reply handle(const Notify& n, Env& env) override {
+    Db& db = env.db();
+    auto tx = db.begin(TxMode::kImmediate);
+    if (!tx.ok()) return Reply::fail();
+    const OrderRow order = load_order(db, n.out_trade_no);
+    if (!matches(order, n)) return Reply::fail("unknown order or amount mismatch");
+
+    const Result swapped = db.exec(
+        "UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ? AND status = 'WAIT_PAY'",
+        {n.transaction_id, n.out_trade_no});
+    if (!swapped.ok()) return Reply::fail();
+    if (swapped.changes == 0) return order.status == "PAID" ? Reply::success() : Reply::fail("order not payable");
+    if (!credit(db, n, order.user).ok() || !tx.commit().ok()) return Reply::fail();
+    return Reply::success();
+  }
+};
+
+}  // namespace
+}  // namespace twice::impl
+
+TWICE_REGISTER_HANDLER(twice::impl::Cas, "cas",
+                       "UPDATE ... WHERE status='WAIT_PAY'; credit only if one row changed, one transaction");

@@ -1,0 +1,80 @@
+#include "reports/json_report.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace twice::reports {
+
+nlohmann::json to_json(const explore::MatrixResult& m) {
+  using nlohmann::json;
+  json cells = json::array();
+  for (const auto& c : m.cells) {
+    json violations = json::array();
+    for (const auto& v : c.violations) {
+      const auto& cex = v.counterexample;
+      json rows = json::array();
+      for (const auto& r : cex.rows)
+        rows.push_back({{"column", r.column}, {"time", r.time}, {"kind", r.kind}, {"text", r.text},
+                        {"result", r.result}, {"step", r.step}});
+      violations.push_back({
+          {"name", v.invariant},
+          {"subject", v.subject},
+          {"detail", v.detail},
+          {"seed", v.seed},
+          {"failures", v.failures},
+          {"schedules_to_first_failure", v.schedules_to_first},
+          {"counterexample",
+           {{"steps", cex.steps},
+            {"hidden_steps", cex.hidden_steps},
+            {"choices", cex.choices},
+            {"columns", cex.columns},
+            {"rows", rows},
+            {"gateway", cex.gateway},
+            {"balances", cex.balances},
+            {"replay", cex.replay_command},
+            {"replay_shrunk", cex.replay_shrunk_command}}},
+      });
+    }
+    cells.push_back({
+        {"handler", c.handler},
+        {"scenario", c.scenario},
+        {"strategy", c.strategy},
+        {"seeds_run", c.seeds_run},
+        {"failing_runs", c.failing_runs},
+        {"violations", violations},
+        {"expected", c.expected},
+        {"expected_reason", c.expected_reason},
+        {"expectation_listed", c.expectation_listed},
+        {"matched", c.matched},
+    });
+  }
+  return json{{"schema_version", kJsonSchemaVersion},
+              {"tool", "twice"},
+              {"strategy", m.strategy},
+              {"seeds", m.seeds},
+              {"base_seed", m.base_seed},
+              {"handlers", m.handlers},
+              {"scenarios", m.scenarios},
+              {"interrupted", m.interrupted},
+              {"all_matched", m.all_matched()},
+              {"cells", cells}};
+}
+
+std::string write_json(const explore::MatrixResult& m, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return fmt::format("{}: cannot write (does the folder exist?)", path);
+    out << to_json(m).dump(2) << '\n';
+    if (!out) return fmt::format("{}: write failed", path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return fmt::format("{}: cannot replace the file", path);
+  }
+  return {};
+}
+
+}  // namespace twice::reports

@@ -1,0 +1,22 @@
+// JSON report, schema version 1 (see docs/report-schema.md once issue 4 lands;
+// for now the fields are described where they are written). Reads only the
+// result model. Strings are escaped by nlohmann::json, so untrusted payloads
+// that reach a transcript stay data.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "explore/results.h"
+
+namespace twice::reports {
+
+inline constexpr int kJsonSchemaVersion = 1;
+
+nlohmann::json to_json(const explore::MatrixResult& m);
+// Writes `m` to `path` atomically (a temporary file renamed over it). Returns
+// an error message, empty on success.
+std::string write_json(const explore::MatrixResult& m, const std::string& path);
+
+}  // namespace twice::reports
