@@ -117,7 +117,8 @@ std::string format_time(Micros t) {
 
 std::string format_duration(Micros d) {
   if (d == 0) return "0s";
-  if (d % kMillisecond != 0) return fmt::format("{}us", d);
+  if (d < kMillisecond) return fmt::format("{}us", d);
+  if (d % kMillisecond != 0) return fmt::format("{}.{:03}ms", d / kMillisecond, d % kMillisecond);
   if (d % kSecond != 0) return fmt::format("{}ms", d / kMillisecond);
   std::string out;
   Micros s = d / kSecond;

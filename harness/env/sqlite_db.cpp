@@ -70,15 +70,22 @@ Result step_all(sqlite3* conn, sqlite3_stmt* stmt) {
   return result;
 }
 
+// The statement as a reviewer reads it: each ? replaced by its bound value
+// as an SQL literal (string literals in the statement are left alone).
 std::string describe(std::string_view sql, const std::vector<Value>& params) {
-  std::string out(sql);
-  if (!params.empty()) {
-    out += "  [";
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      if (i) out += ", ";
-      out += params[i].to_sql();
+  std::string out;
+  std::size_t next = 0;
+  bool in_string = false;
+  for (char c : sql) {
+    if (c == '\'') in_string = !in_string;
+    if (c == '?' && !in_string && next < params.size()) {
+      std::string literal = params[next++].to_sql();
+      // Long values (a raw payload) are cut in the trace; the database has them whole.
+      if (literal.size() > 64) literal = literal.substr(0, 56) + "...'";
+      out += literal;
+      continue;
     }
-    out += "]";
+    out += c;
   }
   return out;
 }

@@ -100,7 +100,12 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
     const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
     const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, options.strategy, seed, std::nullopt});
     ++cell.seeds_run;
-    if (!r.verdict.violations.empty()) ++cell.failing_runs;
+    cell.max_tasks = std::max(cell.max_tasks, static_cast<int>(r.tasks.size()));
+    cell.max_steps = std::max(cell.max_steps, r.steps);
+    if (!r.verdict.violations.empty()) {
+      ++cell.failing_runs;
+      cell.failing_run_indices.push_back(i + 1);
+    }
     std::vector<std::string> seen_here;
     for (const auto& v : r.verdict.violations) {
       if (std::find(seen_here.begin(), seen_here.end(), v.invariant) != seen_here.end()) continue;

@@ -47,6 +47,11 @@ struct CellResult {
   std::string strategy;            // "random", "pct(d=2)"
   int seeds_run = 0;
   int failing_runs = 0;
+  // 1-based indices of the runs that showed any violation: the raw material
+  // for failure rates, intervals and schedules-to-first-failure statistics.
+  std::vector<int> failing_run_indices;
+  int max_tasks = 0;   // most tasks seen in one run (PCT's n)
+  int max_steps = 0;   // most scheduling points seen in one run (PCT's k)
   std::vector<ViolationResult> violations;  // sorted by invariant name
   std::vector<std::string> expected;        // invariants expected; empty: pass
   std::string expected_reason;

@@ -6,7 +6,7 @@ namespace twice::sim {
 
 const char* kind_name(EventKind kind) {
   switch (kind) {
-    case EventKind::kGateway: return "gw";
+    case EventKind::kGateway: return "event";
     case EventKind::kTask: return "task";
     case EventKind::kSql: return "sql";
     case EventKind::kLock: return "lock";
