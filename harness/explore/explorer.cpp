@@ -121,6 +121,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
       }
       ++vr.failures;
     }
+    if (options.stop_at_first_failure && !found.empty()) break;
   }
 
   for (auto& [name, vr] : found) {

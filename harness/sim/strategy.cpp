@@ -9,6 +9,7 @@ namespace twice::sim {
 
 std::string strategy_name(const StrategySpec& spec) {
   if (spec.kind == StrategyKind::kRandom) return "random";
+  if (spec.kind == StrategyKind::kScripted) return "scripted";
   return fmt::format("pct(d={})", spec.pct_depth);
 }
 
@@ -59,10 +60,29 @@ class PctStrategy final : public Strategy {
   std::map<int, long> priority_;
 };
 
+class ScriptedStrategy final : public Strategy {
+ public:
+  explicit ScriptedStrategy(std::vector<int> script) : script_(std::move(script)) {}
+  void on_spawn(int, Choices&) override {}
+  int pick(const std::vector<int>& enabled, int last, Choices&) override {
+    while (next_ < script_.size()) {
+      const int want = script_[next_++];
+      if (std::find(enabled.begin(), enabled.end(), want) != enabled.end()) return want;
+    }
+    if (std::find(enabled.begin(), enabled.end(), last) != enabled.end()) return last;
+    return enabled.front();
+  }
+
+ private:
+  std::vector<int> script_;
+  std::size_t next_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Choices& choices) {
   if (spec.kind == StrategyKind::kPct) return std::make_unique<PctStrategy>(spec, choices);
+  if (spec.kind == StrategyKind::kScripted) return std::make_unique<ScriptedStrategy>(spec.script);
   return std::make_unique<RandomStrategy>();
 }
 

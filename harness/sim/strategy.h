@@ -13,12 +13,21 @@
 
 namespace twice::sim {
 
-enum class StrategyKind { kRandom, kPct };
+enum class StrategyKind {
+  kRandom,
+  kPct,
+  kScripted,  // follows `script`, then runs each task to its end: for hand-forced regression tests
+};
 
 struct StrategySpec {
   StrategyKind kind = StrategyKind::kRandom;
   int pct_depth = 2;         // d: the bug depth PCT targets (d-1 priority change points)
   int pct_max_steps = 200;   // k: an estimate of the scheduling points in one run
+  // kScripted: the task to run at each scheduling point, in order ("T1 reads,
+  // then T2 reads, then T1 writes"), in the spirit of RocksDB's sync points.
+  // An entry naming a task that cannot run is skipped; past the end, the last
+  // task that ran keeps running, then the lowest-numbered one.
+  std::vector<int> script;
 };
 
 std::string strategy_name(const StrategySpec& spec);  // "random", "pct(d=2)"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages) and builds twice into build/.
+# Sourced by run-matrix.sh and test.sh; safe to run again: it installs and
+# rebuilds only what changed.
+#   TWICE_BUILD_DIR   build folder (default: build)
+#   TWICE_EXTRA_PACKAGES  more Debian packages to ensure (space-separated)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${TWICE_BUILD_DIR:-$ROOT/build}"
+
+PACKAGES=(
+  g++ cmake ninja-build pkg-config
+  libsqlite3-dev libboost-thread-dev libfmt-dev nlohmann-json3-dev
+  libtomlplusplus-dev libcli11-dev libssl-dev
+  libgtest-dev librapidcheck-dev libbenchmark-dev
+)
+read -r -a EXTRA <<< "${TWICE_EXTRA_PACKAGES:-}"
+PACKAGES+=("${EXTRA[@]}")
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "twice: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+# Two cores on the reference machines: -j2 keeps memory and the other core sane.
+ninja -C "$BUILD_DIR" -j"${TWICE_JOBS:-2}" >&2

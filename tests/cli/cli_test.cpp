@@ -1,0 +1,115 @@
+// The `twice` command as a user meets it: exit codes, messages, JSON, replay.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Output {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Output twice(const std::string& args) {
+  const std::string cmd = fmt::format("cd '{}' && '{}' {} 2>&1", TWICE_SOURCE_DIR, TWICE_BINARY, args);
+  Output o;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "twice-cli-test";
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+TEST(Cli, CheckThenActOnConcurrentDuplicatesReportsDoubleCreditWithSeedAndSmallCounterexample) {
+  const std::string json_path = temp_path("r.json");
+  const auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --json " + json_path + " -q");
+  ASSERT_EQ(o.exit_code, 0) << o.out;  // the canary is caught: the matrix matches
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  EXPECT_EQ(j["schema_version"], 1);
+  const auto& cell = j["cells"][0];
+  EXPECT_EQ(cell["handler"], "check-then-act");
+  EXPECT_EQ(cell["scenario"], "concurrent-duplicates");
+  EXPECT_TRUE(cell["matched"].get<bool>());
+  const auto& v = cell["violations"][0];
+  EXPECT_EQ(v["name"], "double_credit");
+  EXPECT_GT(v["seed"].get<std::uint64_t>(), 0u);
+  EXPECT_GE(v["schedules_to_first_failure"].get<int>(), 1);
+  EXPECT_LE(v["counterexample"]["steps"].get<int>(), 8);
+  EXPECT_EQ(v["counterexample"]["columns"].size(), 2u);
+
+  // Replay that seed: the same trace twice, byte for byte, showing the double credit.
+  const std::string replay = fmt::format("replay --handler check-then-act --scenario concurrent-duplicates --seed {}",
+                                         v["seed"].get<std::uint64_t>());
+  const auto first = twice(replay);
+  const auto second = twice(replay);
+  EXPECT_EQ(first.exit_code, 0);
+  EXPECT_EQ(first.out, second.out);
+  EXPECT_NE(first.out.find("# verdict: double_credit: order O-2001 was credited 2 times"), std::string::npos) << first.out;
+
+  // The shrunk counterexample replays from the same seed too.
+  const auto shrunk = twice(replay + " --shrunk");
+  EXPECT_EQ(shrunk.out, twice(replay + " --shrunk").out);
+  EXPECT_NE(shrunk.out.find("# verdict: double_credit"), std::string::npos) << shrunk.out;
+}
+
+TEST(Cli, ACorrectHandlerExpectedToFailIsAMismatchAndExitsOne) {
+  const std::string expected = temp_path("expected.toml");
+  std::ofstream(expected) << "[\"cas\"]\nconcurrent-duplicates = \"double_credit: pretend it is buggy\"\n";
+  const auto o = twice("run --handler cas --scenario concurrent-duplicates --seeds 20 -q --expected " + expected);
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("cas × concurrent-duplicates: expected double_credit, observed pass (a canary is no longer caught)"),
+            std::string::npos)
+      << o.out;
+}
+
+TEST(Cli, UsageAndInputErrorsExitTwoWithOneClearLine) {
+  auto o = twice("run --handler no-such-handler");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("twice: unknown handler 'no-such-handler'; known: cas, check-then-act"), std::string::npos) << o.out;
+
+  o = twice("run --scenario no-such-scenario");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find("unknown scenario 'no-such-scenario'; bundled: concurrent-duplicates"), std::string::npos) << o.out;
+
+  const std::string bad = temp_path("bad.toml");
+  std::ofstream(bad) << "description = \"x\"\n[faults]\nack_loss = 2\n";
+  o = twice("run --scenario " + bad);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: " + bad + ":3: 'ack_loss' is 2; a probability must be from 0 to 1\n");
+
+  o = twice("run --strategy sideways");
+  EXPECT_EQ(o.exit_code, 2);
+  o = twice("frobnicate");
+  EXPECT_EQ(o.exit_code, 2);
+}
+
+TEST(Cli, ListShowsHandlersScenariosAndInvariantsWithDescriptions) {
+  const auto o = twice("list");
+  EXPECT_EQ(o.exit_code, 0);
+  for (const char* word : {"unique-key+cas", "read-modify-write", "concurrent-topups", "double_credit", "lost_update",
+                           "wechat-v3", "one user pays two different orders"})
+    EXPECT_NE(o.out.find(word), std::string::npos) << word;
+}
+
+TEST(Cli, HelpTeachesTheExitCodes) {
+  const auto o = twice("run --help");
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("Exit status: 0"), std::string::npos) << o.out;
+}
+
+}  // namespace

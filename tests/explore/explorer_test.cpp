@@ -1,0 +1,79 @@
+#include "explore/explorer.h"
+
+#include <gtest/gtest.h>
+
+#include "../support.h"
+#include "reports/json_report.h"
+
+namespace twice::explore {
+namespace {
+
+TEST(Explorer, CellCountsFailuresAndShrinksTheFirstOne) {
+  const auto s = testing::concurrent_copies_scenario(1);
+  ExploreOptions o;
+  o.seeds = 60;
+  const CellResult c = explore_cell(s, testing::handler("check-then-act"), o, Expectation{{"double_credit"}, "", true});
+  EXPECT_EQ(c.seeds_run, 60);
+  ASSERT_EQ(c.observed(), std::vector<std::string>{"double_credit"});
+  EXPECT_TRUE(c.matched);
+  const auto& v = c.violations[0];
+  EXPECT_GT(v.failures, 0);
+  EXPECT_LE(v.failures, 60);
+  EXPECT_EQ(static_cast<int>(c.failing_run_indices.size()), c.failing_runs);
+  EXPECT_EQ(c.failing_run_indices.front(), v.schedules_to_first);
+  // Two deliveries, each SELECT + UPDATE + INSERT + UPDATE: eight steps.
+  EXPECT_EQ(v.counterexample.columns.size(), 2u);
+  EXPECT_LE(v.counterexample.steps, 8);
+  EXPECT_EQ(v.counterexample.replay_command,
+            "twice replay --handler check-then-act --scenario test --seed " + std::to_string(v.seed));
+}
+
+TEST(Explorer, SameOptionsSameResult) {
+  const auto s = testing::concurrent_copies_scenario(2);
+  ExploreOptions o;
+  o.seeds = 30;
+  const auto a = explore_cell(s, testing::handler("check-then-act"), o, {});
+  const auto b = explore_cell(s, testing::handler("check-then-act"), o, {});
+  MatrixResult ma, mb;
+  ma.cells = {a};
+  mb.cells = {b};
+  EXPECT_EQ(reports::to_json(ma).dump(), reports::to_json(mb).dump());
+}
+
+TEST(Explorer, AnUnexpectedViolationIsAMismatch) {
+  const auto s = testing::concurrent_copies_scenario(1);
+  ExploreOptions o;
+  o.seeds = 60;
+  const auto c = explore_cell(s, testing::handler("check-then-act"), o, Expectation{});
+  EXPECT_FALSE(c.matched);
+}
+
+TEST(Explorer, MatrixIsHandlerMajorAndParallelRunsGiveTheSameResult) {
+  const std::vector<gateway::Scenario> scenarios = {testing::concurrent_copies_scenario(1), testing::two_topups_scenario()};
+  const std::vector<const HandlerInfo*> handlers = {&testing::handler("cas"), &testing::handler("read-modify-write")};
+  ExploreOptions o;
+  o.seeds = 25;
+  o.jobs = 1;
+  const auto serial = explore_matrix(handlers, scenarios, o, ExpectedMatrix{});
+  o.jobs = 3;
+  const auto parallel = explore_matrix(handlers, scenarios, o, ExpectedMatrix{});
+  ASSERT_EQ(serial.cells.size(), 4u);
+  EXPECT_EQ(serial.cells[1].handler, "cas");
+  EXPECT_EQ(serial.cells[2].handler, "read-modify-write");
+  EXPECT_EQ(reports::to_json(serial).dump(), reports::to_json(parallel).dump());
+}
+
+TEST(ExpectedMatrix, ParsesPassViolationsAndReasons) {
+  ExpectedMatrix m;
+  std::string err;
+  ASSERT_TRUE(m.load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml", err)) << err;
+  const auto e = m.get("check-then-act", "concurrent-duplicates");
+  EXPECT_TRUE(e.listed);
+  EXPECT_EQ(e.violations, std::vector<std::string>{"double_credit"});
+  EXPECT_FALSE(e.reason.empty());
+  EXPECT_TRUE(m.get("cas", "concurrent-duplicates").violations.empty());
+  EXPECT_FALSE(m.get("nobody", "nothing").listed);
+}
+
+}  // namespace
+}  // namespace twice::explore

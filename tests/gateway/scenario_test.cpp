@@ -1,0 +1,116 @@
+#include "gateway/scenario.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace twice::gateway {
+namespace {
+
+class ScenarioFile : public ::testing::Test {
+ protected:
+  std::string write(const std::string& body) {
+    const auto dir = std::filesystem::temp_directory_path() / "twice-scenario-test";
+    std::filesystem::create_directories(dir);
+    path_ = (dir / (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".toml")).string();
+    std::ofstream(path_) << body;
+    return path_;
+  }
+  // Loads `body`; returns the error message ("" when it loaded).
+  std::string error_of(const std::string& body) {
+    Scenario s;
+    ScenarioError err;
+    return load_scenario(write(body), s, err) ? "" : err.message;
+  }
+  std::string path_;
+};
+
+constexpr const char* kOrder = "\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 100\n";
+
+TEST_F(ScenarioFile, AValidFileLoadsWithEveryField) {
+  Scenario s;
+  ScenarioError err;
+  ASSERT_TRUE(load_scenario(write(std::string(R"(description = "d"
+profile = "alipay"
+[network]
+latency = ["5ms", "1s"]
+[faults]
+duplicate = 0.5
+max_copies = 3
+duplicate_delay = ["10ms", "2s"]
+ack_loss = 0.25
+max_attempts = 4
+)") + kOrder + "currency = \"USD\"\npaid_at = \"1m30s\"\n"),
+                            s, err))
+      << err.message;
+  EXPECT_EQ(s.name, "AValidFileLoadsWithEveryField");
+  EXPECT_EQ(s.profile, "alipay");
+  EXPECT_EQ(s.latency_min, 5 * kMillisecond);
+  EXPECT_EQ(s.latency_max, kSecond);
+  EXPECT_DOUBLE_EQ(s.duplicate, 0.5);
+  EXPECT_EQ(s.max_copies, 3);
+  EXPECT_EQ(s.duplicate_delay_max, 2 * kSecond);
+  EXPECT_DOUBLE_EQ(s.ack_loss, 0.25);
+  EXPECT_EQ(s.max_attempts, 4);
+  ASSERT_EQ(s.orders.size(), 1u);
+  EXPECT_EQ(s.orders[0].currency, "USD");
+  EXPECT_EQ(s.orders[0].paid_at, 90 * kSecond);
+}
+
+TEST_F(ScenarioFile, UnknownKeyNamesTheLineAndTheAllowedKeys) {
+  const auto e = error_of(std::string("description = \"d\"\n[faults]\nduplicates = 0.5\n") + kOrder);
+  EXPECT_EQ(e, path_ + ":3: unknown key 'duplicates' in [faults]; allowed: duplicate, max_copies, duplicate_delay, "
+                       "ack_loss, max_attempts");
+}
+
+TEST_F(ScenarioFile, WrongTypeIsNamed) {
+  const auto e = error_of(std::string("description = \"d\"\n[faults]\nmax_copies = \"two\"\n") + kOrder);
+  EXPECT_EQ(e, path_ + ":3: 'max_copies' must be an integer, got a string");
+}
+
+TEST_F(ScenarioFile, ProbabilityOutOfRange) {
+  const auto e = error_of(std::string("description = \"d\"\n[faults]\nack_loss = 1.5\n") + kOrder);
+  EXPECT_EQ(e, path_ + ":3: 'ack_loss' is 1.5; a probability must be from 0 to 1");
+}
+
+TEST_F(ScenarioFile, UnknownProfileListsTheKnownOnes) {
+  const auto e = error_of(std::string("description = \"d\"\nprofile = \"wechat-v9\"\n") + kOrder);
+  EXPECT_NE(e.find(path_ + ":2: unknown profile 'wechat-v9'; allowed: wechat-v3, wechat-v2, alipay"), std::string::npos) << e;
+}
+
+TEST_F(ScenarioFile, BadDurationShowsTheFormat) {
+  const auto e = error_of(std::string("description = \"d\"\n[network]\nlatency = [\"5ms\", \"soon\"]\n") + kOrder);
+  EXPECT_NE(e.find(path_ + ":3: 'latency' is \"soon\", not a duration"), std::string::npos) << e;
+}
+
+TEST_F(ScenarioFile, InvalidTomlGivesTheParserLine) {
+  const auto e = error_of("description = \"d\"\n[faults\n");
+  EXPECT_NE(e.find(path_ + ":2: not valid TOML"), std::string::npos) << e;
+}
+
+TEST_F(ScenarioFile, OrdersAreRequiredAndUnique) {
+  EXPECT_NE(error_of("description = \"d\"\n").find("needs at least one [[orders]]"), std::string::npos);
+  const auto e = error_of(std::string("description = \"d\"\n") + kOrder + kOrder);
+  EXPECT_NE(e.find("order 'O-1' appears twice"), std::string::npos) << e;
+  EXPECT_NE(error_of(std::string("description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\n")).find("an order needs 'amount'"),
+            std::string::npos);
+}
+
+TEST_F(ScenarioFile, MissingFileSaysSo) {
+  Scenario s;
+  ScenarioError err;
+  EXPECT_FALSE(load_scenario("/nonexistent/x.toml", s, err));
+  EXPECT_EQ(err.message, "/nonexistent/x.toml: no such file");
+}
+
+TEST(BundledScenarios, AllLoadWithDescriptions) {
+  std::vector<Scenario> all;
+  ScenarioError err;
+  ASSERT_TRUE(load_scenario_dir(std::string(TWICE_SOURCE_DIR) + "/scenarios", all, err)) << err.message;
+  ASSERT_GE(all.size(), 3u);
+  for (const auto& s : all) EXPECT_FALSE(s.description.empty()) << s.name;
+}
+
+}  // namespace
+}  // namespace twice::gateway

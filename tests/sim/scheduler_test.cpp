@@ -1,0 +1,156 @@
+#include "sim/scheduler.h"
+
+#include <gtest/gtest.h>
+
+namespace twice::sim {
+namespace {
+
+// Runs `tasks` tasks of `points` scheduling points each; returns the order in
+// which (task, point) pairs executed.
+std::vector<std::pair<int, int>> interleaving(const StrategySpec& strategy, std::uint64_t seed, int tasks, int points) {
+  Choices choices(seed);
+  Trace trace;
+  Scheduler s(strategy, choices, trace, SchedulerLimits{});
+  std::vector<std::pair<int, int>> order;
+  for (int t = 0; t < tasks; ++t) {
+    s.spawn("t", 0, [&s, &order, points] {
+      for (int p = 0; p < points; ++p) {
+        s.point();
+        order.emplace_back(s.current(), p);
+      }
+    });
+  }
+  s.run();
+  return order;
+}
+
+TEST(Scheduler, RunsEveryPointOfEveryTaskExactlyOnceAndInProgramOrder) {
+  const auto order = interleaving({}, 5, 3, 4);
+  ASSERT_EQ(order.size(), 12u);
+  std::map<int, int> next;
+  for (auto [task, point] : order) EXPECT_EQ(point, next[task]++) << "task " << task;
+}
+
+TEST(Scheduler, SameSeedSameInterleavingAndSeedsDiffer) {
+  EXPECT_EQ(interleaving({}, 11, 3, 5), interleaving({}, 11, 3, 5));
+  bool differs = false;
+  for (std::uint64_t seed = 12; seed < 20 && !differs; ++seed) differs = interleaving({}, seed, 3, 5) != interleaving({}, 11, 3, 5);
+  EXPECT_TRUE(differs) << "the random strategy should explore different interleavings";
+}
+
+TEST(Scheduler, PctIsDeterministicToo) {
+  StrategySpec pct{StrategyKind::kPct, 3, 50, {}};
+  EXPECT_EQ(interleaving(pct, 3, 3, 5), interleaving(pct, 3, 3, 5));
+}
+
+TEST(Scheduler, AllZeroChoicesRunEachTaskToItsEnd) {
+  Choices zeros(std::vector<std::uint64_t>{});
+  Trace trace;
+  Scheduler s({}, zeros, trace, SchedulerLimits{});
+  std::vector<int> order;
+  for (int t = 0; t < 2; ++t)
+    s.spawn("t", 0, [&] {
+      for (int p = 0; p < 3; ++p) {
+        s.point();
+        order.push_back(s.current());
+      }
+    });
+  s.run();
+  EXPECT_EQ(order, (std::vector<int>{1, 1, 1, 2, 2, 2}));
+}
+
+TEST(Scheduler, TimersFireInTimeOrderAndTheClockJumpsToThem) {
+  Choices choices(1);
+  Trace trace;
+  Scheduler s({}, choices, trace, SchedulerLimits{});
+  std::vector<std::pair<std::string, Micros>> fired;
+  s.at(3 * kHour, [&] { fired.emplace_back("c", s.now()); });
+  s.at(15 * kSecond, [&] { fired.emplace_back("a", s.now()); });
+  s.at(15 * kSecond, [&] { fired.emplace_back("b", s.now()); });
+  s.run();
+  ASSERT_EQ(fired.size(), 3u);
+  EXPECT_EQ(fired[0], std::make_pair(std::string("a"), 15 * kSecond));
+  EXPECT_EQ(fired[1], std::make_pair(std::string("b"), 15 * kSecond));
+  EXPECT_EQ(fired[2], std::make_pair(std::string("c"), 3 * kHour));
+}
+
+TEST(Scheduler, EachStepCostsALatencyFromTheRange) {
+  Choices choices(4);
+  Trace trace;
+  SchedulerLimits limits;
+  limits.latency_min = limits.latency_max = 7 * kMillisecond;
+  Scheduler s({}, choices, trace, limits);
+  s.spawn("t", 0, [&] {
+    s.point();
+    s.point();
+  });
+  s.run();
+  EXPECT_EQ(s.now(), 3 * 7 * kMillisecond);  // start + two points
+}
+
+TEST(Scheduler, SleepingTaskLetsTheClockMoveOn) {
+  Choices choices(4);
+  Trace trace;
+  SchedulerLimits limits;
+  limits.latency_min = limits.latency_max = 0;
+  Scheduler s({}, choices, trace, limits);
+  Micros woke = -1;
+  s.spawn("sleeper", 0, [&] {
+    s.sleep_for(30 * kSecond);
+    woke = s.now();
+  });
+  s.run();
+  EXPECT_EQ(woke, 30 * kSecond);
+}
+
+TEST(Scheduler, TaskOverItsStepBudgetIsKilledAndReportedStuck) {
+  Choices choices(4);
+  Trace trace;
+  SchedulerLimits limits;
+  limits.task_step_budget = 50;
+  Scheduler s({}, choices, trace, limits);
+  bool finished_normally = false;
+  bool killed_flag = false;
+  s.spawn("spinner", 0,
+          [&] {
+            for (;;) s.point();  // a handler that never returns
+            finished_normally = true;
+          },
+          [&](bool killed) { killed_flag = killed; });
+  s.run();
+  EXPECT_FALSE(finished_normally);
+  EXPECT_TRUE(killed_flag);
+  ASSERT_EQ(s.stuck().size(), 1u);
+  EXPECT_NE(s.stuck()[0].find("budget 50"), std::string::npos) << s.stuck()[0];
+}
+
+TEST(Scheduler, WhenEveryTaskWaitsOnTheDatabaseOneIsChosenAsVictim) {
+  Choices choices(4);
+  Trace trace;
+  Scheduler s({}, choices, trace, SchedulerLimits{});
+  int victims = 0;
+  bool released = false;
+  for (int t = 0; t < 2; ++t)
+    s.spawn("waiter", 0, [&] {
+      s.point();
+      if (released) return;
+      if (s.block_on_db()) {
+        ++victims;
+        released = true;
+        s.wake_db_waiters();
+      }
+    });
+  s.run();
+  EXPECT_EQ(victims, 1);
+}
+
+TEST(Scheduler, ScriptedStrategyFollowsTheScript) {
+  StrategySpec script{StrategyKind::kScripted, 2, 200, {1, 2, 2, 1, 1, 2}};
+  const auto order = interleaving(script, 0, 2, 2);
+  // starts are scheduling points too: T1 starts, T2 starts, T2 p0, T1 p0, T1 p1, T2 p1
+  const std::vector<std::pair<int, int>> expected = {{2, 0}, {1, 0}, {1, 1}, {2, 1}};
+  EXPECT_EQ(order, expected);
+}
+
+}  // namespace
+}  // namespace twice::sim
