@@ -23,15 +23,15 @@ bool is_invariant(std::string_view name) {
   return std::any_of(all.begin(), all.end(), [&](const InvariantInfo& i) { return i.name == name; });
 }
 
-Verdict check_run(sqlite3* conn, const std::vector<gateway::PaymentRecord>& payments,
+Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
                   const std::vector<std::string>& stuck) {
   Verdict v;
   auto fail_query = [&](const Result& r, const char* what) {
     v.violations.push_back({"stuck", "database", fmt::format("the checker could not read {}: {}", what, r.status.to_string())});
   };
 
-  const Result credits = env::query(conn, "SELECT order_no, COUNT(*), SUM(amount) FROM ledger GROUP BY order_no ORDER BY order_no");
-  if (!credits.ok()) fail_query(credits, "the ledger");
+  const Result credits = env::query(conn, schema.credits_sql);
+  if (!credits.ok()) fail_query(credits, "credits (Schema::credits_sql)");
   for (const auto& row : credits.rows) v.credits_per_order[row[0].as_text()] = static_cast<int>(row[1].as_int());
 
   for (const auto& p : payments) {
@@ -49,11 +49,8 @@ Verdict check_run(sqlite3* conn, const std::vector<gateway::PaymentRecord>& paym
     }
   }
 
-  const Result accounts = env::query(
-      conn,
-      "SELECT a.user_id, a.balance, COALESCE((SELECT SUM(l.amount) FROM ledger l WHERE l.user_id = a.user_id), 0) "
-      "FROM accounts a ORDER BY a.user_id");
-  if (!accounts.ok()) fail_query(accounts, "the accounts");
+  const Result accounts = env::query(conn, schema.balances_sql);
+  if (!accounts.ok()) fail_query(accounts, "balances (Schema::balances_sql)");
   for (const auto& row : accounts.rows) {
     AccountState a{row[0].as_text(), row[1].as_int(), row[2].as_int(), 0};
     for (const auto& p : payments) {

@@ -12,6 +12,7 @@
 
 #include "check/violation.h"
 #include "gateway/gateway.h"
+#include "twice/schema.h"
 
 namespace twice::check {
 
@@ -28,7 +29,8 @@ struct Verdict {
   std::map<std::string, int> credits_per_order;
 };
 
-Verdict check_run(sqlite3* conn, const std::vector<gateway::PaymentRecord>& payments,
+// Reads the database through `schema`'s oracle queries.
+Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
                   const std::vector<std::string>& stuck);
 
 }  // namespace twice::check

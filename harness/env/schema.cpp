@@ -1,9 +1,10 @@
-#include "env/schema.h"
+#include "twice/schema.h"
 
-namespace twice::env {
+namespace twice {
 
-const std::string& reference_schema() {
-  static const std::string kSchema = R"sql(
+const Schema& reference_schema() {
+  static const Schema kSchema{
+      R"sql(
 CREATE TABLE orders (
   order_no       TEXT PRIMARY KEY,
   user_id        TEXT NOT NULL,
@@ -34,8 +35,14 @@ CREATE TABLE callback_log (
   payload        TEXT,
   received_at    INTEGER
 );
-)sql";
+)sql",
+      "INSERT INTO orders(order_no, user_id, amount, currency) VALUES (?1, ?2, ?3, ?4)",
+      "INSERT INTO accounts(user_id, balance) VALUES (?1, 0)",
+      "SELECT order_no, COUNT(*) FROM ledger GROUP BY order_no ORDER BY order_no",
+      "SELECT a.user_id, a.balance, COALESCE((SELECT SUM(l.amount) FROM ledger l WHERE l.user_id = a.user_id), 0) "
+      "FROM accounts a ORDER BY a.user_id",
+  };
   return kSchema;
 }
 
-}  // namespace twice::env
+}  // namespace twice

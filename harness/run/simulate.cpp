@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "env/lock_service.h"
-#include "env/schema.h"
 #include "env/sqlite_db.h"
 #include "env/task_env.h"
 #include "gateway/gateway.h"
@@ -29,16 +28,19 @@ std::string fresh_database_name() {
   return fmt::format("twice-{}-{}", ::getpid(), counter++);
 }
 
-// The database the run starts from: the reference schema, every order
+// The database the run starts from: the handler's schema, every order
 // waiting for payment, every user's account at zero.
-void seed_database(sqlite3* conn, const gateway::Scenario& scenario) {
-  if (auto err = env::exec_script(conn, env::reference_schema()); !err.empty())
-    throw std::runtime_error("reference schema: " + err);
+void seed_database(sqlite3* conn, const gateway::Scenario& scenario, const Schema& schema) {
+  if (auto err = env::exec_script(conn, schema.setup_sql); !err.empty())
+    throw std::runtime_error("the handler's schema: " + err);
   std::set<std::string> users;
   for (const auto& o : scenario.orders) {
-    env::query(conn, "INSERT INTO orders(order_no, user_id, amount, currency) VALUES (?, ?, ?, ?)",
-               {o.order_no, o.user, o.amount, o.currency});
-    if (users.insert(o.user).second) env::query(conn, "INSERT INTO accounts(user_id, balance) VALUES (?, 0)", {o.user});
+    if (auto r = env::query(conn, schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}); !r.ok())
+      throw std::runtime_error("seeding order " + o.order_no + ": " + r.status.to_string());
+    if (users.insert(o.user).second) {
+      if (auto r = env::query(conn, schema.insert_account_sql, {o.user}); !r.ok())
+        throw std::runtime_error("seeding account " + o.user + ": " + r.status.to_string());
+    }
   }
 }
 
@@ -60,7 +62,14 @@ RunResult simulate(const RunSpec& spec) {
 
   const std::string db_name = fresh_database_name();
   sqlite3* checker_conn = env::open_memdb(db_name);  // also keeps the database alive for the run
-  seed_database(checker_conn, scenario);
+  std::unique_ptr<Handler> handler = spec.handler->make();
+  const Schema& schema = handler->schema();
+  try {
+    seed_database(checker_conn, scenario, schema);
+  } catch (...) {
+    sqlite3_close(checker_conn);
+    throw;
+  }
 
   {
     sim::SchedulerLimits limits;
@@ -68,7 +77,6 @@ RunResult simulate(const RunSpec& spec) {
     limits.latency_max = scenario.latency_max;
     sim::Scheduler scheduler(spec.strategy, choices, result.trace, limits);
     env::LockService lock_service(scheduler);
-    std::unique_ptr<Handler> handler = spec.handler->make();
 
     auto deliver = [&](const Notify& notify, std::string name, Micros at,
                        std::function<void(std::optional<Reply>)> on_reply) {
@@ -105,7 +113,7 @@ RunResult simulate(const RunSpec& spec) {
 
     result.steps = scheduler.steps();
     result.end_time = scheduler.now();
-    result.verdict = check::check_run(checker_conn, gw.payments(), scheduler.stuck());
+    result.verdict = check::check_run(checker_conn, schema, gw.payments(), scheduler.stuck());
   }
   sqlite3_close(checker_conn);
   result.choices = choices.consumed();

@@ -18,6 +18,7 @@
 
 #include "twice/env.h"
 #include "twice/notify.h"
+#include "twice/schema.h"
 
 namespace twice {
 
@@ -25,6 +26,8 @@ class Handler {
  public:
   virtual ~Handler() = default;
   virtual Reply handle(const Notify& notify, Env& env) = 0;
+  // The tables this handler works on and where the checker finds the truth.
+  virtual const Schema& schema() const { return reference_schema(); }
 };
 
 struct HandlerInfo {

@@ -1,0 +1,35 @@
+// Schema: the tables a handler works on, how a run seeds them, and the oracle
+// queries the checker reads them with after the run.
+//
+// The bundled handlers use reference_schema(): orders, accounts, ledger (one
+// row per credit) and callback_log. A handler that brings its own tables
+// returns its own Schema from Handler::schema(). The checker never asks the
+// handler anything: it runs these queries on the database the handler wrote,
+// so a handler's schema only has to say where the truth is kept.
+// Plain data; safe to share between threads.
+#pragma once
+
+#include <string>
+
+namespace twice {
+
+struct Schema {
+  // Run once on the empty database: CREATE TABLE ... (several statements allowed).
+  std::string setup_sql;
+  // Seeds one order waiting for payment. Parameters: ?1 order_no, ?2 user, ?3 amount, ?4 currency.
+  std::string insert_order_sql;
+  // Seeds one account with a zero balance, once per user. Parameter: ?1 user.
+  std::string insert_account_sql;
+
+  // Oracle queries (no parameters), run after quiescence:
+  // rows (order_no TEXT, credits INTEGER): how many times each order was credited.
+  std::string credits_sql;
+  // rows (user TEXT, balance INTEGER, credited INTEGER): each account's balance,
+  // and the sum of the credits recorded for it.
+  std::string balances_sql;
+};
+
+// orders, accounts, ledger, callback_log: see harness/env/schema.cpp.
+const Schema& reference_schema();
+
+}  // namespace twice
