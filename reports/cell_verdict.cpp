@@ -1,0 +1,62 @@
+#include "reports/cell_verdict.h"
+
+#include <fmt/format.h>
+
+namespace twice::reports {
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+}  // namespace
+
+CellVerdict verdict_of(const explore::CellResult* cell) {
+  if (!cell) return CellVerdict::kNotRun;
+  if (cell->matched) return cell->violations.empty() ? CellVerdict::kPass : CellVerdict::kCaught;
+  if (cell->expected.empty()) return CellVerdict::kRegression;
+  if (cell->violations.empty()) return CellVerdict::kCanaryLost;
+  return CellVerdict::kMismatch;
+}
+
+bool differs(CellVerdict v) {
+  return v == CellVerdict::kRegression || v == CellVerdict::kCanaryLost || v == CellVerdict::kMismatch;
+}
+
+const char* verdict_name(CellVerdict v) {
+  switch (v) {
+    case CellVerdict::kPass: return "pass";
+    case CellVerdict::kCaught: return "caught";
+    case CellVerdict::kRegression: return "regression";
+    case CellVerdict::kCanaryLost: return "canary lost";
+    case CellVerdict::kMismatch: return "mismatch";
+    case CellVerdict::kNotRun: return "not run";
+  }
+  return "?";
+}
+
+std::string observed_summary(const explore::CellResult& cell) {
+  if (cell.violations.empty()) return "pass";
+  std::vector<std::string> parts;
+  for (const auto& v : cell.violations) parts.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, cell.seeds_run));
+  return join(parts, ", ");
+}
+
+std::string expected_summary(const explore::CellResult& cell) {
+  return cell.expected.empty() ? "pass" : join(cell.expected, "+");
+}
+
+std::string mismatch_sentence(const explore::CellResult& cell) {
+  const CellVerdict v = verdict_of(&cell);
+  if (!differs(v)) return {};
+  const char* why = v == CellVerdict::kRegression   ? " (a regression)"
+                    : v == CellVerdict::kCanaryLost ? " (a known bug is no longer caught)"
+                                                    : "";
+  const std::string observed =
+      cell.violations.empty() ? fmt::format("pass in {} runs", cell.seeds_run) : observed_summary(cell);
+  return fmt::format("expected {}, observed {}{}", expected_summary(cell), observed, why);
+}
+
+}  // namespace twice::reports

@@ -1,0 +1,36 @@
+// What one matrix cell means for a reader, shared by every report format so
+// the Markdown, JUnit and HTML reports never disagree: a pass, a known bug
+// caught as scenarios/expected.toml says it should be, or one of the ways a
+// cell can differ from that expectation. Pure functions, any thread.
+#pragma once
+
+#include <string>
+
+#include "explore/results.h"
+
+namespace twice::reports {
+
+enum class CellVerdict {
+  kPass,        // no violation, none expected
+  kCaught,      // the expected violations, exactly: a canary doing its job
+  kRegression,  // violations where none were expected
+  kCanaryLost,  // expected violations, none observed
+  kMismatch,    // violations observed, but not the expected set
+  kNotRun,      // no result (an interrupted run)
+};
+
+CellVerdict verdict_of(const explore::CellResult* cell);
+// True for the verdicts that make `twice run` exit 1.
+bool differs(CellVerdict v);
+// "pass", "caught", "regression", "canary lost", "mismatch", "not run".
+const char* verdict_name(CellVerdict v);
+
+// "double_credit 30/200, lost_update 2/200", or "pass".
+std::string observed_summary(const explore::CellResult& cell);
+// "double_credit+lost_update", or "pass".
+std::string expected_summary(const explore::CellResult& cell);
+// One sentence on why a differing cell differs: "expected pass, observed
+// double_credit 3/200 (a regression)". Empty for cells that match.
+std::string mismatch_sentence(const explore::CellResult& cell);
+
+}  // namespace twice::reports

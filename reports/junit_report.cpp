@@ -1,0 +1,103 @@
+#include "reports/junit_report.h"
+
+#include <fmt/format.h>
+
+#include "reports/cell_verdict.h"
+#include "reports/escape.h"
+#include "reports/statistics.h"
+#include "reports/text_report.h"
+
+namespace twice::reports {
+namespace {
+
+std::string attr(std::string_view s) { return xml_escape_attribute(s); }
+
+// What a reader of the CI page needs to act on a violation: the transcript as
+// the terminal shows it, the seed and both replay commands.
+std::string violations_text(const explore::CellResult& c) {
+  TextOptions plain;
+  std::string out;
+  for (const auto& v : c.violations) out += render_counterexample(c, v, plain) + "\n";
+  return out;
+}
+
+std::string statistics_line(const explore::CellResult& c) {
+  const CellStatistics s = cell_statistics(c);
+  std::string out = fmt::format("failure rate {} ({} of {} runs), 95% Wilson interval {} to {}", format_percent(s.failure_rate),
+                                s.failures, s.runs, format_percent(s.wilson95.low), format_percent(s.wilson95.high));
+  if (s.median_schedules) out += fmt::format("; median schedules to failure {:g}", *s.median_schedules);
+  if (s.pct_lower_bound) out += fmt::format("; PCT bound {}", format_percent(*s.pct_lower_bound));
+  return out;
+}
+
+std::string failure_message(const explore::CellResult& c) {
+  std::string message = mismatch_sentence(c);
+  if (!c.violations.empty()) {
+    const auto& v = c.violations.front();
+    message += fmt::format(". {}: {} (seed {}). Replay: {}", v.invariant, v.detail, v.seed,
+                           v.counterexample.replay_command);
+  }
+  return message;
+}
+
+std::string testcase(const explore::MatrixResult& m, const std::string& handler, const std::string& scenario) {
+  const explore::CellResult* c = m.cell(handler, scenario);
+  const CellVerdict verdict = verdict_of(c);
+  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n", attr(handler), attr(scenario));
+  if (verdict == CellVerdict::kNotRun) {
+    out += "      <skipped message=\"not run: the matrix run was interrupted\"/>\n";
+  } else if (differs(verdict)) {
+    std::string body = mismatch_sentence(*c) + "\n" + statistics_line(*c) + "\n";
+    if (!c->expected_reason.empty()) body += "expected because: " + c->expected_reason + "\n";
+    if (verdict == CellVerdict::kCanaryLost)
+      body += fmt::format("\nNo run of {} showed {}. Either the handler was fixed (update scenarios/expected.toml) or "
+                          "the scenario no longer exercises the bug.\n",
+                          c->seeds_run, expected_summary(*c));
+    body += "\n" + violations_text(*c);
+    out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", attr(failure_message(*c)),
+                       attr(verdict_name(verdict)), xml_cdata(body));
+  }
+  if (c && verdict == CellVerdict::kCaught) {
+    std::string body = fmt::format("known bug caught as expected: {}\n{}\n", observed_summary(*c), statistics_line(*c));
+    if (!c->expected_reason.empty()) body += "expected because: " + c->expected_reason + "\n";
+    out += "      <system-out>" + xml_cdata(body + "\n" + violations_text(*c)) + "</system-out>\n";
+  } else if (c && verdict == CellVerdict::kPass) {
+    out += "      <system-out>" + xml_cdata(statistics_line(*c) + "\n") + "</system-out>\n";
+  }
+  return out + "    </testcase>\n";
+}
+
+}  // namespace
+
+std::string render_junit(const explore::MatrixResult& m) {
+  int tests = 0, failures = 0, skipped = 0;
+  std::string suites;
+  for (const auto& h : m.handlers) {
+    int suite_failures = 0, suite_skipped = 0;
+    std::string cases;
+    for (const auto& s : m.scenarios) {
+      const CellVerdict v = verdict_of(m.cell(h, s));
+      suite_failures += differs(v);
+      suite_skipped += v == CellVerdict::kNotRun;
+      cases += testcase(m, h, s);
+    }
+    const int suite_tests = static_cast<int>(m.scenarios.size());
+    suites += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n",
+        attr(h), suite_tests, suite_failures, suite_skipped);
+    suites += "    <properties>\n";
+    suites += fmt::format("      <property name=\"strategy\" value=\"{}\"/>\n", attr(m.strategy));
+    suites += fmt::format("      <property name=\"seeds\" value=\"{}\"/>\n", m.seeds);
+    suites += fmt::format("      <property name=\"base_seed\" value=\"{}\"/>\n", m.base_seed);
+    suites += "    </properties>\n" + cases + "  </testsuite>\n";
+    tests += suite_tests;
+    failures += suite_failures;
+    skipped += suite_skipped;
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                     "<testsuites name=\"twice\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n"
+                     "{}</testsuites>\n",
+                     tests, failures, skipped, suites);
+}
+
+}  // namespace twice::reports

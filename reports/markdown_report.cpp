@@ -1,0 +1,240 @@
+#include "reports/markdown_report.h"
+
+#include <fmt/format.h>
+
+#include "reports/cell_verdict.h"
+#include "reports/escape.h"
+#include "reports/statistics.h"
+#include "reports/timeline.h"
+
+namespace twice::reports {
+namespace {
+
+// GitHub refuses a job summary over 1 MiB; stop adding counterexamples well before.
+constexpr std::size_t kSummaryBudget = 900 * 1024;
+// Diagram arrows stay readable; the transcript table below has the full text.
+constexpr std::size_t kMermaidTextChars = 72;
+
+const char* verdict_mark(CellVerdict v) {
+  switch (v) {
+    case CellVerdict::kPass: return "✅";
+    case CellVerdict::kCaught: return "🐞";
+    case CellVerdict::kNotRun: return "⏸️";
+    default: return "❌";
+  }
+}
+
+std::string matrix_cell(const explore::CellResult* c) {
+  const CellVerdict v = verdict_of(c);
+  if (v == CellVerdict::kNotRun) return fmt::format("{} not run", verdict_mark(v));
+  if (v == CellVerdict::kPass) return fmt::format("{} pass", verdict_mark(v));
+  std::string caught;
+  for (const auto& vr : c->violations) {
+    if (!caught.empty()) caught += "<br>";
+    caught += fmt::format("{} caught {}/{}", markdown_text(vr.invariant), vr.failures, c->seeds_run);
+  }
+  if (v == CellVerdict::kCaught) return fmt::format("{} {}", verdict_mark(v), caught);
+  return fmt::format("{} **{}**: {}", verdict_mark(v), verdict_name(v), markdown_text(mismatch_sentence(*c)));
+}
+
+std::string mermaid_line(const char* from, const char* arrow, const char* to, const std::string& text) {
+  return fmt::format("    {}{}{}: {}\n", from, arrow, to, mermaid_text(truncate_utf8(text, kMermaidTextChars)));
+}
+
+std::string step_prefix(int step) { return step > 0 ? fmt::format("{}. ", step) : ""; }
+
+std::string transcript_cell(const TimelineEntry& e) {
+  std::string out;
+  if (e.kind == "sql" || e.kind == "lock") out = markdown_cell_code(e.text);
+  else if (e.kind == "task") out = "<em>" + markdown_text(e.text) + "</em>";
+  else out = markdown_text(e.text);
+  if (!e.result.empty()) out += " → " + markdown_text(e.result);
+  return out;
+}
+
+}  // namespace
+
+std::string render_markdown_matrix(const explore::MatrixResult& m) {
+  std::string out = "| handler |";
+  for (const auto& s : m.scenarios) out += " " + markdown_text(s) + " |";
+  out += "\n| --- |";
+  for (std::size_t j = 0; j < m.scenarios.size(); ++j) out += " --- |";
+  out += "\n";
+  for (const auto& h : m.handlers) {
+    out += "| **" + markdown_text(h) + "** |";
+    for (const auto& s : m.scenarios) out += " " + matrix_cell(m.cell(h, s)) + " |";
+    out += "\n";
+  }
+  out += "\n✅ pass: no violation, none expected · 🐞 caught k/n: a known-buggy handler caught in k of n runs, as "
+         "expected · ❌ differs from `scenarios/expected.toml`\n";
+  return out;
+}
+
+std::string render_markdown_statistics(const explore::MatrixResult& m) {
+  bool any_pct = false;
+  for (const auto& c : m.cells) any_pct |= pct_depth(c.strategy).has_value();
+  std::string out = "| handler | scenario | strategy | failing runs | failure rate | 95% Wilson interval | "
+                    "first failure | median schedules to failure |";
+  out += any_pct ? " PCT bound 1/(n·k^(d−1)) |\n" : "\n";
+  out += "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |";
+  out += any_pct ? " ---: |\n" : "\n";
+  for (const auto& c : m.cells) {
+    const CellStatistics s = cell_statistics(c);
+    out += fmt::format("| {} | {} | {} | {}/{} | {} | {} – {} | {} | {} |", markdown_text(c.handler),
+                       markdown_text(c.scenario), markdown_text(c.strategy), s.failures, s.runs,
+                       format_percent(s.failure_rate), format_percent(s.wilson95.low), format_percent(s.wilson95.high),
+                       s.first_failure ? std::to_string(*s.first_failure) : "—",
+                       s.median_schedules ? fmt::format("{:g}", *s.median_schedules) : "—");
+    if (any_pct) {
+      out += s.pct_lower_bound ? fmt::format(" ≥ {} (n={}, k={}, d={}) |", format_percent(*s.pct_lower_bound),
+                                             c.max_tasks, c.max_steps, *s.pct_depth)
+                               : " — |";
+    }
+    out += "\n";
+  }
+  out += "\nSchedules to failure: the gaps between consecutive failing runs (the first gap is the index of the first "
+         "one); their median estimates how many schedules a search needs per failure.";
+  if (any_pct) out += " The PCT bound is the guaranteed per-run probability of finding a bug of depth d.";
+  out += "\n";
+  return out;
+}
+
+std::string render_mermaid_sequence(const explore::Counterexample& cex) {
+  const auto timeline = build_timeline(cex);
+  bool uses_locks = false;
+  for (const auto& e : timeline) uses_locks |= e.kind == "lock";
+
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < cex.columns.size(); ++i) ids.push_back(fmt::format("t{}", i + 1));
+  std::string out = "```mermaid\nsequenceDiagram\n    participant gw as Gateway\n";
+  for (std::size_t i = 0; i < cex.columns.size(); ++i)
+    out += fmt::format("    participant {} as {}\n", ids[i], mermaid_text(truncate_utf8(cex.columns[i], 48)));
+  out += "    participant db as DB\n";
+  if (uses_locks) out += "    participant locks as Lock service\n";
+
+  for (const auto& e : timeline) {
+    if (e.column < 0) {
+      out += mermaid_line("Note over ", "", "gw", (e.kind == "fault" ? "fault: " : "") + e.text);
+      continue;
+    }
+    const char* task = ids[static_cast<std::size_t>(e.column)].c_str();
+    const std::string text = step_prefix(e.step) + e.text;
+    if (e.kind == "sql" || e.kind == "lock") {
+      const char* target = e.kind == "sql" ? "db" : "locks";
+      out += mermaid_line(task, "->>", target, text);
+      if (!e.result.empty()) out += mermaid_line(target, "-->>", task, e.result);
+    } else if (e.kind == "task" && e.text.starts_with("starts")) {
+      out += mermaid_line("gw", "->>", task, text);
+    } else if (e.kind == "task" && e.text.starts_with("replies")) {
+      out += mermaid_line(task, "-->>", "gw", text);
+    } else {
+      out += mermaid_line("Note over ", "", task, text + (e.result.empty() ? "" : " → " + e.result));
+    }
+  }
+  return out + "```\n";
+}
+
+std::string render_markdown_transcript(const explore::Counterexample& cex) {
+  std::string out = "| step | time |";
+  for (const auto& col : cex.columns) out += " " + markdown_text(col) + " |";
+  out += "\n| ---: | ---: |";
+  for (std::size_t i = 0; i < cex.columns.size(); ++i) out += " --- |";
+  out += "\n";
+  for (const auto& e : build_timeline(cex)) {
+    if (e.column < 0) continue;  // the gateway's lines are listed below the table
+    out += fmt::format("| {} | {} |", e.step > 0 ? std::to_string(e.step) : "", markdown_text(e.time));
+    for (std::size_t i = 0; i < cex.columns.size(); ++i)
+      out += static_cast<int>(i) == e.column ? " " + transcript_cell(e) + " |" : " |";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string render_markdown_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v) {
+  const auto& cex = v.counterexample;
+  const CellVerdict verdict = verdict_of(&cell);
+  std::string out = fmt::format("#### {} {} × {}: {}\n\n", verdict_mark(verdict), markdown_text(cell.handler),
+                                markdown_text(cell.scenario), markdown_text(v.invariant));
+  out += "> " + markdown_text(v.detail) + "\n\n";
+  out += fmt::format("First seen after **{}** schedule{} (seed {}); **{} of {}** runs showed it. ", v.schedules_to_first,
+                     v.schedules_to_first == 1 ? "" : "s", markdown_code_span(std::to_string(v.seed)), v.failures,
+                     cell.seeds_run);
+  out += fmt::format("Shrunk to {} step{}{}.\n", cex.steps, cex.steps == 1 ? "" : "s",
+                     cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "");
+  if (differs(verdict)) {
+    out += fmt::format("\n❌ This cell differs from `scenarios/expected.toml`: {}.\n",
+                       markdown_text(mismatch_sentence(cell)));
+  } else if (!cell.expected_reason.empty()) {
+    out += "\nExpected: " + markdown_text(cell.expected_reason) + "\n";
+  }
+  out += "\n" + render_mermaid_sequence(cex) + "\n" + render_markdown_transcript(cex);
+  if (!cex.gateway.empty()) {
+    out += "\n**Gateway meanwhile**\n\n";
+    for (const auto& g : cex.gateway) out += "- " + markdown_cell_code(g) + "\n";
+  }
+  if (!cex.balances.empty()) {
+    out += "\n**Balances at the end**\n\n";
+    for (const auto& b : cex.balances) out += "- " + markdown_text(b) + "\n";
+  }
+  out += "\n**Replay**\n\n";
+  out += markdown_code_block("# the failing run\n" + cex.replay_command + "\n# this shrunk counterexample\n" +
+                                 cex.replay_shrunk_command,
+                             "sh");
+  return out;
+}
+
+std::string render_markdown(const explore::MatrixResult& m) {
+  int differing = 0;
+  int caught = 0;
+  int run = 0;
+  for (const auto& h : m.handlers)
+    for (const auto& s : m.scenarios) {
+      const CellVerdict v = verdict_of(m.cell(h, s));
+      differing += differs(v);
+      caught += v == CellVerdict::kCaught;
+      run += v != CellVerdict::kNotRun;
+    }
+  const std::size_t total = m.handlers.size() * m.scenarios.size();
+
+  std::string out = "## twice: payment-callback matrix\n\n";
+  if (m.interrupted)
+    out += fmt::format("⚠️ **Interrupted**: {} of {} cells ran; the matrix is incomplete.\n\n", run, total);
+  if (differing == 0) {
+    out += fmt::format("✅ **The matrix matches `scenarios/expected.toml`**: {} cells, {} pass, {} known bug{} "
+                       "caught as expected.\n\n",
+                       run, run - caught, caught, caught == 1 ? "" : "s");
+  } else {
+    out += fmt::format("❌ **{} of {} cells differ from `scenarios/expected.toml`**\n\n", differing, total);
+    for (const auto& c : m.cells)
+      if (differs(verdict_of(&c)))
+        out += fmt::format("- {} × {}: {}\n", markdown_text(c.handler), markdown_text(c.scenario),
+                           markdown_text(mismatch_sentence(c)));
+    out += "\n";
+  }
+  out += fmt::format("{} seeds per cell · strategy {} · base seed {}\n\n", m.seeds, markdown_code_span(m.strategy),
+                     markdown_code_span(std::to_string(m.base_seed)));
+  out += render_markdown_matrix(m);
+  out += "\n### Statistics\n\n<details><summary>Failure rate, 95% Wilson interval and schedules to failure, per "
+         "cell</summary>\n\n";
+  out += render_markdown_statistics(m) + "\n</details>\n";
+
+  std::string examples;
+  int omitted = 0;
+  for (const auto& c : m.cells)
+    for (const auto& v : c.violations) {
+      std::string one = render_markdown_counterexample(c, v);
+      if (out.size() + examples.size() + one.size() > kSummaryBudget) {
+        ++omitted;
+        continue;
+      }
+      examples += "\n" + one;
+    }
+  if (!examples.empty() || omitted) out += "\n### Counterexamples\n" + examples;
+  if (omitted)
+    out += fmt::format("\n{} more counterexample{} left out to stay under GitHub's summary size limit; the HTML and "
+                       "JSON reports have them all.\n",
+                       omitted, omitted == 1 ? " is" : "s are");
+  return out;
+}
+
+}  // namespace twice::reports

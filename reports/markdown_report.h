@@ -1,0 +1,27 @@
+// Markdown report: GitHub-flavoured Markdown for a CI job summary
+// ($GITHUB_STEP_SUMMARY) or a pull-request comment. The matrix as a table,
+// per-cell statistics, and for each counterexample a Mermaid sequence diagram
+// and a transcript table with one column per task, read top to bottom like a
+// Hermitage test. Reads only the result model; every string from a run is
+// escaped (reports/escape.h), so a payload can neither break the tables nor
+// inject HTML. Pure functions, any thread.
+#pragma once
+
+#include <string>
+
+#include "explore/results.h"
+
+namespace twice::reports {
+
+std::string render_markdown_matrix(const explore::MatrixResult& m);
+std::string render_markdown_statistics(const explore::MatrixResult& m);
+// A ```mermaid block: participants Gateway, one per task column, DB (and the
+// lock service when the handler used it).
+std::string render_mermaid_sequence(const explore::Counterexample& cex);
+// The transcript: a step/time column, then one column per task.
+std::string render_markdown_transcript(const explore::Counterexample& cex);
+std::string render_markdown_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v);
+// The whole report.
+std::string render_markdown(const explore::MatrixResult& m);
+
+}  // namespace twice::reports

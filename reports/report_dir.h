@@ -1,0 +1,32 @@
+// Writes the reports of one matrix run into a folder, for people and CI:
+// twice-report.md (job summary), twice-report.json (tools), twice-report.junit.xml
+// (test-result viewers) and twice-report.html (a person with a browser).
+// Each file is written to a temporary name in the same folder and renamed
+// over the old one, so a reader never sees half a report. Call from one
+// thread per folder.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "explore/results.h"
+
+namespace twice::reports {
+
+// "md", "json", "junit", "html": the formats, in the order they are written.
+const std::vector<std::string>& report_formats();
+// "twice-report.md" for "md", and so on; empty for an unknown format.
+std::string report_file_name(const std::string& format);
+
+// Writes each of `formats` (an empty list: all) into `dir`, creating it.
+// Returns an error message naming the file, or "" on success. The paths
+// written are appended to `written` when it is given, also on failure for
+// the files written before it.
+std::string write_reports(const explore::MatrixResult& m, const std::string& dir,
+                          const std::vector<std::string>& formats, std::vector<std::string>* written = nullptr);
+
+// Writes `content` to `path` atomically (a temporary file renamed over it).
+// Returns an error message, empty on success.
+std::string write_file_atomically(const std::string& path, const std::string& content);
+
+}  // namespace twice::reports
