@@ -1,0 +1,113 @@
+// The HTML report opened in headless Chromium: it must render, run its own
+// script under its Content-Security-Policy, log nothing to the console, and
+// show the payload as text, never as markup.
+#include "reports/html_report.h"
+
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "external_tool.h"
+#include "report_fixture.h"
+
+namespace twice::reports {
+namespace {
+
+using namespace testing;
+
+TEST(HtmlReport, IsSelfContainedAndEscapesThePayload) {
+  const std::string html = render_html(hostile_matrix());
+  EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
+  EXPECT_EQ(count(html, "<script"), 1);  // ours, at the end
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("Content-Security-Policy\" content=\"default-src 'none'"), std::string::npos);
+  // Nothing to fetch: no src= or link to another origin. The only URL is the SVG namespace.
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  std::string without_ns = std::regex_replace(html, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
+  EXPECT_EQ(without_ns.find("http://"), std::string::npos);
+  EXPECT_EQ(without_ns.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find('\x01'), std::string::npos);
+}
+
+TEST(HtmlReport, HasMatrixChartAndSwimlanes) {
+  const std::string html = render_html(hostile_matrix());
+  EXPECT_NE(html.find("<table class=\"matrix\">"), std::string::npos);
+  EXPECT_EQ(count(html, "<td class=\"cell "), 6);
+  EXPECT_EQ(count(html, "class=\"cell differs\""), 2);
+  EXPECT_EQ(count(html, "class=\"cell notrun\""), 2);
+  EXPECT_EQ(count(html, "<svg class=\"swimlanes\""), 2);
+  EXPECT_EQ(count(html, "<svg class=\"chart\""), 1);
+  EXPECT_EQ(count(html, "<g class=\"bar\">"), 2);
+  // Each step box carries its full statement as a tooltip.
+  EXPECT_NE(html.find("<title>0.100s  UPDATE orders SET status = &#39;PAID&#39;"), std::string::npos);
+  EXPECT_NE(html.find("≥ 0.20%"), std::string::npos);  // PCT bound
+}
+
+struct ChromiumRun {
+  int exit_code = -1;
+  std::string dom;
+  std::string log;
+};
+
+ChromiumRun open_in_chromium(const std::string& chromium, const std::filesystem::path& page, const ScratchDir& dir) {
+  const std::string profile = (dir / "profile").string();
+  const std::string command =
+      "timeout 60 " + shell_quote(chromium) +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+      " --disable-component-update --disable-sync --user-data-dir=" + shell_quote(profile) +
+      " --enable-logging=stderr --v=0 --dump-dom " + shell_quote("file://" + page.string()) + " 2>" +
+      shell_quote((dir / "chromium.log").string());
+  ChromiumRun run;
+  const auto r = run_command(command);
+  run.exit_code = r.exit_code;
+  run.dom = r.output;
+  run.log = read_file(dir / "chromium.log");
+  return run;
+}
+
+// Chromium logs each console message, CSP violation and uncaught exception of
+// the page as "INFO:CONSOLE(...)" (or ":CONSOLE:"); the report writes none.
+std::vector<std::string> console_lines(const std::string& log) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (from < log.size()) {
+    std::size_t nl = log.find('\n', from);
+    if (nl == std::string::npos) nl = log.size();
+    const std::string line = log.substr(from, nl - from);
+    if (line.find("CONSOLE") != std::string::npos) out.push_back(line);
+    from = nl + 1;
+  }
+  return out;
+}
+
+TEST(HtmlReport, ChromiumRendersItWithNoConsoleError) {
+  const std::string chromium = find_program("chromium");
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed (Debian package chromium)";
+  ScratchDir dir;
+
+  // A control first: a page with an error and a blocked load must be caught.
+  write_file(dir / "control.html",
+             "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
+             "</head><body><img src=\"http://127.0.0.1:9/x.png\"></body></html>");
+  const ChromiumRun control = open_in_chromium(chromium, dir / "control.html", dir);
+  ASSERT_EQ(control.exit_code, 0) << control.log;
+  EXPECT_FALSE(console_lines(control.log).empty()) << "the console check sees nothing:\n" << control.log;
+
+  write_file(dir / "report.html", render_html(hostile_matrix()));
+  const ChromiumRun run = open_in_chromium(chromium, dir / "report.html", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.log;
+  for (const auto& line : console_lines(run.log)) ADD_FAILURE() << "console: " << line;
+  // Our script ran (so its CSP hash is right), and it is the only script.
+  EXPECT_NE(run.dom.find("<html lang=\"en\" data-ready=\"1\">"), std::string::npos) << run.dom.substr(0, 400);
+  EXPECT_EQ(count(run.dom, "<script"), 1);
+  EXPECT_NE(run.dom.find("<table class=\"matrix\">"), std::string::npos);
+  EXPECT_EQ(count(run.dom, "<svg class=\"swimlanes\""), 2);
+  // The payload is text in the DOM, the way the browser serialises text.
+  EXPECT_NE(run.dom.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(run.dom.find("<script>alert"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace twice::reports

@@ -1,0 +1,116 @@
+// The JUnit report read back by real XML parsers: python3's xml.etree for the
+// content a CI viewer shows, xmllint against the JUnit schema for the shape.
+#include "reports/junit_report.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "external_tool.h"
+#include "report_fixture.h"
+#include "reports/escape.h"
+
+namespace twice::reports {
+namespace {
+
+using namespace testing;
+
+// The XML with its CDATA sections cut out: their content is text by definition.
+std::string outside_cdata(const std::string& xml) {
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t open = xml.find("<![CDATA["); open != std::string::npos; open = xml.find("<![CDATA[", from)) {
+    out += xml.substr(from, open - from);
+    const std::size_t close = xml.find("]]>", open);
+    if (close == std::string::npos) return out + "<unterminated CDATA>";
+    from = close + 3;
+  }
+  return out + xml.substr(from);
+}
+
+TEST(JunitReport, OneTestcasePerCellAndNoRawMarkup) {
+  const std::string all = render_junit(hostile_matrix());
+  const std::string xml = outside_cdata(all);
+  EXPECT_TRUE(all.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"));
+  EXPECT_EQ(count(xml, "<testcase "), 6);
+  EXPECT_EQ(count(xml, "<testsuite "), 2);
+  EXPECT_EQ(xml.find("<script"), std::string::npos);
+  EXPECT_EQ(all.find('\x01'), std::string::npos);
+  EXPECT_EQ(all.find('\xff'), std::string::npos);
+}
+
+nlohmann::json read_back(const std::string& xml) {
+  ScratchDir dir;
+  write_file(dir / "r.junit.xml", xml);
+  const auto r = run_command("python3 " + shell_quote((test_source_dir() / "read_junit.py").string()) + " " +
+                             shell_quote((dir / "r.junit.xml").string()) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.output) : nlohmann::json{};
+}
+
+TEST(JunitReport, PythonParsesItAndGetsThePayloadBackIntact) {
+  if (find_program("python3").empty()) GTEST_SKIP() << "python3 not installed (Debian package python3)";
+  const auto m = hostile_matrix();
+  const nlohmann::json doc = read_back(render_junit(m));
+  ASSERT_FALSE(doc.is_null());
+  EXPECT_EQ(doc["root"], "testsuites");
+  EXPECT_EQ(doc["attrib"]["tests"], "6");
+  EXPECT_EQ(doc["attrib"]["failures"], "2");
+  EXPECT_EQ(doc["attrib"]["skipped"], "2");
+  ASSERT_EQ(doc["suites"].size(), 2u);
+  EXPECT_EQ(doc["suites"][1]["attrib"]["name"], m.handlers[1]);  // the markup survives as text
+  EXPECT_EQ(doc["suites"][0]["properties"]["strategy"], "random");
+
+  const auto& cases = doc["suites"][0]["cases"];
+  ASSERT_EQ(cases.size(), 3u);
+  // The canary caught as expected passes, its violation in system-out.
+  EXPECT_EQ(cases[0]["classname"], "check-then-act");
+  EXPECT_EQ(cases[0]["name"], "concurrent-duplicates");
+  EXPECT_TRUE(cases[0]["failure_message"].is_null());
+  const std::string out = cases[0]["system_out"];
+  EXPECT_NE(out.find("known bug caught as expected: double_credit 5/200"), std::string::npos) << out;
+  EXPECT_NE(out.find("--seed 5787478153334856"), std::string::npos);
+  // The scenario name, newline included, comes back exactly.
+  EXPECT_EQ(cases[1]["name"], m.scenarios[1]);
+  // The lost canary fails.
+  EXPECT_EQ(cases[2]["failure_type"], "canary lost");
+
+  // The regression: message and body carry the payload, the seed and the
+  // replay command, decoded to exactly the text (after the control character
+  // and the stray byte were made visible).
+  const auto& bad = doc["suites"][1]["cases"][0];
+  EXPECT_EQ(bad["failure_type"], "regression");
+  const std::string message = bad["failure_message"];
+  EXPECT_NE(message.find("seed 5787478153334856"), std::string::npos) << message;
+  EXPECT_NE(message.find("Replay: twice replay"), std::string::npos);
+  const std::string payload = printable_utf8(kPayload);
+  EXPECT_NE(message.find(payload), std::string::npos) << message;
+  const std::string body = bad["failure_text"];
+  EXPECT_NE(body.find("balance went missing: " + payload.substr(0, payload.find('\n'))), std::string::npos) << body;
+  EXPECT_NE(body.find("]]>"), std::string::npos);
+  EXPECT_NE(body.find("<script>alert(1)</script>"), std::string::npos);  // as text, for a person to read
+  EXPECT_TRUE(doc["suites"][1]["cases"][1]["skipped"]);
+}
+
+TEST(JunitReport, ValidatesAgainstTheJunitSchema) {
+  const std::string xmllint = find_program("xmllint");
+  if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian package libxml2-utils)";
+  ScratchDir dir;
+  for (const auto& [name, m] : {std::pair{"hostile", hostile_matrix()}, std::pair{"plain", plain_matrix()}}) {
+    const auto path = dir / (std::string(name) + ".junit.xml");
+    write_file(path, render_junit(m));
+    const auto r = run_command(shell_quote(xmllint) + " --noout --schema " +
+                               shell_quote((test_source_dir() / "junit.xsd").string()) + " " +
+                               shell_quote(path.string()) + " 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.output;
+  }
+  // A control: the schema rejects a testcase without a classname.
+  write_file(dir / "bad.xml", "<testsuites tests=\"1\" failures=\"0\"><testsuite name=\"x\" tests=\"1\" failures=\"0\" "
+                              "errors=\"0\"><testcase name=\"y\"/></testsuite></testsuites>");
+  const auto control = run_command(shell_quote(xmllint) + " --noout --schema " +
+                                   shell_quote((test_source_dir() / "junit.xsd").string()) + " " +
+                                   shell_quote((dir / "bad.xml").string()) + " 2>&1");
+  EXPECT_NE(control.exit_code, 0) << control.output;
+}
+
+}  // namespace
+}  // namespace twice::reports

@@ -1,0 +1,162 @@
+// The Markdown report read back by what reads it on GitHub: cmark-gfm (the
+// renderer GitHub's Markdown comes from) for the tables and text, and
+// Mermaid's own parser for every diagram.
+#include "reports/markdown_report.h"
+
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "external_tool.h"
+#include "report_fixture.h"
+
+namespace twice::reports {
+namespace {
+
+using namespace testing;
+
+// The ```mermaid blocks of a Markdown text, without their fences.
+std::vector<std::string> mermaid_blocks(const std::string& md) {
+  std::vector<std::string> out;
+  const std::string open = "```mermaid\n";
+  for (std::size_t at = md.find(open); at != std::string::npos; at = md.find(open, at + 1)) {
+    const std::size_t start = at + open.size();
+    const std::size_t end = md.find("\n```\n", start);
+    if (end == std::string::npos) break;
+    out.push_back(md.substr(start, end + 1 - start));
+  }
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+    out.push_back(text.substr(from, nl - from));
+    from = nl + 1;
+  }
+  if (from < text.size()) out.push_back(text.substr(from));
+  return out;
+}
+
+TEST(MarkdownReport, EveryTableRowHasItsHeadersCellCount) {
+  const std::string md = render_markdown(hostile_matrix());
+  int header_pipes = -1;
+  int tables = 0;
+  for (const auto& line : lines_of(md)) {
+    if (!line.starts_with("|")) {
+      header_pipes = -1;
+      continue;
+    }
+    const int pipes = count(line, "|");
+    if (header_pipes < 0) {
+      header_pipes = pipes;
+      ++tables;
+    }
+    EXPECT_EQ(pipes, header_pipes) << line;
+  }
+  EXPECT_EQ(tables, 4);  // matrix, statistics, two transcripts
+}
+
+// The text outside fenced code blocks, whose content Markdown shows verbatim.
+std::string outside_fences(const std::string& md) {
+  std::string out;
+  bool in_fence = false;
+  for (const auto& line : lines_of(md)) {
+    if (line.starts_with("```")) in_fence = !in_fence;
+    else if (!in_fence) out += line + "\n";
+  }
+  return out;
+}
+
+TEST(MarkdownReport, UntrustedTextIsNeverMarkup) {
+  const std::string all = render_markdown(hostile_matrix());
+  const std::string md = outside_fences(all);
+  EXPECT_EQ(md.find("<script"), std::string::npos);
+  EXPECT_EQ(md.find("](javascript"), std::string::npos);
+  EXPECT_EQ(md.find("@here"), std::string::npos);  // no mention
+  EXPECT_NE(md.find("&#60;script&#62;alert(1)&#60;/script&#62;"), std::string::npos);
+  // Fenced blocks are closed only by their own fence: every fence line pairs up.
+  int open_fences = 0;
+  for (const auto& line : lines_of(all))
+    if (line.starts_with("```")) open_fences ^= 1;
+  EXPECT_EQ(open_fences, 0);
+}
+
+TEST(MarkdownReport, ShowsVerdictsStatisticsAndCounterexamples) {
+  const std::string md = render_markdown(hostile_matrix());
+  EXPECT_NE(md.find("🐞 double&#95;credit caught 5/200"), std::string::npos) << md;
+  EXPECT_NE(md.find("❌ **regression**"), std::string::npos);
+  EXPECT_NE(md.find("❌ **canary lost**: expected double&#95;credit, observed pass in 200 runs"), std::string::npos);
+  EXPECT_NE(md.find("⏸️ not run"), std::string::npos);
+  EXPECT_NE(md.find("Interrupted"), std::string::npos);
+  EXPECT_NE(md.find("2.50% | 1.07% – 5.72%"), std::string::npos) << md;  // 5 of 200, Wilson
+  EXPECT_NE(md.find("≥ 0.20% (n=2, k=16, d=3)"), std::string::npos);    // PCT bound 1/(2·16²)
+  EXPECT_EQ(mermaid_blocks(md).size(), 2u);
+  EXPECT_NE(md.find("twice replay --handler check-then-act"), std::string::npos);
+}
+
+TEST(MarkdownReport, MermaidDiagramUsesOnlyTheLinesWeMeanToWrite) {
+  const auto blocks = mermaid_blocks(render_markdown(hostile_matrix()));
+  ASSERT_FALSE(blocks.empty());
+  // Text: no ';' (a statement separator), '#' only in entity codes, no '%' (comments).
+  const std::string text = R"((?:[^;#%\n]|#\d+;)+)";
+  const std::string actor = "(gw|t\\d+|db|locks)";
+  const std::regex line("sequenceDiagram|    participant " + actor + " as " + text + "|    " + actor + "(->>|-->>)" +
+                        actor + ": " + text + "|    Note over " + actor + ": " + text);
+  for (const auto& block : blocks)
+    for (const auto& l : lines_of(block)) EXPECT_TRUE(std::regex_match(l, line)) << l;
+}
+
+TEST(MarkdownReport, CmarkGfmRendersTablesAndKeepsPayloadAsText) {
+  const std::string cmark = find_program("cmark-gfm");
+  if (cmark.empty()) GTEST_SKIP() << "cmark-gfm not installed (Debian package cmark-gfm)";
+  ScratchDir dir;
+  write_file(dir / "r.md", render_markdown(hostile_matrix()));
+  // --unsafe: render raw HTML as is, so nothing but our own escaping protects the page.
+  const auto r = run_command(shell_quote(cmark) + " --unsafe -e table -e autolink -e strikethrough -e tagfilter " +
+                             shell_quote((dir / "r.md").string()));
+  ASSERT_EQ(r.exit_code, 0);
+  const std::string& html = r.output;
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("href=\"javascript"), std::string::npos);
+  EXPECT_EQ(count(html, "<table>"), 4);
+  // Pipes and backticks of the payload come out as text inside their cell.
+  EXPECT_NE(html.find("a|b ``x`` `y` line1<br>line2"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  // Every body row of the matrix has one cell per scenario plus the handler.
+  const std::size_t matrix = html.find("<table>");
+  const std::size_t matrix_end = html.find("</table>", matrix);
+  const std::string table = html.substr(matrix, matrix_end - matrix);
+  EXPECT_EQ(count(table, "<th>"), 4);
+  EXPECT_EQ(count(table, "<td>"), 2 * 4);
+}
+
+TEST(MarkdownReport, MermaidParsesEveryDiagram) {
+  const std::string node = find_program("node");
+  const auto checker = test_source_dir() / "mermaid_check";
+  if (node.empty()) GTEST_SKIP() << "node not installed (Debian package nodejs)";
+  if (!std::filesystem::exists(checker / "node_modules" / "mermaid"))
+    GTEST_SKIP() << "mermaid not installed: npm ci --prefix " << checker.string();
+  ScratchDir dir;
+  std::string files;
+  int n = 0;
+  for (const auto& m : {hostile_matrix(), plain_matrix()})
+    for (const auto& block : mermaid_blocks(render_markdown(m))) {
+      const auto path = dir / ("d" + std::to_string(n++) + ".mmd");
+      write_file(path, block);
+      files += " " + shell_quote(path.string());
+    }
+  // A control in the same run (loading Mermaid takes seconds): a diagram it
+  // must reject, so a parser that accepts anything cannot pass.
+  const auto broken = dir / "broken.mmd";
+  write_file(broken, "sequenceDiagram\n    participant a as A\n    a->>: x; y\n");
+  const auto r = run_command(shell_quote(node) + " " + shell_quote((checker / "parse.mjs").string()) + files + " " +
+                             shell_quote(broken.string()) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(count(r.output, "ok "), n) << r.output;
+  EXPECT_EQ(count(r.output, "error " + broken.string()), 1) << r.output;
+}
+
+}  // namespace
+}  // namespace twice::reports

@@ -1,0 +1,63 @@
+#include "reports/report_dir.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "external_tool.h"
+#include "report_fixture.h"
+
+namespace twice::reports {
+namespace {
+
+using namespace testing;
+
+TEST(ReportDir, WritesEveryFormatIntoANewFolder) {
+  ScratchDir dir;
+  const std::string out = (dir / "nested" / "twice-report").string();
+  std::vector<std::string> written;
+  EXPECT_EQ(write_reports(plain_matrix(), out, {}, &written), "");
+  ASSERT_EQ(written.size(), 4u);
+  EXPECT_EQ(written[0], out + "/twice-report.md");
+  EXPECT_EQ(written[3], out + "/twice-report.html");
+  for (const auto& name : {"twice-report.md", "twice-report.json", "twice-report.junit.xml", "twice-report.html"})
+    EXPECT_GT(std::filesystem::file_size(std::filesystem::path(out) / name), 100u) << name;
+  // No temporary file is left behind.
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(out)) ++files;
+  EXPECT_EQ(files, 4);
+  const auto json = nlohmann::json::parse(read_file(std::filesystem::path(out) / "twice-report.json"));
+  EXPECT_EQ(json["schema_version"], 1);
+}
+
+TEST(ReportDir, WritesOnlyTheFormatsAsked) {
+  ScratchDir dir;
+  std::vector<std::string> written;
+  EXPECT_EQ(write_reports(plain_matrix(), dir.path().string(), {"junit", "md"}, &written), "");
+  EXPECT_EQ(written, (std::vector<std::string>{dir.path().string() + "/twice-report.md",
+                                               dir.path().string() + "/twice-report.junit.xml"}));
+  EXPECT_FALSE(std::filesystem::exists(dir / "twice-report.html"));
+}
+
+TEST(ReportDir, RejectsAnUnknownFormatBeforeWritingAnything) {
+  ScratchDir dir;
+  const std::string err = write_reports(plain_matrix(), (dir / "r").string(), {"md", "pdf"});
+  EXPECT_NE(err.find("unknown report format 'pdf'"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "r"));
+}
+
+TEST(ReportDir, NamesTheFolderItCannotCreate) {
+  ScratchDir dir;
+  write_file(dir / "file", "x");
+  const std::string err = write_reports(plain_matrix(), (dir / "file" / "sub").string(), {});
+  EXPECT_NE(err.find("cannot create the report folder"), std::string::npos) << err;
+}
+
+TEST(ReportDir, ReplacesAnOldReport) {
+  ScratchDir dir;
+  write_file(dir / "twice-report.md", "old");
+  EXPECT_EQ(write_reports(plain_matrix(), dir.path().string(), {"md"}), "");
+  EXPECT_TRUE(read_file(dir / "twice-report.md").starts_with("## twice"));
+}
+
+}  // namespace
+}  // namespace twice::reports

@@ -1,0 +1,28 @@
+// Result models built by hand for the report tests: no simulator, so each
+// test states exactly what the writers are given. The hostile one puts the
+// worst text we can think of everywhere a run or a user can put text.
+#pragma once
+
+#include <string>
+
+#include "explore/results.h"
+
+namespace twice::reports::testing {
+
+// Script tags, CDATA terminators, Markdown table pipes, backtick fences,
+// newlines, Mermaid separators, quotes, entity look-alikes, a control
+// character and a byte that is not UTF-8.
+extern const std::string kPayload;
+
+// Two handlers × three scenarios, covering every verdict: pass, a known bug
+// caught (with a counterexample whose SQL carries kPayload), a regression
+// (kPayload in the detail and the replay command), a canary no longer caught,
+// a PCT cell, and a cell missing because the run was interrupted. Handler and
+// scenario names carry markup too.
+explore::MatrixResult hostile_matrix();
+
+// A realistic, well-behaved matrix: the check-then-act double credit as the
+// real run reports it.
+explore::MatrixResult plain_matrix();
+
+}  // namespace twice::reports::testing
