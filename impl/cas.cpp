@@ -1,5 +1,6 @@
 // cas: UPDATE orders SET status='PAID' WHERE order_no=? AND status='WAIT_PAY',
-// and credit only if that changed one row, all in one transaction.
+// and credit only if that changed one row, all in one transaction. A payment
+// for a closed order, or a second payment, is flagged for refund.
 //
 // DEFENCE: the state transition is a compare-and-swap; of any number of
 // concurrent deliveries exactly one changes the row.
@@ -12,6 +13,7 @@ namespace {
 class Cas final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (!env.verify(n).ok()) return Reply::fail("bad signature");
     Db& db = env.db();
     auto tx = db.begin(TxMode::kImmediate);
     if (!tx.ok()) return Reply::fail();
@@ -22,9 +24,9 @@ class Cas final : public Handler {
         "UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ? AND status = 'WAIT_PAY'",
         {n.transaction_id, n.out_trade_no});
     if (!swapped.ok()) return Reply::fail();
-    if (swapped.changes == 0) return order.status == "PAID" ? Reply::success() : Reply::fail("order not payable");
+    if (swapped.changes == 0) return settle_unswapped(db, tx, order, n);
     if (!credit(db, n, order.user).ok() || !tx.commit().ok()) return Reply::fail();
-    return Reply::success();
+    return Reply::ack(n);
   }
 };
 

@@ -16,13 +16,13 @@ class CheckThenAct final : public Handler {
     Db& db = env.db();
     const OrderRow order = load_order(db, n.out_trade_no);
     if (!matches(order, n)) return Reply::fail("unknown order or amount mismatch");
-    if (order.status != "WAIT_PAY") return Reply::success();  // "already handled"
+    if (order.status != "WAIT_PAY") return Reply::ack(n);  // "already handled"
 
     if (!db.exec("UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ?",
                  {n.transaction_id, n.out_trade_no}).ok())
       return Reply::fail();
     if (!credit(db, n, order.user).ok()) return Reply::fail();
-    return Reply::success();
+    return Reply::ack(n);
   }
 };
 

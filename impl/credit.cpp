@@ -3,7 +3,8 @@
 namespace twice::impl {
 
 OrderRow load_order(Db& db, const std::string& order_no) {
-  const Result r = db.exec("SELECT user_id, amount, currency, status FROM orders WHERE order_no = ?", {order_no});
+  const Result r =
+      db.exec("SELECT user_id, amount, currency, status, transaction_id FROM orders WHERE order_no = ?", {order_no});
   OrderRow o;
   if (!r.ok() || r.empty()) return o;
   o.found = true;
@@ -11,6 +12,7 @@ OrderRow load_order(Db& db, const std::string& order_no) {
   o.amount = r.rows[0][1].as_int();
   o.currency = r.rows[0][2].as_text();
   o.status = r.rows[0][3].as_text();
+  o.transaction_id = r.rows[0][4].as_text();
   return o;
 }
 
@@ -24,6 +26,25 @@ Status credit(Db& db, const Notify& notify, const std::string& user) {
   if (!r.ok()) return r.status;
   r = db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {notify.amount, user});
   return r.status;
+}
+
+Status flag_refund(Db& db, const Notify& notify, const std::string& reason) {
+  return db
+      .exec("INSERT OR IGNORE INTO refunds(order_no, transaction_id, amount, reason) VALUES (?, ?, ?, ?)",
+            {notify.out_trade_no, notify.transaction_id, notify.amount, reason})
+      .status;
+}
+
+Reply settle_unswapped(Db& db, Transaction& tx, const OrderRow& order, const Notify& notify) {
+  if (order.status == "PAID" && order.transaction_id == notify.transaction_id) return Reply::ack(notify);  // a duplicate
+  const bool closed = order.status == "CLOSED";
+  const bool second_payment = order.status == "PAID";
+  if (!closed && !second_payment) return Reply::fail("order not payable");
+  if (!flag_refund(db, notify, closed ? "paid after the order was closed" : "order already paid by another transaction")
+           .ok() ||
+      !tx.commit().ok())
+    return Reply::fail();
+  return Reply::ack(notify);
 }
 
 }  // namespace twice::impl

@@ -18,7 +18,7 @@ class LockCheck final : public Handler {
     if (!env.locks().set_if_absent(key, env.token(), 10 * kSecond)) return Reply::fail("busy, retry later");
 
     Db& db = env.db();
-    Reply reply = Reply::success();
+    Reply reply = Reply::ack(n);
     const OrderRow order = load_order(db, n.out_trade_no);
     if (!matches(order, n)) {
       reply = Reply::fail("unknown order or amount mismatch");

@@ -28,13 +28,13 @@ class ReadModifyWrite final : public Handler {
         "UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ? AND status = 'WAIT_PAY'",
         {n.transaction_id, n.out_trade_no});
     if (!swapped.ok()) return Reply::fail();
-    if (swapped.changes == 0) return Reply::success();  // a duplicate: already paid
+    if (swapped.changes == 0) return Reply::ack(n);  // a duplicate: already paid
     if (!db.exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, ?, ?)",
                  {n.out_trade_no, order.user, n.amount}).ok() ||
         !db.exec("UPDATE accounts SET balance = ? WHERE user_id = ?", {balance_read + n.amount, order.user}).ok() ||
         !tx.commit().ok())
       return Reply::fail();
-    return Reply::success();
+    return Reply::ack(n);
   }
 };
 

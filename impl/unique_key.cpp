@@ -3,6 +3,9 @@
 //
 // DEFENCE: the database's UNIQUE index is the single point of truth, and the
 // log row commits or rolls back together with the credit.
+// LIMIT: the key is the order, and the order's state is never looked at: a
+// second payment for the order is acknowledged and swallowed (lost_payment),
+// and a payment for a closed order is credited (illegal_transition).
 #include "impl/credit.h"
 #include "twice/handler.h"
 
@@ -12,6 +15,7 @@ namespace {
 class UniqueKey final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (!env.verify(n).ok()) return Reply::fail("bad signature");
     Db& db = env.db();
     auto tx = db.begin(TxMode::kImmediate);
     if (!tx.ok()) return Reply::fail();
@@ -19,7 +23,7 @@ class UniqueKey final : public Handler {
     const Result logged = db.exec(
         "INSERT INTO callback_log(out_trade_no, event_id, transaction_id, payload) VALUES (?, ?, ?, ?)",
         {n.out_trade_no, n.event_id, n.transaction_id, n.raw_payload});
-    if (logged.status.is_constraint()) return Reply::success();  // seen before: already credited
+    if (logged.status.is_constraint()) return Reply::ack(n);  // seen before: already credited
     if (!logged.ok()) return Reply::fail();
 
     const OrderRow order = load_order(db, n.out_trade_no);
@@ -28,7 +32,7 @@ class UniqueKey final : public Handler {
                  {n.transaction_id, n.out_trade_no}).ok() ||
         !credit(db, n, order.user).ok() || !tx.commit().ok())
       return Reply::fail();
-    return Reply::success();
+    return Reply::ack(n);
   }
 };
 

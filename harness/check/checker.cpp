@@ -12,7 +12,11 @@ const std::vector<InvariantInfo>& invariants() {
   static const std::vector<InvariantInfo> kInvariants = {
       {"double_credit", "an order has more than one credit in the ledger"},
       {"lost_update", "a balance differs from the sum of the credits the ledger holds for it"},
-      {"lost_payment", "the gateway settled a payment and it was acked, yet no credit exists at quiescence"},
+      {"lost_payment", "the gateway settled a payment, yet at quiescence it is neither credited nor flagged for refund"},
+      {"ack_before_commit", "the gateway got an ack for a payment whose credit was not yet committed"},
+      {"accepted_invalid", "a forged, tampered, unknown-order, wrong-amount or replayed notify changed anything"},
+      {"illegal_transition", "an order moved outside its state machine (CLOSED to PAID without a refund, a closed order credited)"},
+      {"payload_missing", "a credited payment's raw callback payload was not stored (scenarios that require it)"},
       {"stuck", "a handler never returned within its step budget (a livelock or an endless retry loop)"},
   };
   return kInvariants;
@@ -23,8 +27,34 @@ bool is_invariant(std::string_view name) {
   return std::any_of(all.begin(), all.end(), [&](const InvariantInfo& i) { return i.name == name; });
 }
 
+namespace {
+
+std::set<std::string> first_column(sqlite3* conn, const std::string& sql) {
+  std::set<std::string> out;
+  if (sql.empty()) return out;
+  for (const auto& row : env::query(conn, sql).rows)
+    if (!row.empty()) out.insert(row[0].as_text());
+  return out;
+}
+
+bool allowed(const std::string& from, const std::string& to, bool refund_flagged) {
+  if (from == "WAIT_PAY") return to == "PAID" || to == "CLOSED";
+  if (from == "PAID") return to == "REFUNDED";
+  if (from == "CLOSED") return to == "REFUNDED" || (to == "PAID" && refund_flagged);
+  return false;
+}
+
+}  // namespace
+
+bool settled_in_database(sqlite3* conn, const Schema& schema, const std::string& order_no) {
+  for (const auto& row : env::query(conn, schema.credits_sql).rows)
+    if (row.size() >= 2 && row[0].as_text() == order_no && row[1].as_int() > 0) return true;
+  return first_column(conn, schema.refunds_sql).count(order_no) > 0;
+}
+
 Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
-                  const std::vector<std::string>& stuck) {
+                  const std::vector<std::string>& stuck, const std::vector<Violation>& observed,
+                  const CheckOptions& options) {
   Verdict v;
   auto fail_query = [&](const Result& r, const char* what) {
     v.violations.push_back({"stuck", "database", fmt::format("the checker could not read {}: {}", what, r.status.to_string())});
@@ -33,19 +63,61 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
   const Result credits = env::query(conn, schema.credits_sql);
   if (!credits.ok()) fail_query(credits, "credits (Schema::credits_sql)");
   for (const auto& row : credits.rows) v.credits_per_order[row[0].as_text()] = static_cast<int>(row[1].as_int());
+  v.refunded = first_column(conn, schema.refunds_sql);
+  const std::set<std::string> payloads = first_column(conn, schema.payloads_sql);
+  std::map<std::string, std::string> status;
+  if (!schema.statuses_sql.empty())
+    for (const auto& row : env::query(conn, schema.statuses_sql).rows) status[row[0].as_text()] = row[1].as_text();
 
+  // Per order: every settled payment must be credited once or flagged for refund.
+  std::map<std::string, std::vector<const gateway::PaymentRecord*>> by_order;
+  std::vector<std::string> order_list;
   for (const auto& p : payments) {
-    const auto it = v.credits_per_order.find(p.order.order_no);
-    const int n = it == v.credits_per_order.end() ? 0 : it->second;
-    if (n > 1) {
-      v.violations.push_back({"double_credit", p.order.order_no,
-                              fmt::format("order {} was credited {} times for one payment of {}", p.order.order_no, n,
-                                          p.order.amount)});
+    if (!by_order.count(p.order.order_no)) order_list.push_back(p.order.order_no);
+    by_order[p.order.order_no].push_back(&p);
+  }
+  for (const auto& order : order_list) {
+    const auto& ps = by_order[order];
+    const gateway::PaymentRecord& p = *ps.front();
+    int settled = 0;
+    bool acked = false;
+    for (const auto* q : ps) {
+      settled += q->settled;
+      acked |= q->acked;
     }
-    if (n == 0 && p.settled && p.acked) {
-      v.violations.push_back({"lost_payment", p.order.order_no,
-                              fmt::format("order {}: the gateway settled {} and got an ack, but nothing was credited",
-                                          p.order.order_no, p.order.amount)});
+    const auto it = v.credits_per_order.find(order);
+    const int n = it == v.credits_per_order.end() ? 0 : it->second;
+    const int refunded = v.refunded.count(order) ? 1 : 0;
+    if (n > 1) {
+      v.violations.push_back({"double_credit", order,
+                              fmt::format("order {} was credited {} times for one payment of {}", order, n, p.order.amount)});
+    }
+    if (settled > 0 && std::min(n, 1) + refunded < settled) {
+      std::string detail =
+          settled > 1 ? fmt::format("order {} was paid {} times; {} credited and {} flagged for refund", order, settled,
+                                    std::min(n, 1), refunded)
+                      : fmt::format("order {}: the gateway settled {} ({}), but it was neither credited nor flagged "
+                                    "for refund",
+                                    order, p.order.amount, acked ? "and got an ack" : "never acked");
+      v.violations.push_back({"lost_payment", order, std::move(detail)});
+    }
+    if (n > 0 && status.count(order) && status[order] == "CLOSED") {
+      v.violations.push_back({"illegal_transition", order, fmt::format("order {} is CLOSED but was credited", order)});
+    }
+    if (options.payload_required && n > 0 && !schema.payloads_sql.empty() && !payloads.count(order)) {
+      v.violations.push_back({"payload_missing", order,
+                              fmt::format("order {} was credited but its callback payload was not stored", order)});
+    }
+  }
+
+  if (!schema.transitions_sql.empty()) {
+    std::set<std::string> reported;
+    for (const auto& row : env::query(conn, schema.transitions_sql).rows) {
+      const std::string order = row[0].as_text(), from = row[1].as_text(), to = row[2].as_text();
+      if (allowed(from, to, v.refunded.count(order) > 0) || !reported.insert(order).second) continue;
+      v.violations.push_back({"illegal_transition", order,
+                              fmt::format("order {} moved {} -> {}{}", order, from, to,
+                                          from == "CLOSED" && to == "PAID" ? " with no refund flagged" : "")});
     }
   }
 
@@ -53,10 +125,12 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
   if (!accounts.ok()) fail_query(accounts, "balances (Schema::balances_sql)");
   for (const auto& row : accounts.rows) {
     AccountState a{row[0].as_text(), row[1].as_int(), row[2].as_int(), 0};
-    for (const auto& p : payments) {
-      const bool credited = v.credits_per_order.count(p.order.order_no) > 0;
-      if (p.order.user == a.user && p.settled && (credited || p.acked)) a.should_be += p.order.amount;
-    }
+    // Each order the user paid, once, unless its payment is being refunded.
+    std::set<std::string> counted;
+    for (const auto& p : payments)
+      if (p.order.user == a.user && p.settled && !v.refunded.count(p.order.order_no) &&
+          counted.insert(p.order.order_no).second)
+        a.should_be += p.order.amount;
     if (a.balance != a.ledger_sum) {
       v.violations.push_back({"lost_update", a.user,
                               fmt::format("account {} holds {} but its ledger credits sum to {}", a.user, a.balance,
@@ -65,7 +139,11 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
     v.accounts.push_back(std::move(a));
   }
 
+  for (const auto& o : observed) v.violations.push_back(o);
   for (const auto& why : stuck) v.violations.push_back({"stuck", "", why});
+  // One line per invariant and subject, in a stable order.
+  std::stable_sort(v.violations.begin(), v.violations.end(),
+                   [](const Violation& a, const Violation& b) { return a.invariant < b.invariant; });
   return v;
 }
 

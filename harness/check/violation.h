@@ -9,7 +9,7 @@
 namespace twice::check {
 
 struct Violation {
-  std::string invariant;  // "double_credit", "lost_update", "lost_payment", "stuck"
+  std::string invariant;  // "double_credit", "lost_update", "lost_payment", ..., "stuck"
   std::string subject;    // the order or account it concerns: "O-1001", "alice"
   std::string detail;     // one sentence for people
 };

@@ -8,6 +8,8 @@
 
 #include "twice/db.h"
 #include "twice/handler.h"
+#include "twice/job.h"
+#include "twice/notify.h"
 #include "twice/status.h"
 #include "twice/time.h"
 
@@ -59,6 +61,14 @@ std::string Value::to_sql() const {
     return out + "'";
   }
   return as_text();
+}
+
+Reply Reply::ack(const Notify& n) {
+  if (n.gateway == "alipay") return Reply{200, "success"};
+  if (n.gateway == "wechat-v2")
+    return Reply{200, "<xml><return_code><![CDATA[SUCCESS]]></return_code><return_msg><![CDATA[OK]]></return_msg></xml>"};
+  if (n.gateway == "adyen") return Reply{202, "[accepted]"};
+  return Reply::success();
 }
 
 const Value& Result::at(std::size_t row, std::string_view name) const {
@@ -179,7 +189,36 @@ std::vector<const HandlerInfo*> HandlerRegistry::all() const {
   return out;
 }
 
+JobRegistry& JobRegistry::instance() {
+  static JobRegistry registry;
+  return registry;
+}
+
+bool JobRegistry::add(JobInfo info) {
+  if (find(info.name)) return false;
+  jobs_.push_back(std::move(info));
+  return true;
+}
+
+const JobInfo* JobRegistry::find(std::string_view name) const {
+  for (const auto& j : jobs_)
+    if (j.name == name) return &j;
+  return nullptr;
+}
+
+std::vector<const JobInfo*> JobRegistry::all() const {
+  std::vector<const JobInfo*> out;
+  for (const auto& j : jobs_) out.push_back(&j);
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  return out;
+}
+
 namespace detail {
+JobRegistration::JobRegistration(std::string name, std::string description,
+                                 std::function<std::unique_ptr<Job>(Micros)> make) {
+  JobRegistry::instance().add(JobInfo{std::move(name), std::move(description), std::move(make)});
+}
+
 HandlerRegistration::HandlerRegistration(std::string name, std::string description,
                                          std::function<std::unique_ptr<Handler>()> make) {
   HandlerRegistry::instance().add(HandlerInfo{std::move(name), std::move(description), std::move(make)});

@@ -1,5 +1,9 @@
 #include "env/sqlite_db.h"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -137,6 +141,33 @@ sqlite3* open_memdb(const std::string& name) {
   return conn;
 }
 
+std::string fresh_database_path() {
+  static std::atomic<std::uint64_t> counter{0};
+  std::error_code ec;
+  const bool shm = std::filesystem::is_directory("/dev/shm", ec);
+  const std::filesystem::path dir = shm ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
+  return (dir / fmt::format("twice-{}-{}.db", ::getpid(), counter++)).string();
+}
+
+void remove_database(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  std::filesystem::remove(path + "-journal", ec);
+}
+
+sqlite3* open_database(const std::string& path) {
+  sqlite3* conn = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &conn,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = conn ? sqlite3_errmsg(conn) : "out of memory";
+    sqlite3_close(conn);
+    throw std::runtime_error("cannot open the run's database " + path + ": " + msg);
+  }
+  exec_script(conn, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;");
+  return conn;
+}
+
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params) {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(conn, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
@@ -150,10 +181,17 @@ Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& para
   return r;
 }
 
-SqliteDb::SqliteDb(sim::Scheduler& scheduler, const std::string& database_name)
-    : scheduler_(scheduler), conn_(open_memdb(database_name)) {}
+SqliteDb::SqliteDb(sim::Scheduler& scheduler, const std::string& database_path)
+    : scheduler_(scheduler), conn_(open_database(database_path)) {}
 
 SqliteDb::~SqliteDb() {
+  if (in_transaction() && !uncommitted_.empty()) {
+    std::string undone;
+    for (const auto& w : uncommitted_) undone += (undone.empty() ? "" : "; ") + w;
+    scheduler_.record(sim::EventKind::kTask,
+                      fmt::format("connection closes with a transaction open: rolled back {} write{}: {}",
+                                  uncommitted_.size(), uncommitted_.size() == 1 ? "" : "s", undone));
+  }
   for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   // Closing a connection with an open transaction rolls it back, as a process
   // that dies or forgets to commit would.
@@ -172,7 +210,8 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
     r.status = Status::crashed();
     return r;
   }
-  scheduler_.point();
+  const std::string text = describe(sql, params);
+  scheduler_.point(text);
 
   auto it = statements_.find(sql);
   if (it == statements_.end()) {
@@ -180,7 +219,7 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
     if (sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
       Result r;
       r.status = Status::error(sqlite3_errmsg(conn_));
-      scheduler_.record(sim::EventKind::kSql, describe(sql, params), summarize(sql, r));
+      scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
       return r;
     }
     it = statements_.emplace(std::string(sql), stmt).first;
@@ -192,18 +231,27 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
   for (;;) {
     Result r = step_all(conn_, stmt);
     if (r.status.is_busy()) {
-      scheduler_.record(sim::EventKind::kSql, describe(sql, params), "SQLITE_BUSY, waits for the lock");
+      scheduler_.record(sim::EventKind::kSql, text, "SQLITE_BUSY, waits for the lock");
       if (scheduler_.block_on_db()) {
         r.status = Status::busy("database is locked (every task was waiting: deadlock)");
-        scheduler_.record(sim::EventKind::kSql, describe(sql, params), r.status.to_string());
+        scheduler_.record(sim::EventKind::kSql, text, r.status.to_string());
         return r;
       }
       bind(stmt, params);
       continue;
     }
-    scheduler_.record(sim::EventKind::kSql, describe(sql, params), summarize(sql, r));
-    // Out of a transaction the connection holds no lock: waiters may proceed.
-    if (!in_transaction()) scheduler_.wake_db_waiters();
+    scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
+    const bool wrote = r.ok() && !sqlite3_stmt_readonly(stmt) && r.changes > 0 && r.columns.empty();
+    if (in_transaction()) {
+      if (wrote) uncommitted_.push_back(text);
+    } else {
+      // A COMMIT publishes the transaction's writes; an autocommit write publishes itself.
+      const bool commit = r.ok() && (sql.starts_with("COMMIT") || sql.starts_with("END"));
+      if (wrote || (commit && !uncommitted_.empty())) committed_writes_ = true;
+      uncommitted_.clear();
+      // Out of a transaction the connection holds no lock: waiters may proceed.
+      scheduler_.wake_db_waiters();
+    }
     return r;
   }
 }

@@ -18,14 +18,24 @@ namespace twice::env {
 // Runs `sql` (one or more statements, no parameters) on a raw connection,
 // outside any scheduling. Returns the error text, empty on success.
 std::string exec_script(sqlite3* conn, const std::string& sql);
-// Opens a connection to the shared in-memory database `name`.
+// Opens a connection to the shared in-memory database `name` (memdb VFS). Note
+// that memdb makes readers wait while another connection holds a write lock,
+// which real SQLite does not; runs use open_database() for that reason.
 sqlite3* open_memdb(const std::string& name);
+// A fresh path for one run's database on a RAM-backed file system (/dev/shm
+// when there is one, else the temporary folder). remove_database() deletes it.
+std::string fresh_database_path();
+void remove_database(const std::string& path);
+// Opens a connection to the database file `path` with SQLite's own locking
+// (readers proceed while a writer holds RESERVED), an in-memory rollback
+// journal and no fsync: a crashed connection rolls back, nothing is durable.
+sqlite3* open_database(const std::string& path);
 // Runs one query outside the scheduler; the checker's reads.
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params = {});
 
 class SqliteDb final : public Db {
  public:
-  SqliteDb(sim::Scheduler& scheduler, const std::string& database_name);
+  SqliteDb(sim::Scheduler& scheduler, const std::string& database_path);
   ~SqliteDb() override;
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -34,11 +44,16 @@ class SqliteDb final : public Db {
   Result exec(std::string_view sql, const std::vector<Value>& params) override;
   // True when a transaction is open on this connection.
   bool in_transaction() const;
+  // True once this connection committed a change (a write that changed rows,
+  // in autocommit or in a transaction that committed).
+  bool committed_writes() const { return committed_writes_; }
 
  private:
   sim::Scheduler& scheduler_;
   sqlite3* conn_ = nullptr;
   std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+  std::vector<std::string> uncommitted_;  // writes of the open transaction, as traced
+  bool committed_writes_ = false;
 };
 
 }  // namespace twice::env

@@ -6,7 +6,7 @@ namespace twice::env {
 
 Micros TaskClock::now() {
   if (!scheduler_.killed()) {
-    scheduler_.point();
+    scheduler_.point("now()");
     scheduler_.record(sim::EventKind::kClock, "now()", format_time(scheduler_.now()));
   }
   return scheduler_.now();
@@ -18,8 +18,13 @@ void TaskClock::sleep(Micros duration) {
   scheduler_.sleep_for(duration);
 }
 
-TaskEnv::TaskEnv(sim::Scheduler& scheduler, LockService& locks, const std::string& database_name)
-    : scheduler_(scheduler), db_(scheduler, database_name), locks_(scheduler, locks), clock_(scheduler) {}
+TaskEnv::TaskEnv(TaskServices s)
+    : scheduler_(s.scheduler),
+      gateway_(s.gateway),
+      respond_(std::move(s.respond)),
+      db_(s.scheduler, s.database_name),
+      locks_(s.scheduler, s.locks),
+      clock_(s.scheduler) {}
 
 std::string TaskEnv::token() {
   const int n = tokens_++;
@@ -27,5 +32,39 @@ std::string TaskEnv::token() {
 }
 
 void TaskEnv::note(std::string_view text) { scheduler_.record(sim::EventKind::kNote, std::string(text)); }
+
+}  // namespace twice::env
+
+namespace twice::env {
+
+Status TaskEnv::verify(const Notify& notify) {
+  if (scheduler_.killed()) return Status::crashed();
+  scheduler_.point("verify signature");
+  Status s = gateway_.verify(notify);
+  scheduler_.record(sim::EventKind::kCall, fmt::format("verify signature of {}", notify.event_id),
+                    s.is_ok() ? "valid" : s.message());
+  return s;
+}
+
+std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
+  if (scheduler_.killed()) return std::nullopt;
+  scheduler_.point(fmt::format("query payment {}", out_trade_no));
+  auto n = gateway_.query_payment(out_trade_no);
+  scheduler_.record(sim::EventKind::kCall, fmt::format("query gateway for {}", out_trade_no),
+                    n ? fmt::format("paid {} {} ({})", n->amount, n->currency, n->transaction_id) : "not paid");
+  return n;
+}
+
+void TaskEnv::respond_now(const Reply& reply) {
+  if (scheduler_.killed() || responded_) return;
+  scheduler_.point("respond");
+  if (!respond_) {
+    scheduler_.record(sim::EventKind::kNote, "respond_now() outside a delivery: ignored");
+    return;
+  }
+  responded_ = true;
+  scheduler_.record(sim::EventKind::kTask, fmt::format("responds early: HTTP {} {}", reply.http_status, reply.body));
+  respond_(reply);
+}
 
 }  // namespace twice::env

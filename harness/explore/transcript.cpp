@@ -28,7 +28,7 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
   out.hidden_steps = 0;
   for (const auto& e : run.trace.events()) {
     const bool step = e.kind == sim::EventKind::kSql || e.kind == sim::EventKind::kLock ||
-                      e.kind == sim::EventKind::kClock;
+                      e.kind == sim::EventKind::kClock || e.kind == sim::EventKind::kCall;
     if (e.task == 0) {
       // Gateway lines that mention one of the orders shown.
       bool relevant = all_tasks;

@@ -3,27 +3,44 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gateway/signature.h"
+
 namespace twice::gateway {
 
 Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Deliver deliver)
-    : scenario_(scenario), profile_(profile), scheduler_(scheduler), deliver_(std::move(deliver)) {
+    : scenario_(scenario),
+      profile_(profile),
+      scheduler_(scheduler),
+      deliver_(std::move(deliver)),
+      secret_("whsec_twice_" + profile.name) {
   for (std::size_t i = 0; i < scenario.orders.size(); ++i) {
     PaymentRecord p;
     p.order = scenario.orders[i];
     p.transaction_id = fmt::format("4200{:06}", i + 1);
-    payments_.push_back(std::move(p));
+    payments_.push_back(p);
+    if (p.order.paid_twice) {
+      // The same order paid again over another channel, a second later.
+      p.transaction_id = fmt::format("4300{:06}", i + 1);
+      p.order.paid_at += kSecond;
+      payments_.push_back(std::move(p));
+    }
   }
 }
 
-Notify Gateway::notify_for(std::size_t index) const {
-  const PaymentRecord& p = payments_[index];
+void Gateway::resign(Notify& n, std::string_view key, Micros at) const {
+  n.signature = sign(key, kEpochSeconds + at / kSecond, n.raw_payload);
+}
+
+Notify Gateway::build(std::size_t payment, const std::string& event_id, const std::string& event_type) const {
+  const PaymentRecord& p = payments_[payment];
   Notify n;
-  n.event_id = fmt::format("evt-{}", p.order.order_no);
+  n.event_id = event_id;
   n.out_trade_no = p.order.order_no;
   n.transaction_id = p.transaction_id;
   n.amount = p.order.amount;
   n.currency = p.order.currency;
-  n.event_type = profile_.paid_event_type;
+  n.event_type = event_type;
+  n.gateway = profile_.name;
   // nlohmann escapes whatever an order number holds; the payload is what a
   // real gateway would post, and it is untrusted downstream.
   n.raw_payload = nlohmann::json{{"id", n.event_id},
@@ -33,46 +50,123 @@ Notify Gateway::notify_for(std::size_t index) const {
                                  {"amount", {{"total", n.amount}, {"currency", n.currency}}},
                                  {"trade_state", "SUCCESS"}}
                       .dump();
+  resign(n, secret_, scheduler_.now());
   return n;
+}
+
+Status Gateway::verify(const Notify& notify) const {
+  return gateway::verify(secret_, notify.signature, notify.raw_payload, scheduler_.now());
+}
+
+std::optional<Notify> Gateway::query_payment(std::string_view out_trade_no) const {
+  for (std::size_t i = 0; i < payments_.size(); ++i)
+    if (payments_[i].order.order_no == out_trade_no && payments_[i].settled)
+      return build(i, fmt::format("query-{}", out_trade_no), profile_.paid_event_type);
+  return std::nullopt;
 }
 
 void Gateway::start() {
   for (std::size_t i = 0; i < payments_.size(); ++i) {
+    if (!payments_[i].order.paid) continue;
     scheduler_.at(payments_[i].order.paid_at, [this, i] {
-      payments_[i].settled = true;
-      scheduler_.record(sim::EventKind::kGateway,
-                        fmt::format("{} pays {} {} for order {}", payments_[i].order.user, payments_[i].order.amount,
-                                    payments_[i].order.currency, payments_[i].order.order_no));
-      send(i, 1);
+      PaymentRecord& p = payments_[i];
+      p.settled = true;
+      scheduler_.record(sim::EventKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
+                                                              p.order.amount, p.order.currency, p.order.order_no,
+                                                              p.transaction_id));
+      const std::string event_id = p.transaction_id.starts_with("43") ? fmt::format("evt-{}-p2", p.order.order_no)
+                                                                      : fmt::format("evt-{}", p.order.order_no);
+      notify_later(i, event_id, profile_.paid_event_type, scheduler_.now());
+      // A second success signal for the same payment (Alipay TRADE_FINISHED,
+      // a second Stripe event): a notification of its own, with its own id.
+      sim::Choices& c = scheduler_.choices();
+      if (c.chance(scenario_.second_signal)) {
+        const Micros later = c.between(scenario_.second_signal_delay_min, scenario_.second_signal_delay_max);
+        scheduler_.record(sim::EventKind::kFault, fmt::format("a second success event for {} ({}) follows in {}",
+                                                              p.order.order_no, profile_.second_paid_event_type,
+                                                              format_duration(later)));
+        notify_later(i, fmt::format("evt-{}-2", p.order.order_no), profile_.second_paid_event_type,
+                     scheduler_.now() + later);
+      }
     });
   }
+  schedule_attacks();
 }
 
-void Gateway::send(std::size_t payment, int number) {
-  PaymentRecord& p = payments_[payment];
+void Gateway::notify_later(std::size_t payment, const std::string& event_id, const std::string& event_type, Micros at) {
+  scheduler_.at(at, [this, payment, event_id, event_type] {
+    notifications_.push_back(Notification{payment, event_id, event_type});
+    enqueue(notifications_.size() - 1);
+  });
+}
+
+void Gateway::enqueue(std::size_t notification) {
+  if (!profile_.head_of_line) {
+    send(notification, 1);
+    return;
+  }
+  queue_.push_back(notification);
+  if (head_busy_)
+    scheduler_.record(sim::EventKind::kGateway,
+                      fmt::format("notify {} waits in the endpoint's queue behind {} other{}",
+                                  payments_[notifications_[notification].payment].order.order_no, queue_.size() - 1,
+                                  queue_.size() == 2 ? "" : "s"));
+  pump();
+}
+
+void Gateway::pump() {
+  if (head_busy_ || queue_.empty()) return;
+  head_busy_ = true;
+  send(queue_.front(), 1);
+}
+
+void Gateway::finish(std::size_t notification) {
+  notifications_[notification].finished = true;
+  if (!profile_.head_of_line || queue_.empty() || queue_.front() != notification) return;
+  queue_.pop_front();
+  head_busy_ = false;
+  pump();
+}
+
+void Gateway::send(std::size_t notification, int number) {
+  const Notification& nt = notifications_[notification];
+  PaymentRecord& p = payments_[nt.payment];
   ++p.attempts;
-  auto attempt = std::make_shared<Attempt>(Attempt{payment, number});
+  auto attempt = std::make_shared<Attempt>(Attempt{notification, number});
   sim::Choices& choices = scheduler_.choices();
+  const std::string what = fmt::format("notify {} {} attempt {}", p.order.order_no, nt.event_type, number);
 
   int copies = 1;
   for (int c = 0; c < scenario_.max_copies; ++c)
     if (choices.chance(scenario_.duplicate)) ++copies;
 
-  const Notify notify = notify_for(payment);
+  const Notify notify = build(nt.payment, nt.event_id, nt.event_type);
   for (int copy = 0; copy < copies; ++copy) {
-    Micros delay = copy == 0 ? 0 : choices.between(scenario_.duplicate_delay_min, scenario_.duplicate_delay_max);
-    const std::string name = copy == 0 ? fmt::format("notify {} #{}", p.order.order_no, number)
-                                       : fmt::format("notify {} #{} (network copy)", p.order.order_no, number);
-    const int task = deliver_(notify, name, scheduler_.now() + delay,
-                              [this, attempt, copy](std::optional<Reply> reply) { on_reply(attempt, copy, std::move(reply)); });
+    const bool original = copy == 0;
+    if (choices.chance(scenario_.request_loss)) {
+      scheduler_.record(sim::EventKind::kFault,
+                        fmt::format("{}{} is lost on the way to the merchant", what, original ? "" : " (network copy)"));
+      continue;
+    }
+    Micros delay = choices.between(scenario_.delay_min, scenario_.delay_max);
+    if (!original) delay += choices.between(scenario_.duplicate_delay_min, scenario_.duplicate_delay_max);
+    const std::string name = fmt::format("notify {} #{}{}{}", p.order.order_no, number,
+                                         nt.event_id.ends_with("-2") ? " (" + nt.event_type + ")" : "",
+                                         original ? "" : " (network copy)");
+    auto on_reply = [this, attempt, original](std::optional<Reply> reply) {
+      // Only the reply to the gateway's own request can reach it: the
+      // network's copies were answered into the void.
+      if (original) this->on_reply(attempt, std::move(reply));
+    };
+    const int task = deliver_(Delivery{notify, name, scheduler_.now() + delay,
+                                       original ? DeliveryKind::kGateway : DeliveryKind::kNetworkCopy, {}, on_reply});
     ++p.deliveries;
-    if (copy == 0) {
-      scheduler_.record(sim::EventKind::kGateway,
-                        fmt::format("sends notify {} attempt {} as {}", p.order.order_no, number, sim::task_label(task)));
+    if (original) {
+      scheduler_.record(sim::EventKind::kGateway, fmt::format("sends {} as {}{}", what, sim::task_label(task),
+                                                              delay ? ", arriving in " + format_duration(delay) : ""));
     } else {
-      scheduler_.record(sim::EventKind::kFault, fmt::format("network duplicates notify {} attempt {}: {} arrives after {}",
-                                                            p.order.order_no, number, sim::task_label(task),
-                                                            format_duration(delay)));
+      scheduler_.record(sim::EventKind::kFault, fmt::format("network duplicates {}: {} arrives in {}", what,
+                                                            sim::task_label(task), format_duration(delay)));
     }
   }
 
@@ -82,16 +176,14 @@ void Gateway::send(std::size_t payment, int number) {
   });
 }
 
-void Gateway::on_reply(const std::shared_ptr<Attempt>& attempt, int copy, std::optional<Reply> reply) {
-  PaymentRecord& p = payments_[attempt->payment];
-  const std::string what = fmt::format("notify {} attempt {}", p.order.order_no, attempt->number);
-  if (!reply) return;  // the task died: no answer went out
-  // Only the reply to the gateway's own request can reach it: the network's
-  // copies were answered into the void.
-  if (copy != 0) return;
+void Gateway::on_reply(const std::shared_ptr<Attempt>& attempt, std::optional<Reply> reply) {
+  const Notification& nt = notifications_[attempt->notification];
+  PaymentRecord& p = payments_[nt.payment];
+  const std::string what = fmt::format("notify {} {} attempt {}", p.order.order_no, nt.event_type, attempt->number);
+  if (!reply) return;  // the task died: no answer went out; the gateway times out
   if (scheduler_.choices().chance(scenario_.ack_loss)) {
     scheduler_.record(sim::EventKind::kFault, fmt::format("the reply to {} is lost on the way back", what));
-    return;  // the gateway times out
+    return;
   }
   if (attempt->resolved) {
     scheduler_.record(sim::EventKind::kGateway, fmt::format("late reply to {} ignored (already timed out)", what));
@@ -102,6 +194,8 @@ void Gateway::on_reply(const std::shared_ptr<Attempt>& attempt, int copy, std::o
     if (!p.acked) p.acked_at = scheduler_.now();
     p.acked = true;
     scheduler_.record(sim::EventKind::kGateway, fmt::format("{} acked (HTTP {})", what, reply->http_status));
+    if (on_ack_) on_ack_(nt.payment);
+    finish(attempt->notification);
     return;
   }
   fail_attempt(*attempt, fmt::format("not acked (HTTP {})", reply->http_status));
@@ -109,21 +203,78 @@ void Gateway::on_reply(const std::shared_ptr<Attempt>& attempt, int copy, std::o
 
 void Gateway::fail_attempt(Attempt& attempt, const std::string& why) {
   attempt.resolved = true;
-  PaymentRecord& p = payments_[attempt.payment];
+  const Notification& nt = notifications_[attempt.notification];
+  const PaymentRecord& p = payments_[nt.payment];
+  const std::string what = fmt::format("notify {} {} attempt {}", p.order.order_no, nt.event_type, attempt.number);
   const int max_attempts = scenario_.max_attempts > 0 ? scenario_.max_attempts
                                                       : static_cast<int>(profile_.retry_after.size()) + 1;
   const std::size_t retry_index = static_cast<std::size_t>(attempt.number) - 1;
   if (attempt.number >= max_attempts || retry_index >= profile_.retry_after.size()) {
-    scheduler_.record(sim::EventKind::kGateway,
-                      fmt::format("notify {} attempt {} {}; retries exhausted", p.order.order_no, attempt.number, why));
+    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} {}; retries exhausted", what, why));
+    finish(attempt.notification);
     return;
   }
   const Micros delay = profile_.retry_after[retry_index];
-  scheduler_.record(sim::EventKind::kGateway, fmt::format("notify {} attempt {} {}; retries in {}", p.order.order_no,
-                                                          attempt.number, why, format_duration(delay)));
-  const std::size_t payment = attempt.payment;
+  scheduler_.record(sim::EventKind::kGateway, fmt::format("{} {}; retries in {}", what, why, format_duration(delay)));
+  const std::size_t notification = attempt.notification;
   const int next = attempt.number + 1;
-  scheduler_.at(scheduler_.now() + delay, [this, payment, next] { send(payment, next); });
+  scheduler_.at(scheduler_.now() + delay, [this, notification, next] { send(notification, next); });
+}
+
+void Gateway::schedule_attacks() {
+  const Attacks& a = scenario_.attacks;
+  if (a.total() == 0) return;
+  sim::Choices& c = scheduler_.choices();
+  int serial = 0;
+  auto launch = [&](const char* kind, int count, auto tamper) {
+    for (int i = 0; i < count; ++i) {
+      const std::size_t target = static_cast<std::size_t>(c.draw(payments_.size()));
+      const Micros at = c.between(0, a.window);
+      const int n = ++serial;
+      scheduler_.at(at, [this, target, n, kind, tamper] {
+        Notify notify = build(target, fmt::format("evt-attack-{}", n), profile_.paid_event_type);
+        const std::string reason = tamper(notify);
+        scheduler_.record(sim::EventKind::kFault, fmt::format("an attacker sends a {} notify: {}", kind, reason));
+        deliver_(Delivery{notify, fmt::format("{} notify {}", kind, notify.out_trade_no), scheduler_.now(),
+                          DeliveryKind::kInvalid, reason, [](std::optional<Reply>) {}});
+      });
+    }
+  };
+  auto repayload = [](Notify& n) {
+    n.raw_payload = nlohmann::json{{"id", n.event_id},
+                                   {"event_type", n.event_type},
+                                   {"out_trade_no", n.out_trade_no},
+                                   {"transaction_id", n.transaction_id},
+                                   {"amount", {{"total", n.amount}, {"currency", n.currency}}},
+                                   {"trade_state", "SUCCESS"}}
+                        .dump();
+  };
+  launch("forged", a.forged_signature, [this](Notify& n) {
+    resign(n, "not-the-gateways-key", scheduler_.now());
+    return fmt::format("order {} marked paid, signed with a key that is not the gateway's", n.out_trade_no);
+  });
+  launch("wrong-amount", a.wrong_amount, [this, repayload](Notify& n) {
+    n.amount = std::max<std::int64_t>(1, n.amount / 100);
+    repayload(n);
+    resign(n, secret_, scheduler_.now());
+    return fmt::format("order {} paid {} instead of the order's amount", n.out_trade_no, n.amount);
+  });
+  launch("wrong-currency", a.wrong_currency, [this, repayload](Notify& n) {
+    n.currency = n.currency == "USD" ? "JPY" : "USD";
+    repayload(n);
+    resign(n, secret_, scheduler_.now());
+    return fmt::format("order {} paid in {}, not the order's currency", n.out_trade_no, n.currency);
+  });
+  launch("unknown-order", a.unknown_order, [this, repayload](Notify& n) {
+    n.out_trade_no = "O-UNKNOWN-" + n.event_id.substr(11);
+    repayload(n);
+    resign(n, secret_, scheduler_.now());
+    return fmt::format("order {} does not exist", n.out_trade_no);
+  });
+  launch("replayed", a.replayed, [this](Notify& n) {
+    resign(n, secret_, scheduler_.now() - kHour);
+    return fmt::format("a valid notify for {} captured an hour ago, sent again", n.out_trade_no);
+  });
 }
 
 }  // namespace twice::gateway

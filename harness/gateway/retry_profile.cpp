@@ -3,6 +3,7 @@
 namespace twice::gateway {
 namespace {
 
+bool ack_2xx(const Reply& r) { return r.http_status >= 200 && r.http_status < 300; }
 // WeChat Pay v3 reads the status before the body: 200 or 204 is an ack even
 // when the body says {"code":"FAIL"}.
 bool ack_wechat_v3(const Reply& r) { return r.http_status == 200 || r.http_status == 204; }
@@ -11,6 +12,8 @@ bool ack_wechat_v2(const Reply& r) {
 }
 // Alipay: the body must be exactly "success", seven characters, nothing else.
 bool ack_alipay(const Reply& r) { return r.http_status == 200 && r.body == "success"; }
+// Adyen: 200 or 202; older integrations answer the body "[accepted]".
+bool ack_adyen(const Reply& r) { return r.http_status == 200 || r.http_status == 202 || r.body == "[accepted]"; }
 
 std::vector<Micros> wechat_schedule() {
   return {15 * kSecond, 15 * kSecond, 30 * kSecond, 3 * kMinute, 10 * kMinute,
@@ -18,22 +21,67 @@ std::vector<Micros> wechat_schedule() {
           3 * kHour,    3 * kHour,    3 * kHour,    6 * kHour,    6 * kHour};
 }
 
+// Stripe: "exponential backoff up to 3 days", intervals unpublished. Default:
+// doubling from 1 minute, capped at 12 hours, until 3 days have passed.
+std::vector<Micros> stripe_schedule() {
+  std::vector<Micros> out;
+  Micros total = 0, gap = kMinute;
+  while (total + gap <= 72 * kHour) {
+    out.push_back(gap);
+    total += gap;
+    gap = std::min(gap * 2, 12 * kHour);
+  }
+  return out;
+}
+
+// PayPal: "up to 25 retries over 3 days", spacing unpublished. Default: 25
+// gaps growing linearly so that they add up to 3 days.
+std::vector<Micros> paypal_schedule() {
+  std::vector<Micros> out;
+  const Micros unit = 72 * kHour / (25 * 26 / 2);
+  for (int i = 1; i <= 25; ++i) out.push_back(unit * i);
+  return out;
+}
+
+// Adyen: 3 quick retries, then the endpoint's queue: 2m, 5m, 10m, 15m, 30m,
+// 1h, 2h, 4h, 8h, then every 8h until 30 days.
+std::vector<Micros> adyen_schedule() {
+  std::vector<Micros> out = {9 * kSecond, 18 * kSecond, 27 * kSecond, 2 * kMinute, 5 * kMinute, 10 * kMinute,
+                             15 * kMinute, 30 * kMinute, kHour, 2 * kHour, 4 * kHour, 8 * kHour};
+  Micros total = 0;
+  for (Micros m : out) total += m;
+  while (total + 8 * kHour <= 30 * 24 * kHour) {
+    out.push_back(8 * kHour);
+    total += 8 * kHour;
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<RetryProfile>& all_profiles() {
   static const std::vector<RetryProfile> kProfiles = {
-      {"wechat-v3",
-       "WeChat Pay v3: 15 retries over 24h4m; 200/204 is an ack whatever the body; 5 s timeout",
-       "TRANSACTION.SUCCESS", wechat_schedule(), 5 * kSecond, ack_wechat_v3},
-      {"wechat-v2",
-       "WeChat Pay v2: the v3 schedule; ack is XML return_code SUCCESS; 5 s timeout",
-       "TRANSACTION.SUCCESS", wechat_schedule(), 5 * kSecond, ack_wechat_v2},
+      {"wechat-v3", "WeChat Pay v3: 15 retries over 24h4m; 200/204 is an ack whatever the body; 5 s timeout",
+       "TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS", wechat_schedule(), 5 * kSecond, ack_wechat_v3, false},
+      {"wechat-v2", "WeChat Pay v2: the v3 schedule; ack is XML return_code SUCCESS; 5 s timeout",
+       "TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS", wechat_schedule(), 5 * kSecond, ack_wechat_v2, false},
       {"alipay",
        "Alipay: 8 notifications in 25h (4m, 10m, 10m, 1h, 2h, 6h, 15h); ack is a body of exactly 'success'; "
-       "timeout unpublished (default 15 s)",
-       "TRADE_SUCCESS",
-       {4 * kMinute, 10 * kMinute, 10 * kMinute, 1 * kHour, 2 * kHour, 6 * kHour, 15 * kHour},
-       15 * kSecond, ack_alipay},
+       "timeout unpublished (default 15s)",
+       "TRADE_SUCCESS", "TRADE_FINISHED",
+       {4 * kMinute, 10 * kMinute, 10 * kMinute, 1 * kHour, 2 * kHour, 6 * kHour, 15 * kHour}, 15 * kSecond,
+       ack_alipay, false},
+      {"stripe",
+       "Stripe: exponential backoff up to 3 days (default: doubling from 1m, capped at 12h); any 2xx; "
+       "timeout unpublished (default 15s)",
+       "payment_intent.succeeded", "charge.succeeded", stripe_schedule(), 15 * kSecond, ack_2xx, false},
+      {"paypal",
+       "PayPal: up to 25 retries over 3 days (default: linearly growing gaps); any 2xx; timeout default 15s",
+       "PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.COMPLETED", paypal_schedule(), 15 * kSecond, ack_2xx, false},
+      {"adyen",
+       "Adyen: 9s, 18s, 27s, then 2m..8h and every 8h for 30 days; 200/202 or '[accepted]'; 10 s timeout; "
+       "head-of-line: later notifications wait behind a failing one",
+       "AUTHORISATION", "AUTHORISATION", adyen_schedule(), 10 * kSecond, ack_adyen, true},
   };
   return kProfiles;
 }

@@ -1,7 +1,8 @@
 // RetryProfile: how one gateway delivers a notification: when it retries a
-// delivery that was not acknowledged, how long it waits for an answer, and
-// what counts as an acknowledgement. Figures from ../shared/GATEWAYS.md; the
-// ones a gateway does not publish are stated defaults, marked below.
+// delivery that was not acknowledged, how long it waits for an answer, what
+// counts as an acknowledgement, and whether later notifications wait behind a
+// failing one (Adyen's head-of-line queue). Figures from ../shared/GATEWAYS.md;
+// the ones a gateway does not publish are defaults, said so in `description`.
 #pragma once
 
 #include <string>
@@ -16,10 +17,12 @@ namespace twice::gateway {
 struct RetryProfile {
   std::string name;
   std::string description;
-  std::string paid_event_type;       // the event type of a "payment succeeded" notify
-  std::vector<Micros> retry_after;   // delay before retry i (after attempt i+1 failed)
-  Micros timeout = 5 * kSecond;      // no answer by then: the attempt failed
+  std::string paid_event_type;         // the event type of a "payment succeeded" notify
+  std::string second_paid_event_type;  // a second success signal for the same payment
+  std::vector<Micros> retry_after;     // delay before retry i (after attempt i+1 failed)
+  Micros timeout = 5 * kSecond;        // no answer by then: the attempt failed
   bool (*is_ack)(const Reply&) = nullptr;
+  bool head_of_line = false;           // one notification in flight at a time, in order
 };
 
 const RetryProfile* find_profile(std::string_view name);

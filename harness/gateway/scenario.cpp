@@ -48,6 +48,17 @@ class Reader {
     return v;
   }
 
+  bool boolean(const toml::node& n, std::string_view name) const {
+    if (!n.is_boolean()) fail(n.source(), fmt::format("'{}' must be true or false, got {}", name, type_of(n)));
+    return *n.value<bool>();
+  }
+
+  const toml::table& table(const toml::node& n, std::string_view name) const {
+    const auto* t = n.as_table();
+    if (!t) fail(n.source(), fmt::format("'{}' must be a table: write [{}]", name, name));
+    return *t;
+  }
+
   double probability(const toml::node& n, std::string_view name) const {
     if (!n.is_number()) fail(n.source(), fmt::format("'{}' must be a number from 0 to 1, got {}", name, type_of(n)));
     const double v = *n.value<double>();
@@ -99,7 +110,7 @@ void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
   std::set<std::string> seen;
   for (const auto& item : *arr) {
     const auto& t = *item.as_table();
-    r.only(t, {"order_no", "user", "amount", "currency", "paid_at"}, "[[orders]]");
+    r.only(t, {"order_no", "user", "amount", "currency", "paid_at", "paid", "paid_twice"}, "[[orders]]");
     OrderSpec o;
     for (const char* required : {"order_no", "user", "amount"})
       if (!t.contains(required)) r.fail(t.source(), fmt::format("an order needs '{}'", required));
@@ -114,13 +125,16 @@ void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
       if (o.currency.size() != 3) r.fail(c->source(), "'currency' must be a 3-letter ISO 4217 code like \"CNY\"");
     }
     if (auto* p = t.get("paid_at")) o.paid_at = r.duration(*p, "paid_at");
+    if (auto* p = t.get("paid")) o.paid = r.boolean(*p, "paid");
+    if (auto* p = t.get("paid_twice")) o.paid_twice = r.boolean(*p, "paid_twice");
     s.orders.push_back(std::move(o));
   }
   if (s.orders.empty()) r.fail(node.source(), "a scenario needs at least one [[orders]] entry");
 }
 
 void read(const Reader& r, const toml::table& root, Scenario& s) {
-  r.only(root, {"description", "profile", "network", "faults", "orders"}, "the top level");
+  r.only(root, {"description", "profile", "network", "faults", "attacks", "merchant", "checks", "orders"},
+         "the top level");
   if (auto* d = root.get("description")) s.description = r.text(*d, "description");
   else r.fail(root.source(), "a scenario needs a one-line 'description'");
   if (auto* p = root.get("profile")) {
@@ -132,21 +146,59 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
     }
   }
   if (auto* n = root.get("network")) {
-    const auto* t = n->as_table();
-    if (!t) r.fail(n->source(), "'network' must be a table: write [network]");
-    r.only(*t, {"latency"}, "[network]");
-    if (auto* l = t->get("latency")) std::tie(s.latency_min, s.latency_max) = r.duration_range(*l, "latency");
+    const auto& t = r.table(*n, "network");
+    r.only(t, {"latency", "delay"}, "[network]");
+    if (auto* v = t.get("latency")) std::tie(s.latency_min, s.latency_max) = r.duration_range(*v, "latency");
+    if (auto* v = t.get("delay")) std::tie(s.delay_min, s.delay_max) = r.duration_range(*v, "delay");
   }
   if (auto* f = root.get("faults")) {
-    const auto* t = f->as_table();
-    if (!t) r.fail(f->source(), "'faults' must be a table: write [faults]");
-    r.only(*t, {"duplicate", "max_copies", "duplicate_delay", "ack_loss", "max_attempts"}, "[faults]");
-    if (auto* v = t->get("duplicate")) s.duplicate = r.probability(*v, "duplicate");
-    if (auto* v = t->get("max_copies")) s.max_copies = static_cast<int>(r.integer(*v, "max_copies", 0, 10));
-    if (auto* v = t->get("duplicate_delay"))
+    const auto& t = r.table(*f, "faults");
+    r.only(t,
+           {"duplicate", "max_copies", "duplicate_delay", "ack_loss", "max_attempts", "request_loss", "pause",
+            "pause_duration", "crash", "restart_after", "mq_redelivery", "mq_delay", "second_signal",
+            "second_signal_delay"},
+           "[faults]");
+    if (auto* v = t.get("duplicate")) s.duplicate = r.probability(*v, "duplicate");
+    if (auto* v = t.get("max_copies")) s.max_copies = static_cast<int>(r.integer(*v, "max_copies", 0, 10));
+    if (auto* v = t.get("duplicate_delay"))
       std::tie(s.duplicate_delay_min, s.duplicate_delay_max) = r.duration_range(*v, "duplicate_delay");
-    if (auto* v = t->get("ack_loss")) s.ack_loss = r.probability(*v, "ack_loss");
-    if (auto* v = t->get("max_attempts")) s.max_attempts = static_cast<int>(r.integer(*v, "max_attempts", 1, 100));
+    if (auto* v = t.get("ack_loss")) s.ack_loss = r.probability(*v, "ack_loss");
+    if (auto* v = t.get("max_attempts")) s.max_attempts = static_cast<int>(r.integer(*v, "max_attempts", 1, 100));
+    if (auto* v = t.get("request_loss")) s.request_loss = r.probability(*v, "request_loss");
+    if (auto* v = t.get("pause")) s.pause = r.probability(*v, "pause");
+    if (auto* v = t.get("pause_duration")) std::tie(s.pause_min, s.pause_max) = r.duration_range(*v, "pause_duration");
+    if (auto* v = t.get("crash")) s.crash = r.probability(*v, "crash");
+    if (auto* v = t.get("restart_after")) std::tie(s.restart_min, s.restart_max) = r.duration_range(*v, "restart_after");
+    if (auto* v = t.get("mq_redelivery")) s.mq_redelivery = r.probability(*v, "mq_redelivery");
+    if (auto* v = t.get("mq_delay")) std::tie(s.mq_delay_min, s.mq_delay_max) = r.duration_range(*v, "mq_delay");
+    if (auto* v = t.get("second_signal")) s.second_signal = r.probability(*v, "second_signal");
+    if (auto* v = t.get("second_signal_delay"))
+      std::tie(s.second_signal_delay_min, s.second_signal_delay_max) = r.duration_range(*v, "second_signal_delay");
+  }
+  if (auto* a = root.get("attacks")) {
+    const auto& t = r.table(*a, "attacks");
+    r.only(t, {"forged_signature", "wrong_amount", "wrong_currency", "unknown_order", "replayed", "window"},
+           "[attacks]");
+    auto count = [&](const char* key, int& out) {
+      if (auto* v = t.get(key)) out = static_cast<int>(r.integer(*v, key, 0, 100));
+    };
+    count("forged_signature", s.attacks.forged_signature);
+    count("wrong_amount", s.attacks.wrong_amount);
+    count("wrong_currency", s.attacks.wrong_currency);
+    count("unknown_order", s.attacks.unknown_order);
+    count("replayed", s.attacks.replayed);
+    if (auto* v = t.get("window")) s.attacks.window = r.duration(*v, "window");
+  }
+  if (auto* m = root.get("merchant")) {
+    const auto& t = r.table(*m, "merchant");
+    r.only(t, {"reconciler", "close_after"}, "[merchant]");
+    if (auto* v = t.get("reconciler")) s.reconciler = r.boolean(*v, "reconciler");
+    if (auto* v = t.get("close_after")) s.close_after = r.duration(*v, "close_after");
+  }
+  if (auto* c = root.get("checks")) {
+    const auto& t = r.table(*c, "checks");
+    r.only(t, {"payload_required"}, "[checks]");
+    if (auto* v = t.get("payload_required")) s.payload_required = r.boolean(*v, "payload_required");
   }
   if (auto* o = root.get("orders")) read_orders(r, *o, s);
   else r.fail(root.source(), "a scenario needs at least one [[orders]] entry");

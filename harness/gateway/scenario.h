@@ -17,6 +17,20 @@ struct OrderSpec {
   std::int64_t amount = 0;  // minor units
   std::string currency = "CNY";
   Micros paid_at = 0;       // when the user pays: the gateway's first notify follows
+  bool paid = true;         // false: the user never pays (an attack target, or an order to close)
+  bool paid_twice = false;  // the user pays again over another channel a second later
+};
+
+// Invalid deliveries an attacker (or a confused upstream) sends, each at a
+// time drawn in [0, window]. None may change anything (`accepted_invalid`).
+struct Attacks {
+  int forged_signature = 0;  // a "paid" notify for an order, signed with the wrong key
+  int wrong_amount = 0;      // validly signed, but the gateway settled 1% of the order's amount
+  int wrong_currency = 0;    // validly signed, in another currency
+  int unknown_order = 0;     // validly signed, for an order the merchant never created
+  int replayed = 0;          // a captured valid notify sent again an hour later (stale timestamp)
+  Micros window = 10 * kSecond;
+  int total() const { return forged_signature + wrong_amount + wrong_currency + unknown_order + replayed; }
 };
 
 struct Scenario {
@@ -36,6 +50,28 @@ struct Scenario {
   Micros duplicate_delay_max = 1 * kSecond;
   double ack_loss = 0.0;    // probability that the handler's reply never reaches the gateway
   int max_attempts = 0;     // 0: the profile's whole schedule
+  Micros delay_min = 0;     // each delivery is delayed by a time in this range: reorders notifications
+  Micros delay_max = 0;
+  double request_loss = 0.0;  // probability that a request never reaches the handler
+  double pause = 0.0;         // probability that a task stalls before an operation (GC pause, slow I/O)
+  Micros pause_min = 1 * kSecond;
+  Micros pause_max = 30 * kSecond;
+  double crash = 0.0;         // probability that the process dies before an operation
+  Micros restart_min = 10 * kSecond;  // downtime after a crash
+  Micros restart_max = 60 * kSecond;
+  double mq_redelivery = 0.0; // probability that the queue behind the endpoint delivers a message again
+  Micros mq_delay_min = 0;
+  Micros mq_delay_max = 30 * kSecond;
+  double second_signal = 0.0; // probability of a second success event for a payment (TRADE_FINISHED)
+  Micros second_signal_delay_min = 1 * kSecond;
+  Micros second_signal_delay_max = 10 * kMinute;
+  Attacks attacks;
+
+  // The merchant's background jobs.
+  bool reconciler = false;  // queries orders still waiting after 30 min, every 10 min
+  Micros close_after = 0;   // > 0: an order-close job closes orders waiting this long, every 10 min
+
+  bool payload_required = false;  // every credited payment's raw payload must be stored
 };
 
 // Thrown by nothing: loading reports errors as this value.

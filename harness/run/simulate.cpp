@@ -12,6 +12,7 @@
 #include "env/task_env.h"
 #include "gateway/gateway.h"
 #include "sim/scheduler.h"
+#include "twice/job.h"
 
 namespace twice::run {
 
@@ -22,11 +23,6 @@ bool RunResult::has(std::string_view invariant) const {
 }
 
 namespace {
-
-std::string fresh_database_name() {
-  static std::atomic<std::uint64_t> counter{0};
-  return fmt::format("twice-{}-{}", ::getpid(), counter++);
-}
 
 // The database the run starts from: the handler's schema, every order
 // waiting for payment, every user's account at zero.
@@ -49,73 +45,207 @@ std::string describe_reply(const Reply& r) {
   return fmt::format("HTTP {} {}", r.http_status, body);
 }
 
+// Everything one run owns, so that tasks and timers can reach it.
+class Run {
+ public:
+  Run(const RunSpec& spec, RunResult& result, sim::Choices& choices, sqlite3* checker_conn, Handler& handler,
+      std::string db_name)
+      : scenario_(*spec.scenario),
+        result_(result),
+        checker_conn_(checker_conn),
+        handler_(handler),
+        db_name_(std::move(db_name)),
+        scheduler_(spec.strategy, choices, result.trace, limits(scenario_), faults()),
+        locks_(scheduler_),
+        gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_,
+                 [this](gateway::Gateway::Delivery d) { return deliver(std::move(d)); }) {}
+
+  void run() {
+    gateway_.on_ack([this](std::size_t payment) { check_ack(payment); });
+    gateway_.start();
+    start_jobs();
+    scheduler_.run();
+    result_.steps = scheduler_.steps();
+    result_.end_time = scheduler_.now();
+    check::CheckOptions options;
+    options.payload_required = scenario_.payload_required;
+    result_.verdict = check::check_run(checker_conn_, handler_.schema(), gateway_.payments(), scheduler_.stuck(),
+                                       observed_, options);
+  }
+
+ private:
+  static sim::SchedulerLimits limits(const gateway::Scenario& s) {
+    sim::SchedulerLimits l;
+    l.latency_min = s.latency_min;
+    l.latency_max = s.latency_max;
+    return l;
+  }
+
+  sim::SchedulerFaults faults() {
+    sim::SchedulerFaults f;
+    f.pause = scenario_.pause;
+    f.pause_min = scenario_.pause_min;
+    f.pause_max = scenario_.pause_max;
+    f.crash = scenario_.crash;
+    f.on_crash = [this](int, const std::string&) {
+      const Micros downtime = scheduler_.choices().between(scenario_.restart_min, scenario_.restart_max);
+      down_until_ = scheduler_.now() + downtime;
+      scheduler_.record(sim::EventKind::kFault,
+                        fmt::format("the process is down; it restarts in {}", format_duration(downtime)));
+    };
+    return f;
+  }
+
+  bool down() const { return scheduler_.now() < down_until_; }
+
+  env::TaskServices services(std::function<void(const Reply&)> respond = {}) {
+    return env::TaskServices{scheduler_, locks_, db_name_, gateway_, std::move(respond)};
+  }
+
+  int deliver(gateway::Gateway::Delivery d) {
+    auto reply = std::make_shared<std::optional<Reply>>();
+    auto sent = std::make_shared<bool>(false);  // answered early with respond_now()
+    auto on_reply = std::make_shared<std::function<void(std::optional<Reply>)>>(std::move(d.on_reply));
+    const bool invalid = d.kind == gateway::DeliveryKind::kInvalid;
+    const std::string reason = d.invalid_reason;
+    const Notify notify = d.notify;
+    const int id = scheduler_.spawn(
+        d.task_name, d.at,
+        [this, notify, reply, sent, on_reply, invalid, reason] {
+          if (down()) {
+            scheduler_.record(sim::EventKind::kTask, "connection refused: the process is down");
+            return;  // no answer: the gateway times out
+          }
+          env::TaskEnv env(services([sent, on_reply](const Reply& r) {
+            *sent = true;
+            (*on_reply)(r);
+          }));
+          Reply r;
+          try {
+            r = handler_.handle(notify, env);
+          } catch (const sim::TaskKilled&) {
+            throw;
+          } catch (const std::exception& e) {
+            scheduler_.record(sim::EventKind::kTask, fmt::format("handler threw: {}", e.what()));
+            r = Reply{500, "Internal Server Error"};
+          } catch (...) {
+            scheduler_.record(sim::EventKind::kTask, "handler threw a non-standard exception");
+            r = Reply{500, "Internal Server Error"};
+          }
+          if (env.in_transaction())
+            scheduler_.record(sim::EventKind::kTask, "returns with a transaction open: it is rolled back");
+          if (!*sent) scheduler_.record(sim::EventKind::kTask, "replies " + describe_reply(r));
+          *reply = r;
+          if (invalid && env.committed_writes())
+            observed_.push_back({"accepted_invalid", notify.out_trade_no,
+                                 fmt::format("{} ({}) was invalid: {}; yet it committed changes",
+                                             sim::task_label(scheduler_.current()), notify.event_id, reason)});
+        },
+        [this, reply, sent, on_reply, notify, kind = d.kind](bool killed) {
+          if (!*sent) (*on_reply)(killed ? std::nullopt : *reply);
+          maybe_redeliver(notify, kind);
+        });
+    result_.tasks[id] = TaskInfo{d.task_name, notify.out_trade_no};
+    return id;
+  }
+
+  // At-least-once delivery between the endpoint and its consumer: the queue
+  // may hand the same message to the handler again, whatever the first did.
+  void maybe_redeliver(const Notify& notify, gateway::DeliveryKind kind) {
+    if (kind == gateway::DeliveryKind::kInvalid || kind == gateway::DeliveryKind::kQueueRedelivery) return;
+    sim::Choices& c = scheduler_.choices();
+    if (!c.chance(scenario_.mq_redelivery)) return;
+    const Micros after = c.between(scenario_.mq_delay_min, scenario_.mq_delay_max);
+    const int id = deliver(gateway::Gateway::Delivery{notify, fmt::format("queue redelivers {}", notify.event_id),
+                                                      scheduler_.now() + after,
+                                                      gateway::DeliveryKind::kQueueRedelivery, {},
+                                                      [](std::optional<Reply>) {}});
+    scheduler_.record(sim::EventKind::kFault, fmt::format("the message queue redelivers {} as {} in {}", notify.event_id,
+                                                          sim::task_label(id), format_duration(after)));
+  }
+
+  void check_ack(std::size_t payment) {
+    const auto& p = gateway_.payments()[payment];
+    if (acked_checked_.count(payment)) return;
+    acked_checked_.insert(payment);
+    if (!check::settled_in_database(checker_conn_, handler_.schema(), p.order.order_no))
+      observed_.push_back({"ack_before_commit", p.order.order_no,
+                           fmt::format("the gateway got an ack for {} at {} while no credit for it was committed",
+                                       p.order.order_no, format_time(scheduler_.now()))});
+  }
+
+  void start_jobs() {
+    if (scenario_.reconciler) schedule_job("reconciler", 30 * kMinute);
+    if (scenario_.close_after > 0) schedule_job("order-closer", scenario_.close_after);
+  }
+
+  void schedule_job(const std::string& name, Micros age) {
+    const JobInfo* info = JobRegistry::instance().find(name);
+    if (!info) throw std::runtime_error("no job registered as " + name);
+    jobs_.push_back(info->make(age));
+    Job* job = jobs_.back().get();
+    schedule_tick(name, job, job->interval());
+  }
+
+  // A job ticks while there is anything left to do for it: until the gateway's
+  // last notification is resolved and a day has passed since the last payment.
+  void schedule_tick(const std::string& name, Job* job, Micros at) {
+    scheduler_.at(at, [this, name, job] {
+      if (!down()) {
+        const int id = scheduler_.spawn(name, scheduler_.now(), [this, job] {
+          env::TaskEnv env(services());
+          job->run(env, handler_);
+        });
+        result_.tasks[id] = TaskInfo{name, ""};
+      }
+      if (scheduler_.now() < horizon()) schedule_tick(name, job, scheduler_.now() + job->interval());
+    });
+  }
+
+  Micros horizon() const {
+    Micros last = 0;
+    for (const auto& o : scenario_.orders) last = std::max(last, o.paid_at);
+    return last + 26 * kHour;
+  }
+
+  const gateway::Scenario& scenario_;
+  RunResult& result_;
+  sqlite3* checker_conn_;
+  Handler& handler_;
+  std::string db_name_;
+  sim::Scheduler scheduler_;
+  env::LockService locks_;
+  gateway::Gateway gateway_;
+  std::vector<std::unique_ptr<Job>> jobs_;
+  std::vector<check::Violation> observed_;
+  std::set<std::size_t> acked_checked_;
+  Micros down_until_ = -1;
+};
+
 }  // namespace
 
 RunResult simulate(const RunSpec& spec) {
   const gateway::Scenario& scenario = *spec.scenario;
-  const gateway::RetryProfile* profile = gateway::find_profile(scenario.profile);
-  if (!profile) throw std::invalid_argument("unknown gateway profile " + scenario.profile);
+  if (!gateway::find_profile(scenario.profile)) throw std::invalid_argument("unknown gateway profile " + scenario.profile);
 
   RunResult result;
   result.seed = spec.seed;
   sim::Choices choices = spec.choices ? sim::Choices(*spec.choices) : sim::Choices(spec.seed);
 
-  const std::string db_name = fresh_database_name();
-  sqlite3* checker_conn = env::open_memdb(db_name);  // also keeps the database alive for the run
+  const std::string db_name = env::fresh_database_path();
+  sqlite3* checker_conn = env::open_database(db_name);
   std::unique_ptr<Handler> handler = spec.handler->make();
-  const Schema& schema = handler->schema();
   try {
-    seed_database(checker_conn, scenario, schema);
+    seed_database(checker_conn, scenario, handler->schema());
+    Run run(spec, result, choices, checker_conn, *handler, db_name);
+    run.run();
   } catch (...) {
     sqlite3_close(checker_conn);
+    env::remove_database(db_name);
     throw;
   }
-
-  {
-    sim::SchedulerLimits limits;
-    limits.latency_min = scenario.latency_min;
-    limits.latency_max = scenario.latency_max;
-    sim::Scheduler scheduler(spec.strategy, choices, result.trace, limits);
-    env::LockService lock_service(scheduler);
-
-    auto deliver = [&](const Notify& notify, std::string name, Micros at,
-                       std::function<void(std::optional<Reply>)> on_reply) {
-      auto reply = std::make_shared<std::optional<Reply>>();
-      const int id = scheduler.spawn(
-          name, at,
-          [&scheduler, &lock_service, &db_name, &handler, notify, reply] {
-            env::TaskEnv env(scheduler, lock_service, db_name);
-            Reply r;
-            try {
-              r = handler->handle(notify, env);
-            } catch (const sim::TaskKilled&) {
-              throw;
-            } catch (const std::exception& e) {
-              scheduler.record(sim::EventKind::kTask, fmt::format("handler threw: {}", e.what()));
-              r = Reply{500, "Internal Server Error"};
-            } catch (...) {
-              scheduler.record(sim::EventKind::kTask, "handler threw a non-standard exception");
-              r = Reply{500, "Internal Server Error"};
-            }
-            if (env.in_transaction())
-              scheduler.record(sim::EventKind::kTask, "returns with a transaction open: it is rolled back");
-            scheduler.record(sim::EventKind::kTask, "replies " + describe_reply(r));
-            *reply = r;
-          },
-          [reply, on_reply](bool killed) { on_reply(killed ? std::nullopt : *reply); });
-      result.tasks[id] = TaskInfo{std::move(name), notify.out_trade_no};
-      return id;
-    };
-
-    gateway::Gateway gw(scenario, *profile, scheduler, deliver);
-    gw.start();
-    scheduler.run();
-
-    result.steps = scheduler.steps();
-    result.end_time = scheduler.now();
-    result.verdict = check::check_run(checker_conn, schema, gw.payments(), scheduler.stuck());
-  }
   sqlite3_close(checker_conn);
+  env::remove_database(db_name);
   result.choices = choices.consumed();
   return result;
 }

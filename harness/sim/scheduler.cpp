@@ -19,12 +19,19 @@ struct Scheduler::Task {
   bool kill_requested = false;
   bool unwinding = false;
   bool deadlock_victim = false;
+  bool paused_here = false;  // this scheduling point already drew its pause
+  std::string pending;       // what the task will do when resumed
   std::binary_semaphore go{0};
   boost::thread thread;
 };
 
-Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits)
-    : strategy_(make_strategy(strategy, choices)), choices_(choices), trace_(trace), limits_(limits) {}
+Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits,
+                     SchedulerFaults faults)
+    : strategy_(make_strategy(strategy, choices)),
+      choices_(choices),
+      trace_(trace),
+      limits_(limits),
+      faults_(std::move(faults)) {}
 
 Scheduler::~Scheduler() {
   // A run that ended early (an exception on the scheduler side) may leave
@@ -116,19 +123,34 @@ void Scheduler::run() {
     }
 
     Task& t = task(strategy_->pick(enabled, last_, choices_));
+    if (t.started && !t.paused_here && choices_.chance(faults_.pause)) {
+      // The task stalls before its operation; the clock moves on for the others.
+      t.paused_here = true;
+      t.state = State::kSleeping;
+      const Micros pause = choices_.between(faults_.pause_min, faults_.pause_max);
+      t.wake_at = now_ + pause;
+      trace_.add(TraceEvent{now_, t.id, EventKind::kFault,
+                            fmt::format("pauses for {} before: {}", format_duration(pause), t.pending), {}});
+      continue;
+    }
+    if (t.started && choices_.chance(faults_.crash)) {
+      crash(t);
+      continue;
+    }
     now_ += choices_.between(limits_.latency_min, limits_.latency_max);
     ++steps_;
     if (++t.steps > limits_.task_step_budget) {
       kill(t, fmt::format("{} ({}) made {} scheduling points without returning (budget {})",
-                          task_label(t.id), t.name, t.steps - 1, limits_.task_step_budget));
+                          task_label(t.id), t.name, t.steps - 1, limits_.task_step_budget), true);
       continue;
     }
     if (steps_ > limits_.run_step_budget) {
       for (auto& [id, other] : tasks_)
         if (other->state != State::kDone && other->started)
-          kill(*other, fmt::format("the run exceeded {} scheduling points", limits_.run_step_budget));
+          kill(*other, fmt::format("the run exceeded {} scheduling points", limits_.run_step_budget), true);
       break;
     }
+    t.paused_here = false;
     resume(t);
   }
 }
@@ -163,9 +185,9 @@ void Scheduler::resume(Task& t) {
   }
 }
 
-void Scheduler::kill(Task& t, const std::string& why) {
-  stuck_.push_back(why);
-  record(EventKind::kTask, fmt::format("killed: {}", why));
+void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
+  if (stuck) stuck_.push_back(why);
+  trace_.add(TraceEvent{now_, t.id, EventKind::kTask, fmt::format("killed: {}", why), {}});
   t.kill_requested = true;
   if (t.started) {
     resume(t);  // unwinds to the body's end
@@ -175,9 +197,26 @@ void Scheduler::kill(Task& t, const std::string& why) {
   }
 }
 
-void Scheduler::point() {
+void Scheduler::crash(Task& at) {
+  const int where = at.id;
+  const std::string before = at.pending;
+  trace_.add(TraceEvent{now_, where, EventKind::kFault,
+                        fmt::format("the merchant's process crashes before: {}", before.empty() ? "(start)" : before), {}});
+  // Every task of the process dies: running ones unwind (their connections
+  // close, rolling back open transactions); requests that had arrived but not
+  // started are lost with the process.
+  for (auto& [id, t] : tasks_) {
+    if (t->state == State::kDone) continue;
+    if (t->started || t->state == State::kReady || t->state == State::kBlockedDb)
+      kill(*t, "the process died", false);
+  }
+  if (faults_.on_crash) faults_.on_crash(where, before);
+}
+
+void Scheduler::point(std::string what) {
   Task& t = task(current_);
   if (t.unwinding) return;
+  t.pending = std::move(what);
   if (t.kill_requested) {
     t.unwinding = true;
     throw TaskKilled{};

@@ -45,9 +45,20 @@ struct SchedulerLimits {
   int run_step_budget = 200'000;  // the whole run, all tasks together
 };
 
+// Faults the scheduler injects at scheduling points, drawn from the Choices.
+struct SchedulerFaults {
+  double pause = 0.0;  // a task stalls (GC pause, slow I/O) before its next operation
+  Micros pause_min = 1 * kSecond;
+  Micros pause_max = 30 * kSecond;
+  double crash = 0.0;  // the merchant's process dies before a task's next operation
+  // Called on the scheduler thread after a crash took every task down.
+  std::function<void(int task, const std::string& before)> on_crash;
+};
+
 class Scheduler {
  public:
-  Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits);
+  Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits,
+            SchedulerFaults faults = {});
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -74,9 +85,10 @@ class Scheduler {
 
   // --- task side (only from the task holding the baton) ---------------------
   int current() const { return current_; }
-  // A scheduling point: another task may run before this returns. Throws
-  // TaskKilled when this task is being taken down.
-  void point();
+  // A scheduling point before `what` (the statement or call about to run):
+  // another task may run before this returns. Throws TaskKilled when this
+  // task is being taken down.
+  void point(std::string what = {});
   // SQLITE_BUSY: wait until another task releases database locks. Returns true
   // when the scheduler chose this task as the deadlock victim instead: every
   // task was waiting, and this one must give up with SQLITE_BUSY.
@@ -92,13 +104,15 @@ class Scheduler {
 
   void fire_due_timers();
   void resume(Task& task);
-  void kill(Task& task, const std::string& why);
+  void kill(Task& task, const std::string& why, bool stuck);
+  void crash(Task& at);
   Task& task(int id) { return *tasks_.at(id); }
 
   std::unique_ptr<Strategy> strategy_;
   Choices& choices_;
   Trace& trace_;
   SchedulerLimits limits_;
+  SchedulerFaults faults_;
 
   struct Timer {
     Micros at;

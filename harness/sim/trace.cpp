@@ -11,6 +11,7 @@ const char* kind_name(EventKind kind) {
     case EventKind::kSql: return "sql";
     case EventKind::kLock: return "lock";
     case EventKind::kClock: return "clock";
+    case EventKind::kCall: return "call";
     case EventKind::kNote: return "note";
     case EventKind::kFault: return "fault";
   }

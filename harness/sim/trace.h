@@ -18,6 +18,7 @@ enum class EventKind {
   kSql,      // a statement and its result
   kLock,     // a lock-service operation
   kClock,    // the handler read the clock or slept
+  kCall,     // the handler called the gateway: verify a signature, query a payment
   kNote,     // a line the handler wrote with Env::note
   kFault,    // an injected fault
 };

@@ -10,12 +10,14 @@ namespace {
 class DbTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    static int counter = 0;
-    name_ = "db-test-" + std::to_string(counter++);
-    keeper_ = open_memdb(name_);
+    name_ = fresh_database_path();
+    keeper_ = open_database(name_);
     ASSERT_EQ(exec_script(keeper_, "CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"), "");
   }
-  void TearDown() override { sqlite3_close(keeper_); }
+  void TearDown() override {
+    sqlite3_close(keeper_);
+    remove_database(name_);
+  }
 
   // Runs each body as its own task, each with its own connection.
   void run_tasks(std::vector<std::function<void(Db&)>> bodies, std::vector<std::uint64_t> choices = {},

@@ -4,12 +4,15 @@
 // lives as long as that task's call to Handler::handle.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "twice/clock.h"
 #include "twice/db.h"
 #include "twice/locks.h"
+#include "twice/notify.h"
+#include "twice/status.h"
 
 namespace twice {
 
@@ -23,6 +26,19 @@ class Env {
   virtual std::string token() = 0;
   // Writes a line into the run's trace, beside this task's statements.
   virtual void note(std::string_view text) = 0;
+
+  // Checks the notify's signature against the gateway's secret, and that its
+  // timestamp is within the tolerance (5 minutes) of now. OK, or an error
+  // saying what is wrong. A scheduling point.
+  virtual Status verify(const Notify& notify) = 0;
+  // The gateway's active query (WeChat query-order, alipay.trade.query): a
+  // signed notify describing the payment of `out_trade_no` if the gateway
+  // settled one, nullopt otherwise. A scheduling point (a network call).
+  virtual std::optional<Notify> query_payment(std::string_view out_trade_no) = 0;
+  // Sends the HTTP response now and keeps running, as a framework that flushes
+  // the response before the work is done. handle()'s return value is then
+  // ignored. A scheduling point.
+  virtual void respond_now(const Reply& reply) = 0;
 };
 
 }  // namespace twice

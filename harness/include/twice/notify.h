@@ -18,7 +18,10 @@ struct Notify {
   std::string currency;        // ISO 4217, e.g. "CNY"
   std::string event_type;      // e.g. "TRANSACTION.SUCCESS"
   std::string raw_payload;     // the body exactly as sent; untrusted
-  std::string signature;       // over raw_payload
+  // Stripe-style "t=<seconds>,v1=<hex HMAC-SHA256 of '<t>.<raw_payload>'>";
+  // check it with Env::verify() before trusting any field above.
+  std::string signature;
+  std::string gateway;         // the profile that sent it: "wechat-v3", "alipay", "adyen", ...
 };
 
 struct Reply {
@@ -32,6 +35,10 @@ struct Reply {
   static Reply fail(std::string message = "FAIL") {
     return Reply{500, R"({"code":"FAIL","message":")" + std::move(message) + "\"}"};
   }
+  // The acknowledgement `notify.gateway` documents: 200 {"code":"SUCCESS"} for
+  // WeChat v3, the XML SUCCESS for v2, exactly "success" for Alipay, 202
+  // "[accepted]" for Adyen, 200 for Stripe and PayPal.
+  static Reply ack(const Notify& notify);
 };
 
 }  // namespace twice

@@ -27,6 +27,18 @@ struct Schema {
   // rows (user TEXT, balance INTEGER, credited INTEGER): each account's balance,
   // and the sum of the credits recorded for it.
   std::string balances_sql;
+
+  // Optional oracle queries; an empty one switches its invariant off.
+  // rows (order_no TEXT): orders flagged for refund (a payment the merchant
+  // must return, e.g. one that arrived after the order was closed).
+  std::string refunds_sql;
+  // rows (order_no TEXT, status TEXT): each order's final status.
+  std::string statuses_sql;
+  // rows (order_no TEXT, from_status TEXT, to_status TEXT): every status change,
+  // in order (the reference schema keeps them with a trigger).
+  std::string transitions_sql;
+  // rows (order_no TEXT): orders whose callback's raw payload is stored.
+  std::string payloads_sql;
 };
 
 // orders, accounts, ledger, callback_log: see harness/env/schema.cpp.

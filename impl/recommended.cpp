@@ -1,0 +1,35 @@
+#include "impl/recommended.h"
+
+#include "impl/credit.h"
+
+namespace twice::impl {
+
+Reply apply_once(const Notify& n, Env& env, const ApplyOptions& options) {
+  if (options.verify && !env.verify(n).ok()) return Reply::fail("bad signature");
+  Db& db = env.db();
+  auto tx = db.begin(TxMode::kImmediate);
+  if (!tx.ok()) return Reply::fail();
+
+  const Result logged = db.exec(
+      "INSERT INTO callback_log(out_trade_no, event_id, transaction_id, payload) VALUES (?, ?, ?, ?)",
+      {n.out_trade_no, n.event_id, n.transaction_id, n.raw_payload});
+  if (logged.status.is_constraint()) {
+    // Seen this order before: the same payment again, or a second payment for it.
+    const Result seen = db.exec("SELECT transaction_id FROM callback_log WHERE out_trade_no = ?", {n.out_trade_no});
+    if (seen.ok() && !seen.empty() && seen.rows[0][0].as_text() == n.transaction_id) return Reply::ack(n);
+  } else if (!logged.ok()) {
+    return Reply::fail();
+  }
+
+  const OrderRow order = load_order(db, n.out_trade_no);
+  if (!order.found || (options.check_amount && !matches(order, n))) return Reply::fail("unknown order or amount mismatch");
+  const Result swapped = db.exec(
+      "UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ? AND status = 'WAIT_PAY'",
+      {n.transaction_id, n.out_trade_no});
+  if (!swapped.ok()) return Reply::fail();
+  if (swapped.changes == 0) return settle_unswapped(db, tx, order, n);
+  if (!credit(db, n, order.user).ok() || !tx.commit().ok()) return Reply::fail();
+  return Reply::ack(n);
+}
+
+}  // namespace twice::impl

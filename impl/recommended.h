@@ -1,0 +1,21 @@
+// The recommended design's core, shared by the handlers built on it: in one
+// transaction, log the callback under a UNIQUE key, move the order
+// WAIT_PAY -> PAID with a compare-and-swap, credit; a duplicate is
+// acknowledged, a second payment or a payment for a closed order is flagged for
+// refund. The signature is verified first. Variants switch one defence off to
+// show what it was for.
+#pragma once
+
+#include "twice/env.h"
+#include "twice/notify.h"
+
+namespace twice::impl {
+
+struct ApplyOptions {
+  bool check_amount = true;  // false: no-amount-check's bug
+  bool verify = true;
+};
+
+Reply apply_once(const Notify& notify, Env& env, const ApplyOptions& options = {});
+
+}  // namespace twice::impl
