@@ -41,7 +41,7 @@ bool LockService::compare_and_delete(std::string_view key, std::string_view owne
 bool TaskLocks::set_if_absent(std::string_view key, std::string_view owner, Micros ttl) {
   if (scheduler_.killed()) return false;
   std::string text = fmt::format("SET {} {} NX PX {}", key, owner, ttl / kMillisecond);
-  scheduler_.point(text);
+  if (!scheduler_.point(text)) return false;
   const bool ok = service_.set_if_absent(key, owner, ttl);
   scheduler_.record(sim::EventKind::kLock, std::move(text), ok ? "OK" : "nil (held)");
   return ok;
@@ -49,7 +49,7 @@ bool TaskLocks::set_if_absent(std::string_view key, std::string_view owner, Micr
 
 std::optional<std::string> TaskLocks::get(std::string_view key) {
   if (scheduler_.killed()) return std::nullopt;
-  scheduler_.point(fmt::format("GET {}", key));
+  if (!scheduler_.point(fmt::format("GET {}", key))) return std::nullopt;
   auto owner = service_.get(key);
   scheduler_.record(sim::EventKind::kLock, fmt::format("GET {}", key), owner ? *owner : "nil");
   return owner;
@@ -57,7 +57,7 @@ std::optional<std::string> TaskLocks::get(std::string_view key) {
 
 bool TaskLocks::del(std::string_view key) {
   if (scheduler_.killed()) return false;
-  scheduler_.point(fmt::format("DEL {}", key));
+  if (!scheduler_.point(fmt::format("DEL {}", key))) return false;
   const bool ok = service_.del(key);
   scheduler_.record(sim::EventKind::kLock, fmt::format("DEL {}", key), ok ? "1" : "0");
   return ok;
@@ -65,7 +65,7 @@ bool TaskLocks::del(std::string_view key) {
 
 bool TaskLocks::compare_and_delete(std::string_view key, std::string_view owner) {
   if (scheduler_.killed()) return false;
-  scheduler_.point(fmt::format("DEL {} IF OWNER {}", key, owner));
+  if (!scheduler_.point(fmt::format("DEL {} IF OWNER {}", key, owner))) return false;
   const bool ok = service_.compare_and_delete(key, owner);
   scheduler_.record(sim::EventKind::kLock, fmt::format("DEL {} IF OWNER {}", key, owner), ok ? "1" : "0 (not owner)");
   return ok;

@@ -211,7 +211,11 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
     return r;
   }
   const std::string text = describe(sql, params);
-  scheduler_.point(text);
+  if (!scheduler_.point(text)) {
+    Result r;
+    r.status = Status::crashed();
+    return r;
+  }
 
   auto it = statements_.find(sql);
   if (it == statements_.end()) {
@@ -233,6 +237,10 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
     if (r.status.is_busy()) {
       scheduler_.record(sim::EventKind::kSql, text, "SQLITE_BUSY, waits for the lock");
       if (scheduler_.block_on_db()) {
+        if (scheduler_.killed()) {
+          r.status = Status::crashed();
+          return r;
+        }
         r.status = Status::busy("database is locked (every task was waiting: deadlock)");
         scheduler_.record(sim::EventKind::kSql, text, r.status.to_string());
         return r;

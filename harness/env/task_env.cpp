@@ -5,8 +5,7 @@
 namespace twice::env {
 
 Micros TaskClock::now() {
-  if (!scheduler_.killed()) {
-    scheduler_.point("now()");
+  if (!scheduler_.killed() && scheduler_.point("now()")) {
     scheduler_.record(sim::EventKind::kClock, "now()", format_time(scheduler_.now()));
   }
   return scheduler_.now();
@@ -39,7 +38,7 @@ namespace twice::env {
 
 Status TaskEnv::verify(const Notify& notify) {
   if (scheduler_.killed()) return Status::crashed();
-  scheduler_.point("verify signature");
+  if (!scheduler_.point("verify signature")) return Status::crashed();
   Status s = gateway_.verify(notify);
   scheduler_.record(sim::EventKind::kCall, fmt::format("verify signature of {}", notify.event_id),
                     s.is_ok() ? "valid" : s.message());
@@ -48,7 +47,7 @@ Status TaskEnv::verify(const Notify& notify) {
 
 std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
   if (scheduler_.killed()) return std::nullopt;
-  scheduler_.point(fmt::format("query payment {}", out_trade_no));
+  if (!scheduler_.point(fmt::format("query payment {}", out_trade_no))) return std::nullopt;
   auto n = gateway_.query_payment(out_trade_no);
   scheduler_.record(sim::EventKind::kCall, fmt::format("query gateway for {}", out_trade_no),
                     n ? fmt::format("paid {} {} ({})", n->amount, n->currency, n->transaction_id) : "not paid");
@@ -57,7 +56,7 @@ std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
 
 void TaskEnv::respond_now(const Reply& reply) {
   if (scheduler_.killed() || responded_) return;
-  scheduler_.point("respond");
+  if (!scheduler_.point("respond")) return;
   if (!respond_) {
     scheduler_.record(sim::EventKind::kNote, "respond_now() outside a delivery: ignored");
     return;

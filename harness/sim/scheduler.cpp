@@ -19,6 +19,7 @@ struct Scheduler::Task {
   bool kill_requested = false;
   bool unwinding = false;
   bool deadlock_victim = false;
+  int dead_calls = 0;
   bool paused_here = false;  // this scheduling point already drew its pause
   std::string pending;       // what the task will do when resumed
   std::binary_semaphore go{0};
@@ -213,29 +214,30 @@ void Scheduler::crash(Task& at) {
   if (faults_.on_crash) faults_.on_crash(where, before);
 }
 
-void Scheduler::point(std::string what) {
+bool Scheduler::point(std::string what) {
   Task& t = task(current_);
-  if (t.unwinding) return;
-  t.pending = std::move(what);
-  if (t.kill_requested) {
+  if (t.unwinding || t.kill_requested) {
     t.unwinding = true;
-    throw TaskKilled{};
+    if (++t.dead_calls > kDeadCallsBeforeThrow && std::uncaught_exceptions() == 0) throw TaskKilled{};
+    return false;
   }
+  t.pending = std::move(what);
   const int self = current_;
   baton_back_.release();
   t.go.acquire();
   current_ = self;
   if (t.kill_requested) {
     t.unwinding = true;
-    throw TaskKilled{};
+    return false;
   }
+  return true;
 }
 
 bool Scheduler::block_on_db() {
   Task& t = task(current_);
   if (t.unwinding) return true;
   t.state = State::kBlockedDb;
-  point();
+  if (!point(t.pending)) return true;
   if (t.deadlock_victim) {
     t.deadlock_victim = false;
     return true;
@@ -248,7 +250,7 @@ void Scheduler::sleep_for(Micros duration) {
   if (t.unwinding) return;
   t.state = State::kSleeping;
   t.wake_at = now_ + duration;
-  point();
+  (void)point("sleep");
 }
 
 bool Scheduler::killed() const {

@@ -33,10 +33,14 @@
 
 namespace twice::sim {
 
-// Thrown at a scheduling point of a task the scheduler is taking down (crash,
-// step budget). Handlers must not swallow it; if one does, the next scheduling
-// point throws it again.
+// How a task is taken down (crash, step budget): from then on every Env call
+// of the task does nothing and reports failure without yielding, so the
+// handler runs to its end with no effect; RAII releases in destructors stay
+// safe. A handler that keeps calling its Env regardless (a retry loop) gets
+// this exception thrown at it after kDeadCallsBeforeThrow calls, outside any
+// unwinding; the task body catches it.
 struct TaskKilled {};
+inline constexpr int kDeadCallsBeforeThrow = 1000;
 
 struct SchedulerLimits {
   Micros latency_min = 1 * kMillisecond;
@@ -86,9 +90,9 @@ class Scheduler {
   // --- task side (only from the task holding the baton) ---------------------
   int current() const { return current_; }
   // A scheduling point before `what` (the statement or call about to run):
-  // another task may run before this returns. Throws TaskKilled when this
-  // task is being taken down.
-  void point(std::string what = {});
+  // another task may run before this returns. Returns false when this task is
+  // being taken down: the caller must then do nothing and report failure.
+  [[nodiscard]] bool point(std::string what = {});
   // SQLITE_BUSY: wait until another task releases database locks. Returns true
   // when the scheduler chose this task as the deadlock victim instead: every
   // task was waiting, and this one must give up with SQLITE_BUSY.

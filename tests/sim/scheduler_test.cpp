@@ -15,7 +15,7 @@ std::vector<std::pair<int, int>> interleaving(const StrategySpec& strategy, std:
   for (int t = 0; t < tasks; ++t) {
     s.spawn("t", 0, [&s, &order, points] {
       for (int p = 0; p < points; ++p) {
-        s.point();
+        (void)s.point();
         order.emplace_back(s.current(), p);
       }
     });
@@ -51,7 +51,7 @@ TEST(Scheduler, AllZeroChoicesRunEachTaskToItsEnd) {
   for (int t = 0; t < 2; ++t)
     s.spawn("t", 0, [&] {
       for (int p = 0; p < 3; ++p) {
-        s.point();
+        (void)s.point();
         order.push_back(s.current());
       }
     });
@@ -81,8 +81,8 @@ TEST(Scheduler, EachStepCostsALatencyFromTheRange) {
   limits.latency_min = limits.latency_max = 7 * kMillisecond;
   Scheduler s({}, choices, trace, limits);
   s.spawn("t", 0, [&] {
-    s.point();
-    s.point();
+    (void)s.point();
+    (void)s.point();
   });
   s.run();
   EXPECT_EQ(s.now(), 3 * 7 * kMillisecond);  // start + two points
@@ -113,7 +113,7 @@ TEST(Scheduler, TaskOverItsStepBudgetIsKilledAndReportedStuck) {
   bool killed_flag = false;
   s.spawn("spinner", 0,
           [&] {
-            for (;;) s.point();  // a handler that never returns
+            for (;;) (void)s.point();  // a handler that never returns
             finished_normally = true;
           },
           [&](bool killed) { killed_flag = killed; });
@@ -132,7 +132,7 @@ TEST(Scheduler, WhenEveryTaskWaitsOnTheDatabaseOneIsChosenAsVictim) {
   bool released = false;
   for (int t = 0; t < 2; ++t)
     s.spawn("waiter", 0, [&] {
-      s.point();
+      (void)s.point();
       if (released) return;
       if (s.block_on_db()) {
         ++victims;
