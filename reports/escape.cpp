@@ -159,14 +159,22 @@ std::string xml_cdata(std::string_view s) {
 std::string markdown_text(std::string_view s) {
   std::string out;
   out.reserve(s.size() + s.size() / 4);
+  bool first = true;
   for_each_printable(s, [&](char32_t cp) {
+    // At the start of a list item or quote, these would open a nested block
+    // (a list, a setext underline, indented code); inside a line they are text.
+    const bool block_marker = cp == '-' || cp == '+' || cp == '=' || cp == ' ' || (cp >= '0' && cp <= '9');
+    if (first && block_marker) {
+      out += numeric_reference(cp);
+      first = false;
+      return;
+    }
+    first = false;
     switch (cp) {
       case '\n': out += "<br>"; break;
       case '\t': out += "&#9;"; break;
       // What GFM tables, emphasis, code, links, math, mentions or inline HTML
       // could read as markup; an entity reference is always literal text.
-      // Callers never put this text at the start of a line, so block markers
-      // ('-', '+', digits) need nothing.
       case '&': case '<': case '>': case '|': case '\\': case '`': case '*': case '_': case '[': case ']':
       case '~': case '$': case '@': case '#':
         out += numeric_reference(cp);

@@ -28,9 +28,11 @@ std::string xml_escape_attribute(std::string_view s);
 // A complete CDATA section; "]]>" inside is split across two sections.
 std::string xml_cdata(std::string_view s);
 
-// GitHub-flavoured Markdown inline text, safe inside a table cell: markup
-// characters become entity references (which no Markdown rule reinterprets
-// and which contain no '|'), newlines become <br>.
+// GitHub-flavoured Markdown inline text, safe inside a table cell, a list
+// item or a quote: markup characters become entity references (which no
+// Markdown rule reinterprets and which contain no '|'), and so does a leading
+// character that would open a nested block ("1.", "-", "+", indentation);
+// newlines become <br>.
 std::string markdown_text(std::string_view s);
 // Inline code inside a table cell: <code> holding markdown_text(s).
 std::string markdown_cell_code(std::string_view s);

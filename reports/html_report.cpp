@@ -23,7 +23,7 @@ body { margin: 0; font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "
 main { max-width: 1400px; margin: 0 auto; padding: 24px 32px 48px; }
 h1 { font-size: 26px; margin: 0 0 4px; } h1 small { font-weight: 400; color: var(--muted); font-size: 18px; }
 h2 { font-size: 20px; margin: 36px 0 12px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
-h3 { font-size: 16px; margin: 0 0 6px; }
+h3 { font-size: 16px; margin: 22px 0 8px; } article h3 { margin-top: 0; }
 a { color: var(--link); text-decoration: none; } a:hover { text-decoration: underline; }
 code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace;
   font-size: 12.5px; }
@@ -57,6 +57,7 @@ table.stats th, table.stats td { padding: 5px 10px; border-bottom: 1px solid #ee
 table.stats th { background: #f8f9fa; font-weight: 600; }
 table.stats td.name, table.stats th.name { text-align: left; }
 table.stats tr.differs td { color: var(--bad); font-weight: 600; }
+table.stats tr:hover td { background: #f8f9fa; }
 table.stats svg { vertical-align: middle; margin-right: 6px; }
 .scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; padding: 8px; background: #fff; }
 svg text { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12px; fill: var(--fg); }
@@ -75,7 +76,7 @@ blockquote { margin: 6px 0 10px; padding: 4px 12px; border-left: 4px solid var(-
 article.differs blockquote { border-color: var(--bad); background: #fff8f7; }
 .kinds { margin: 6px 0 10px; font-size: 12px; color: var(--muted); }
 .kinds i { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin: 0 4px -1px 10px;
-  border: 1px solid; }
+  border-width: 1px; border-style: solid; }
 .k-read { background: #eef4fe; border-color: #8ab4f8; } .k-write { background: #d2e3fc; border-color: #1967d2; }
 .k-lock { background: #f3e8fd; border-color: #a142f4; } .k-clock { background: #fef7e0; border-color: #f9ab00; }
 .k-task { background: #f1f3f4; border-color: #9aa0a6; } .k-fault { background: #fce8e6; border-color: #d93025; }
@@ -158,9 +159,10 @@ std::string matrix_table(const explore::MatrixResult& m) {
       else {
         body = differs(v) ? fmt::format("✗ {}", verdict_name(v)) : "";
         for (const auto& vr : c->violations)
-          body += fmt::format("{}{} <small>caught {}/{}</small>", body.empty() ? "" : "<br>", esc(vr.invariant),
-                              vr.failures, c->seeds_run);
-        if (differs(v)) body += "<small>" + esc(mismatch_sentence(*c)) + "</small>";
+          body += fmt::format("{}{} <small>{} {}/{}</small>", body.empty() ? "" : "<br>", esc(vr.invariant),
+                              differs(v) ? "in" : "caught", vr.failures, c->seeds_run);
+        if (v == CellVerdict::kCanaryLost) body += fmt::format("<small>0/{}</small>", c->seeds_run);
+        if (differs(v)) body += "<small>expected: " + esc(expected_summary(*c)) + "</small>";
         if (auto it = anchor.find(c); it != anchor.end()) body = fmt::format("<a href=\"#cx-{}\">{}</a>", it->second, body);
       }
       const std::string title = c && !c->expected_reason.empty() ? " title=\"" + esc(c->expected_reason) + "\"" : "";
@@ -180,18 +182,18 @@ std::string statistics_table(const explore::MatrixResult& m) {
   for (const auto& c : m.cells) any_pct |= pct_depth(c.strategy).has_value();
   std::string out = "<div class=\"scroll\"><table class=\"stats\"><thead><tr><th class=\"name\">handler</th>"
                     "<th class=\"name\">scenario</th><th class=\"name\">strategy</th><th>failing runs</th>"
-                    "<th>failure rate · 95% Wilson interval</th><th>first failure</th>"
+                    "<th>failure rate</th><th>95% Wilson interval</th><th></th><th>first failure</th>"
                     "<th>median schedules to failure</th>";
   if (any_pct) out += "<th>PCT bound 1/(n·k<sup>d−1</sup>)</th>";
   out += "</tr></thead><tbody>\n";
   for (const auto& c : m.cells) {
     const CellStatistics s = cell_statistics(c);
     out += fmt::format("<tr class=\"{}\"><td class=\"name mono\">{}</td><td class=\"name mono\">{}</td>"
-                       "<td class=\"name mono\">{}</td><td>{}/{}</td><td>{}{} <span class=\"muted\">({} – {})</span>"
-                       "</td><td>{}</td><td>{}</td>",
+                       "<td class=\"name mono\">{}</td><td>{}/{}</td><td>{}</td><td class=\"muted\">{} – {}</td>"
+                       "<td class=\"name\">{}</td><td>{}</td><td>{}</td>",
                        css_class(verdict_of(&c)), esc(c.handler), esc(c.scenario), esc(c.strategy), s.failures, s.runs,
-                       svg_rate_interval(c), format_percent(s.failure_rate), format_percent(s.wilson95.low),
-                       format_percent(s.wilson95.high), s.first_failure ? std::to_string(*s.first_failure) : "—",
+                       format_percent(s.failure_rate), format_percent(s.wilson95.low), format_percent(s.wilson95.high),
+                       svg_rate_interval(c), s.first_failure ? std::to_string(*s.first_failure) : "—",
                        s.median_schedules ? fmt::format("{:g}", *s.median_schedules) : "—");
     if (any_pct)
       out += s.pct_lower_bound ? fmt::format("<td>≥ {} <span class=\"muted\">(n={}, k={}, d={})</span></td>",

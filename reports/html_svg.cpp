@@ -42,7 +42,7 @@ std::size_t chars_in(int width) { return static_cast<std::size_t>(std::max(4, (w
 
 std::string svg_swimlanes(const explore::Counterexample& cex) {
   const auto timeline = build_timeline(cex);
-  constexpr int kGutter = 92, kGatewayLane = 230, kTaskLane = 350, kHeader = 40, kRow = 28, kBox = 22;
+  constexpr int kGutter = 104, kGatewayLane = 260, kTaskLane = 350, kHeader = 40, kRow = 28, kBox = 22;
   const int lanes = static_cast<int>(cex.columns.size());
   const int width = kGutter + kGatewayLane + lanes * kTaskLane;
   const int height = kHeader + static_cast<int>(timeline.size()) * kRow + 8;
@@ -107,11 +107,17 @@ std::string svg_schedules_chart(const explore::MatrixResult& m) {
   }
   if (bars.empty()) return "<p class=\"muted\">No cell failed, so there is no time to first failure to chart.</p>\n";
 
-  constexpr int kLabel = 330, kPlot = 560, kValue = 190, kRow = 30, kTop = 30, kAxis = 26;
+  // Label cells by strategy only when the matrix mixes strategies.
+  bool mixed = false;
+  for (const auto& b : bars) mixed |= b.cell->strategy != bars.front().cell->strategy;
+  constexpr int kLabel = 400, kPlot = 560, kValue = 190, kRow = 30, kTop = 30, kAxis = 40;
   const int width = kLabel + kPlot + kValue;
   const int height = kTop + static_cast<int>(bars.size()) * kRow + kAxis;
-  const double top_log = std::log10(static_cast<double>(max_runs));
-  auto x_of = [&](double v) { return kLabel + kPlot * std::log10(std::max(1.0, v)) / top_log; };
+  // The scale starts a little below 1, so a failure on the very first
+  // schedule still draws a bar.
+  constexpr double kOrigin = 0.6;
+  const double top_log = std::log10(max_runs / kOrigin);
+  auto x_of = [&](double v) { return kLabel + kPlot * std::log10(std::max(1.0, v) / kOrigin) / top_log; };
 
   std::string out = fmt::format(
       "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
@@ -127,21 +133,22 @@ std::string svg_schedules_chart(const explore::MatrixResult& m) {
   out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#9aa0a6\" "
                      "stroke-dasharray=\"4 3\"/><text x=\"{0:.1f}\" y=\"{3}\" class=\"tick\">{4} runs</text>\n",
                      x_of(max_runs), kTop - 6, plot_bottom, kTop - 12, max_runs);
-  out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis-label\">schedules (log scale)</text>\n", kLabel,
-                     plot_bottom + 16 + 0);
+  out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis-label\">schedules (log scale){}</text>\n", kLabel,
+                     plot_bottom + 34, mixed ? "" : fmt::format(", strategy {}", esc(bars.front().cell->strategy)));
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& [c, s] = bars[i];
     const int y = kTop + static_cast<int>(i) * kRow;
     const CellVerdict v = verdict_of(c);
     const char* fill = differs(v) ? "#d93025" : "#f29900";
-    const std::string label = fmt::format("{} × {} ({})", c->handler, c->scenario, c->strategy);
+    const std::string label =
+        fmt::format("{} × {}", c->handler, c->scenario) + (mixed ? fmt::format(" ({})", c->strategy) : "");
     const std::string tooltip =
         fmt::format("{}: first failure at schedule {}; median {:g} schedules between failures ({} failing of {} runs)",
                     label, *s.first_failure, s.median_schedules.value_or(0), s.failures, s.runs);
     const double x_first = x_of(*s.first_failure);
     out += fmt::format("<g class=\"bar\"><title>{}</title>", esc(tooltip));
     out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"bar-label\">{}</text>", kLabel - 10, y + 15,
-                       esc(truncate_utf8(label, 44)));
+                       esc(truncate_utf8(label, 54)));
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" rx=\"3\" fill=\"{}\"/>", kLabel, y + 3,
                        std::max(3.0, x_first - kLabel), fill);
     if (s.median_schedules) {

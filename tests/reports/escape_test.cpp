@@ -52,6 +52,11 @@ TEST(Escape, MarkdownTextCannotBreakATableOrOpenMarkup) {
   out.replace(out.find("<br>"), 4, " ");  // the one tag we write
   for (char ch : std::string("|<>`*_[]\\~$@\n")) EXPECT_EQ(out.find(ch), std::string::npos) << "found " << ch;
   EXPECT_EQ(markdown_text("a|b"), "a&#124;b");
+  // A leading list or heading marker stays text after a bullet or quote marker.
+  EXPECT_EQ(markdown_text("1. x"), "&#49;. x");
+  EXPECT_EQ(markdown_text("- x"), "&#45; x");
+  EXPECT_EQ(markdown_text("    x"), "&#32;   x");
+  EXPECT_EQ(markdown_text("x - 1"), "x - 1");
   EXPECT_EQ(markdown_cell_code("x`y"), "<code>x&#96;y</code>");
 }
 

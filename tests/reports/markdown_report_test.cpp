@@ -87,7 +87,7 @@ TEST(MarkdownReport, ShowsVerdictsStatisticsAndCounterexamples) {
   const std::string md = render_markdown(hostile_matrix());
   EXPECT_NE(md.find("🐞 double&#95;credit caught 5/200"), std::string::npos) << md;
   EXPECT_NE(md.find("❌ **regression**"), std::string::npos);
-  EXPECT_NE(md.find("❌ **canary lost**: expected double&#95;credit, observed pass in 200 runs"), std::string::npos);
+  EXPECT_NE(md.find("❌ **canary lost**: pass in 200 runs (expected double&#95;credit)"), std::string::npos);
   EXPECT_NE(md.find("⏸️ not run"), std::string::npos);
   EXPECT_NE(md.find("Interrupted"), std::string::npos);
   EXPECT_NE(md.find("2.50% | 1.07% – 5.72%"), std::string::npos) << md;  // 5 of 200, Wilson
@@ -121,6 +121,8 @@ TEST(MarkdownReport, CmarkGfmRendersTablesAndKeepsPayloadAsText) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("href=\"javascript"), std::string::npos);
   EXPECT_EQ(count(html, "<table>"), 4);
+  EXPECT_EQ(count(html, "<ol"), 0);  // "1. evil…" at the start of a list item stays text
+  EXPECT_EQ(count(html, "<blockquote>"), 2);  // the details of the two counterexamples, nothing nested
   // Pipes and backticks of the payload come out as text inside their cell.
   EXPECT_NE(html.find("a|b ``x`` `y` line1<br>line2"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);

@@ -75,7 +75,7 @@ const std::string kPayload = std::string("<script>alert(1)</script> ]]> a|b ``x`
 
 MatrixResult hostile_matrix() {
   MatrixResult m;
-  const std::string evil_handler = "evil<script>alert(2)</script>|`h`";
+  const std::string evil_handler = "1. evil<script>alert(2)</script>|`h`";
   const std::string evil_scenario = "pay]]>load|`s`\nx";
   m.handlers = {"check-then-act", evil_handler};
   m.scenarios = {"concurrent-duplicates", evil_scenario, "sequential-duplicates"};
@@ -118,7 +118,7 @@ MatrixResult hostile_matrix() {
   ViolationResult r = v;
   r.invariant = "lost_update";
   r.subject = "alice" + kPayload;
-  r.detail = "balance went missing: " + kPayload;
+  r.detail = "- balance went missing: " + kPayload;
   r.failures = 3;
   r.schedules_to_first = 1;
   r.counterexample.replay_command = "twice replay --handler '" + evil_handler + "' ]]> " + kPayload;
