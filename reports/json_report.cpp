@@ -5,7 +5,33 @@
 
 #include <fmt/format.h>
 
+#include "reports/cell_verdict.h"
+#include "reports/statistics.h"
+
 namespace twice::reports {
+namespace {
+
+// Added in schema version 1 without breaking it: readers that do not know
+// these fields ignore them (docs/report-schema.md).
+nlohmann::json statistics_json(const explore::CellResult& c) {
+  const CellStatistics s = cell_statistics(c);
+  auto optional = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"failure_rate", s.failure_rate},
+          {"wilson_95", {{"low", s.wilson95.low}, {"high", s.wilson95.high}}},
+          {"first_failure", optional(s.first_failure)},
+          {"median_schedules_to_failure", optional(s.median_schedules)},
+          {"pct_depth", optional(s.pct_depth)},
+          {"pct_lower_bound", optional(s.pct_lower_bound)}};
+}
+
+std::string verdict_key(const explore::CellResult& c) {
+  std::string name = verdict_name(verdict_of(&c));
+  for (auto& ch : name)
+    if (ch == ' ') ch = '_';
+  return name;
+}
+
+}  // namespace
 
 nlohmann::json to_json(const explore::MatrixResult& m) {
   using nlohmann::json;
@@ -48,6 +74,11 @@ nlohmann::json to_json(const explore::MatrixResult& m) {
         {"expected_reason", c.expected_reason},
         {"expectation_listed", c.expectation_listed},
         {"matched", c.matched},
+        {"verdict", verdict_key(c)},
+        {"failing_run_indices", c.failing_run_indices},
+        {"max_tasks", c.max_tasks},
+        {"max_steps", c.max_steps},
+        {"statistics", statistics_json(c)},
     });
   }
   return json{{"schema_version", kJsonSchemaVersion},
@@ -67,7 +98,9 @@ std::string write_json(const explore::MatrixResult& m, const std::string& path) 
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return fmt::format("{}: cannot write (does the folder exist?)", path);
-    out << to_json(m).dump(2) << '\n';
+    // Invalid UTF-8 from a handler (a blob inlined into SQL) becomes U+FFFD
+    // instead of an exception.
+    out << to_json(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     if (!out) return fmt::format("{}: write failed", path);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {

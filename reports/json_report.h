@@ -1,6 +1,5 @@
-// JSON report, schema version 1 (see docs/report-schema.md once issue 4 lands;
-// for now the fields are described where they are written). Reads only the
-// result model. Strings are escaped by nlohmann::json, so untrusted payloads
+// JSON report, schema version 1, every field described in docs/report-schema.md.
+// Reads only the result model. Strings are escaped by nlohmann::json, so untrusted payloads
 // that reach a transcript stay data.
 #pragma once
 

@@ -29,6 +29,15 @@ TEST(ReportDir, WritesEveryFormatIntoANewFolder) {
   EXPECT_EQ(json["schema_version"], 1);
 }
 
+TEST(ReportDir, WritesTheHostileMatrixInEveryFormat) {
+  // Invalid UTF-8 and control characters reach every writer, the JSON one included.
+  ScratchDir dir;
+  EXPECT_EQ(write_reports(hostile_matrix(), dir.path().string(), {}), "");
+  const auto json = nlohmann::json::parse(read_file(dir / "twice-report.json"));
+  EXPECT_EQ(json["cells"].size(), 4u);
+  EXPECT_TRUE(json["interrupted"]);
+}
+
 TEST(ReportDir, WritesOnlyTheFormatsAsked) {
   ScratchDir dir;
   std::vector<std::string> written;
