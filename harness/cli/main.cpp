@@ -18,6 +18,7 @@
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "reports/json_report.h"
+#include "reports/report_dir.h"
 #include "reports/text_report.h"
 #include "run/simulate.h"
 #include "sim/trace.h"
@@ -108,6 +109,9 @@ struct RunArgs {
   int jobs = 0;
   int shrink_budget = 1500;
   bool quiet = false;
+  std::string report_dir;            // empty: twice-report/ for the full matrix, else none
+  std::vector<std::string> formats;  // empty: all
+  bool no_report = false;
 };
 
 int cmd_run(const RunArgs& a) {
@@ -148,6 +152,21 @@ int cmd_run(const RunArgs& a) {
       return kExitUsage;
     }
     if (!a.quiet) std::cerr << "wrote " << a.json << "\n";
+  }
+  // The full matrix is the CI job, so it leaves its reports without being asked;
+  // a run narrowed to some cells writes them when given a folder or formats.
+  std::string report_dir = a.report_dir;
+  const bool full_matrix = a.handlers.empty() && a.scenarios.empty();
+  if (report_dir.empty() && !a.no_report && (full_matrix || !a.formats.empty())) report_dir = "twice-report";
+  if (!report_dir.empty()) {
+    std::vector<std::string> written;
+    if (auto err = reports::write_reports(m, report_dir, a.formats, &written); !err.empty()) {
+      std::cerr << "twice: " << err << "\n";
+      return kExitUsage;
+    }
+    std::string list;
+    for (const auto& w : written) list += (list.empty() ? "" : ", ") + w;
+    if (!a.quiet) std::cerr << "wrote " << list << "\n";
   }
   if (m.interrupted) return 130;
   return m.all_matched() ? 0 : kExitMismatch;
@@ -225,12 +244,14 @@ int main(int argc, char** argv) {
   RunArgs run_args;
   auto* run = app.add_subcommand("run", "Run handlers against scenarios under many seeds and compare with the expected matrix");
   run->footer(
-      "\nWith no --handler and no --scenario, runs every handler against every bundled scenario.\n"
+      "\nWith no --handler and no --scenario, runs every handler against every bundled scenario and writes\n"
+      "twice-report/twice-report.{md,json,junit.xml,html} (see docs/ci.md; --no-report to skip).\n"
       "Exit status: 0 the observed matrix equals scenarios/expected.toml; 1 it differs (a regression, or a\n"
       "known-buggy handler no longer caught); 2 a usage or input error.\n"
       "Examples:\n"
       "  twice run\n"
       "  twice run --handler check-then-act --scenario concurrent-duplicates --json r.json\n"
+      "  twice run --report-dir out --format md,junit\n"
       "  twice run --handler unique-key+cas --seeds 2000 --strategy pct --pct-depth 3");
   run->add_option("--handler", run_args.handlers, "A handler to run (repeatable); default all. See `twice list`");
   run->add_option("--scenario", run_args.scenarios, "A bundled scenario name or a path to a .toml file (repeatable)");
@@ -244,6 +265,14 @@ int main(int argc, char** argv) {
   run->add_option("--jobs,-j", run_args.jobs, "Cells explored at once (default: one per core)")->check(CLI::Range(0, 256));
   run->add_option("--shrink-budget", run_args.shrink_budget, "Runs spent shrinking each counterexample (0: do not shrink)")->check(CLI::Range(0, 1'000'000))->capture_default_str();
   run->add_flag("--quiet,-q", run_args.quiet, "No progress line on stderr");
+  auto* report_dir_opt = run->add_option(
+      "--report-dir", run_args.report_dir,
+      "Write reports (Markdown, JSON, JUnit XML, HTML) into this folder (default for the full matrix: twice-report)");
+  run->add_option("--format", run_args.formats, "Report formats, comma-separated (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"md", "json", "junit", "html"}));
+  run->add_flag("--no-report", run_args.no_report, "Write no report folder, not even for the full matrix")
+      ->excludes(report_dir_opt);
 
   ReplayArgs replay_args;
   auto* replay = app.add_subcommand("replay", "Replay one run from its seed and print its whole trace");
