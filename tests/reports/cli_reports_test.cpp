@@ -1,0 +1,104 @@
+// `twice run` and its report options, end to end on one small scenario: the
+// full matrix leaves twice-report/ unasked, a narrowed run only when asked,
+// and what it writes is read back by the real consumers.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "external_tool.h"
+
+namespace twice::reports {
+namespace {
+
+using namespace testing;
+
+// A folder holding one bundled scenario and no expected.toml, so the "full
+// matrix" is every handler against that scenario under a few seeds.
+struct SmallMatrix {
+  ScratchDir dir;
+  SmallMatrix() {
+    std::filesystem::create_directories(dir / "scenarios");
+    std::filesystem::copy_file(std::filesystem::path(TWICE_SOURCE_DIR) / "scenarios" / "concurrent-duplicates.toml",
+                               dir / "scenarios" / "concurrent-duplicates.toml");
+  }
+  CommandResult twice(const std::string& args) const {
+    return run_command("cd " + shell_quote(dir.path().string()) + " && " + shell_quote(TWICE_BINARY) +
+                       " run --scenarios-dir scenarios --seeds 3 --shrink-budget 50 " + args + " 2>&1 >/dev/null");
+  }
+};
+
+TEST(CliReports, FullMatrixWritesEveryFormatIntoTwiceReport) {
+  SmallMatrix m;
+  const auto r = m.twice("");
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+  EXPECT_NE(r.output.find("wrote twice-report/twice-report.md, twice-report/twice-report.json, "
+                          "twice-report/twice-report.junit.xml, twice-report/twice-report.html"),
+            std::string::npos)
+      << r.output;
+  const auto json = nlohmann::json::parse(read_file(m.dir / "twice-report" / "twice-report.json"));
+  EXPECT_EQ(json["scenarios"], nlohmann::json({"concurrent-duplicates"}));
+  ASSERT_GT(json["cells"].size(), 1u);
+  EXPECT_TRUE(json["cells"][0].contains("statistics"));
+
+  if (!find_program("python3").empty()) {
+    const auto junit = run_command("python3 " + shell_quote((test_source_dir() / "read_junit.py").string()) + " " +
+                                   shell_quote((m.dir / "twice-report" / "twice-report.junit.xml").string()));
+    ASSERT_EQ(junit.exit_code, 0) << junit.output;
+    EXPECT_EQ(nlohmann::json::parse(junit.output)["attrib"]["tests"], std::to_string(json["cells"].size()));
+  }
+  if (const std::string xmllint = find_program("xmllint"); !xmllint.empty()) {
+    const auto valid = run_command(shell_quote(xmllint) + " --noout --schema " +
+                                   shell_quote((test_source_dir() / "junit.xsd").string()) + " " +
+                                   shell_quote((m.dir / "twice-report" / "twice-report.junit.xml").string()) + " 2>&1");
+    EXPECT_EQ(valid.exit_code, 0) << valid.output;
+  }
+}
+
+TEST(CliReports, QuietRunWritesReportsWithoutSayingSo) {
+  SmallMatrix m;
+  const auto r = m.twice("-q --format html");
+  EXPECT_EQ(r.output.find("wrote"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(m.dir / "twice-report" / "twice-report.html"));
+  EXPECT_FALSE(std::filesystem::exists(m.dir / "twice-report" / "twice-report.md"));
+}
+
+TEST(CliReports, NarrowedRunWritesReportsOnlyWhenAsked) {
+  SmallMatrix m;
+  auto r = m.twice("--handler check-then-act --scenario concurrent-duplicates");
+  EXPECT_NE(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(m.dir / "twice-report"));
+
+  r = m.twice("--handler check-then-act --scenario concurrent-duplicates --report-dir out --format md,junit");
+  EXPECT_NE(r.output.find("wrote out/twice-report.md, out/twice-report.junit.xml"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(m.dir / "out" / "twice-report.junit.xml"));
+  EXPECT_FALSE(std::filesystem::exists(m.dir / "out" / "twice-report.html"));
+}
+
+TEST(CliReports, NoReportWritesNothingEvenForTheFullMatrix) {
+  SmallMatrix m;
+  const auto r = m.twice("--no-report --json r.json");
+  EXPECT_NE(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(m.dir / "twice-report"));
+  EXPECT_TRUE(std::filesystem::exists(m.dir / "r.json"));  // --json still works
+}
+
+TEST(CliReports, RejectsUnknownFormatsAndConflictingOptions) {
+  SmallMatrix m;
+  auto r = m.twice("--format md,pdf");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("pdf"), std::string::npos) << r.output;
+  r = m.twice("--no-report --report-dir x");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(m.dir / "twice-report"));
+  EXPECT_FALSE(std::filesystem::exists(m.dir / "x"));
+}
+
+TEST(CliReports, AFolderThatCannotBeCreatedIsAUsageError) {
+  SmallMatrix m;
+  write_file(m.dir / "blocker", "a file, not a folder");
+  const auto r = m.twice("--report-dir blocker/sub");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot create the report folder"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace twice::reports
