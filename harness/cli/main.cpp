@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "check/violation.h"
+#include "cli/stress_command.h"
 #include "explore/expected.h"
 #include "explore/explorer.h"
 #include "gateway/retry_profile.h"
@@ -293,6 +294,9 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");
   list->add_option("--scenarios-dir", list_dir, "Folder of bundled scenarios");
 
+  std::function<int()> stress_action;
+  cli::add_stress_command(app, stress_action);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -302,6 +306,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(run_args);
     if (*replay) return cmd_replay(replay_args);
     if (*list) return cmd_list(list_dir);
+    if (stress_action) return stress_action();
   } catch (const UsageError& e) {
     std::cerr << "twice: " << e.message << "\n";
     return kExitUsage;

@@ -1,0 +1,174 @@
+#include "cli/stress_command.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "check/violation.h"
+#include "stress/stress_runner.h"
+#include "twice/handler.h"
+
+namespace twice::cli {
+namespace {
+
+constexpr int kExitViolations = 1;
+constexpr int kExitUsage = 2;
+
+struct StressArgs {
+  std::string handler;
+  int threads = 8;
+  int duplicates = 2;
+  long orders = 0;
+  long deliveries = 100'000;
+  double seconds = 60;
+  bool until_violation = false;
+  bool quiet = false;
+};
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_stress_sigint(int) { g_interrupted = true; }
+
+std::string known_handlers() {
+  std::string names;
+  for (const auto* h : HandlerRegistry::instance().all()) names += (names.empty() ? "" : ", ") + h->name;
+  return names;
+}
+
+std::string percent(double rate) { return fmt::format("{:.3f}%", 100.0 * rate); }
+
+void print_report(const stress::StressReport& r) {
+  const double seconds = static_cast<double>(r.elapsed) / kSecond;
+  std::cout << fmt::format("twice stress: {} on {} threads, {} copies of each order released together, SQLite WAL file\n",
+                           r.handler, r.threads, r.duplicates);
+  std::cout << fmt::format("  deliveries   {} ({} orders × {}){}\n", r.deliveries, r.orders_run, r.duplicates,
+                           r.stopped_by.empty() ? "" : fmt::format(", stopped by {} ({} orders planned)", r.stopped_by,
+                                                                   r.orders_planned));
+  std::cout << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked,
+                           r.deliveries - r.acked);
+  std::cout << fmt::format("  throughput   {:.0f} deliveries/s ({:.2f} s)\n", r.deliveries_per_second(), seconds);
+  if (r.verdict.violations.empty()) {
+    std::cout << fmt::format("  verdict      no violation in {} orders\n", r.orders_run);
+    return;
+  }
+  // double_credit and lost_payment name an order, lost_update an account.
+  std::set<std::string> accounts;
+  for (const auto& acc : r.verdict.accounts) accounts.insert(acc.user);
+  std::set<std::string> accounts_hit;
+  for (const auto& [invariant, count] : r.violations_per_invariant) {
+    long orders = 0, of_accounts = 0;
+    for (const auto& v : r.verdict.violations) {
+      if (v.invariant != invariant) continue;
+      if (v.subject.starts_with("S-")) ++orders;
+      if (accounts.count(v.subject)) {
+        ++of_accounts;
+        accounts_hit.insert(v.subject);
+      }
+    }
+    std::string what = std::to_string(count);
+    if (orders == count)
+      what = fmt::format("{} orders ({} of orders)", count, percent(static_cast<double>(count) / std::max(r.orders_run, 1L)));
+    else if (of_accounts == count)
+      what = fmt::format("{} of {} accounts", count, accounts.size());
+    std::cout << fmt::format("  violation    {:<16} {}\n", invariant, what);
+  }
+  const auto& first = r.verdict.violations.front();
+  std::cout << fmt::format("  e.g.         {}\n", first.detail);
+  std::cout << fmt::format("  verdict      {} of {} orders violated ({}){}\n", r.violating_orders, r.orders_run,
+                           percent(r.violation_rate()),
+                           accounts_hit.empty() ? "" : fmt::format(", and {} accounts", accounts_hit.size()));
+}
+
+int run_stress_command(const StressArgs& a) {
+  const HandlerInfo* handler = HandlerRegistry::instance().find(a.handler);
+  if (!handler) {
+    std::cerr << fmt::format("twice: unknown handler '{}'; known: {}\n", a.handler, known_handlers());
+    return kExitUsage;
+  }
+  if (a.duplicates > a.threads) {
+    std::cerr << fmt::format("twice: --duplicates {} exceeds --threads {}: each copy needs its own thread\n",
+                             a.duplicates, a.threads);
+    return kExitUsage;
+  }
+
+  stress::StressOptions options;
+  options.handler = handler;
+  options.threads = a.threads;
+  options.duplicates = a.duplicates;
+  options.orders = a.orders > 0 ? a.orders : (a.deliveries + a.duplicates - 1) / a.duplicates;
+  options.time_limit = static_cast<Micros>(std::llround(a.seconds * kSecond));
+  options.stop_at_first_violation = a.until_violation;
+  options.stop = &g_interrupted;
+  const bool tty = ::isatty(STDERR_FILENO) && !a.quiet;
+  if (tty) {
+    options.on_progress = [](const stress::StressProgress& p) {
+      fmt::print(stderr, "\r\x1b[K[{}/{} deliveries, {:.1f} s]", p.deliveries_done, p.deliveries_planned,
+                 static_cast<double>(p.elapsed) / kSecond);
+      std::fflush(stderr);
+    };
+  }
+
+  g_interrupted = false;
+  std::signal(SIGINT, on_stress_sigint);
+  stress::StressReport report;
+  const Status status = stress::run_stress(options, report);
+  std::signal(SIGINT, SIG_DFL);
+  if (tty) {
+    fmt::print(stderr, "\r\x1b[K");
+    std::fflush(stderr);
+  }
+  if (!status.is_ok()) {
+    std::cerr << "twice: stress: " << status.message() << "\n";
+    return kExitUsage;
+  }
+  print_report(report);
+  if (report.stopped_by == "interrupted") return 130;
+  return report.verdict.violations.empty() ? 0 : kExitViolations;
+}
+
+}  // namespace
+
+CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
+  auto args = std::make_shared<StressArgs>();
+  auto* cmd = app.add_subcommand(
+      "stress", "Fire duplicate callbacks at a handler from real threads against a SQLite file in WAL mode");
+  cmd->footer(
+      "\nWorkers take the orders in rounds; the copies of one order wait on a barrier and are released together.\n"
+      "The run ends after --orders (or --deliveries) or --seconds, whichever comes first; then the same checker\n"
+      "as `twice run` reads the database. Not replayable: use `twice run` to find and replay a bug, this to see\n"
+      "it happen on real threads and how often.\n"
+      "Exit status: 0 no violation; 1 violations found; 2 a usage or setup error.\n"
+      "Examples:\n"
+      "  twice stress --handler check-then-act --threads 8\n"
+      "  twice stress --handler unique-key+cas --deliveries 200000\n"
+      "  twice stress --handler check-then-act --until-violation");
+  cmd->add_option("--handler", args->handler, "The handler (see `twice list`)")->required();
+  cmd->add_option("--threads", args->threads, "Worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--duplicates", args->duplicates, "Copies of each order delivered at once (at most --threads)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  auto* orders = cmd->add_option("--orders", args->orders, "Orders to pay (default: --deliveries / --duplicates)")
+                     ->check(CLI::Range(1L, 100'000'000L));
+  cmd->add_option("--deliveries", args->deliveries, "Deliveries to make, all copies counted")
+      ->check(CLI::Range(1L, 1'000'000'000L))
+      ->capture_default_str()
+      ->excludes(orders);
+  cmd->add_option("--seconds", args->seconds, "Stop after this long even if orders remain (0: no limit)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_flag("--until-violation", args->until_violation,
+                "Check after every round and stop at the first violation (slower: a checker pass per round)");
+  cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
+  cmd->callback([args, &action] { action = [args] { return run_stress_command(*args); }; });
+  return cmd;
+}
+
+}  // namespace twice::cli

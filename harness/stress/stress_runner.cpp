@@ -1,0 +1,293 @@
+#include "stress/stress_runner.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include <boost/thread/barrier.hpp>
+#include <boost/thread/thread.hpp>
+#include <fmt/format.h>
+
+#include "env/sqlite_db.h"
+#include "gateway/gateway.h"
+#include "gateway/retry_profile.h"
+#include "stress/real_env.h"
+#include "twice/schema.h"
+
+namespace twice::stress {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr Micros kProgressEvery = 200 * kMillisecond;
+// Few accounts, each topped up by many orders: the checker's account query
+// scans the ledger once per account, so this keeps it linear in the orders.
+constexpr long kUsers = 64;
+
+// A mkdtemp folder, removed with everything in it (the database, its -wal and
+// -shm files) when the run ends, however it ends.
+class TempFolder {
+ public:
+  Status create(const std::string& parent) {
+    std::error_code ec;
+    const fs::path base = parent.empty() ? fs::temp_directory_path(ec) : fs::path(parent);
+    if (ec) return Status::error("no temporary directory: " + ec.message());
+    std::string pattern = (base / "twice-stress-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) return Status::error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
+    path_ = pattern;
+    return Status::ok();
+  }
+  ~TempFolder() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+enum class ReplyKind : unsigned char { kNone, kAcked, kNotAcked };
+
+// What the workers share. Fields written by the barrier's completion function
+// (round_, stop_, ...) are read by the workers only between two waits, when
+// the completion cannot run: boost::barrier's mutex orders both.
+struct Run {
+  Run(const StressOptions& o, Handler& h, const Schema& s, const gateway::RetryProfile& p, RealDb& c, Clock& k,
+      int g)
+      : options(o), handler(h), schema(s), profile(p), checker(c), clock(k), groups(g), workers(g * o.duplicates) {}
+
+  const StressOptions& options;
+  Handler& handler;
+  const Schema& schema;
+  const gateway::RetryProfile& profile;
+  RealDb& checker;  // the setup connection; used only while every worker waits
+  Clock& clock;
+  int groups;
+  int workers;
+
+  long round = -1;         // the round the workers were last released into
+  long orders_done = 0;     // orders of the rounds every worker has finished
+  bool stop = false;
+  std::string stopped_by;
+  Micros started_at = 0;
+  Micros last_progress = 0;
+
+  // One slot per (order, copy), each written by exactly one worker.
+  std::vector<ReplyKind> replies;
+  std::vector<Notify> notifies;
+  std::vector<gateway::OrderSpec> orders;
+
+  gateway::PaymentRecord payment(long order) const {
+    gateway::PaymentRecord p;
+    p.order = orders[static_cast<std::size_t>(order)];
+    p.transaction_id = notifies[static_cast<std::size_t>(order)].transaction_id;
+    p.settled = true;
+    p.attempts = p.deliveries = options.duplicates;
+    for (int c = 0; c < options.duplicates; ++c)
+      if (replies[static_cast<std::size_t>(order * options.duplicates + c)] == ReplyKind::kAcked) p.acked = true;
+    return p;
+  }
+
+  bool round_violated(long first_order, long end_order) const {
+    std::vector<gateway::PaymentRecord> payments;
+    for (long o = first_order; o < end_order; ++o) payments.push_back(payment(o));
+    return !check::check_run(checker.connection(), schema, payments, {}).violations.empty();
+  }
+
+  // The barrier's completion: runs on the last worker to arrive, every other
+  // worker parked, so the database is quiescent. Ends round `round` and
+  // releases the next one, or tells everyone to stop.
+  void next_round() {
+    const Micros now = clock.now();
+    if (round < 0) {
+      started_at = now;
+    } else {
+      const long first = round * groups;
+      orders_done = std::min(options.orders, first + groups);
+      if (options.stop_at_first_violation && round_violated(first, orders_done)) stop_because("first violation");
+    }
+    if (orders_done >= options.orders) stop = true;
+    if (options.time_limit > 0 && now - started_at >= options.time_limit) stop_because("time limit");
+    if (options.stop && options.stop->load()) stop_because("interrupted");
+    if (!stop) ++round;
+    if (options.on_progress && (stop || now - last_progress >= kProgressEvery)) {
+      last_progress = now;
+      options.on_progress(
+          StressProgress{orders_done * options.duplicates, options.orders * options.duplicates, now - started_at});
+    }
+  }
+
+  void stop_because(const char* why) {
+    if (!stop) stopped_by = why;
+    stop = true;
+  }
+
+  void deliver(RealEnv& env, long order, int copy) {
+    Reply reply;
+    try {
+      reply = handler.handle(notifies[static_cast<std::size_t>(order)], env);
+    } catch (...) {
+      reply = Reply{500, "Internal Server Error"};  // what a web framework answers
+    }
+    if (std::optional<Reply> early = env.take_early_reply()) reply = *early;  // the gateway already has it
+    if (env.real_db().in_transaction()) env.real_db().exec("ROLLBACK");  // the connection goes back to the pool
+    replies[static_cast<std::size_t>(order * options.duplicates + copy)] =
+        profile.is_ack(reply) ? ReplyKind::kAcked : ReplyKind::kNotAcked;
+  }
+};
+
+}  // namespace
+
+double StressReport::deliveries_per_second() const {
+  return elapsed > 0 ? static_cast<double>(deliveries) * kSecond / static_cast<double>(elapsed) : 0.0;
+}
+
+double StressReport::violation_rate() const {
+  return orders_run > 0 ? static_cast<double>(violating_orders) / static_cast<double>(orders_run) : 0.0;
+}
+
+gateway::OrderSpec stress_order(long index, int groups) {
+  gateway::OrderSpec o;
+  o.order_no = fmt::format("S-{}", index);
+  o.user = fmt::format("user-{}", index / std::max(groups, 1) % kUsers);
+  o.amount = 100 + index % 900;
+  o.currency = "CNY";
+  return o;
+}
+
+Notify stress_notify(const gateway::OrderSpec& order) {
+  Notify n;
+  n.event_id = "EVT-" + order.order_no;
+  n.out_trade_no = order.order_no;
+  n.transaction_id = "TXN-" + order.order_no;
+  n.amount = order.amount;
+  n.currency = order.currency;
+  n.event_type = "TRANSACTION.SUCCESS";
+  n.gateway = "wechat-v3";  // the profile whose acks run_stress() counts
+  n.raw_payload = fmt::format(R"({{"out_trade_no":"{}","transaction_id":"{}","amount":{{"total":{},"currency":"{}"}}}})",
+                              n.out_trade_no, n.transaction_id, n.amount, n.currency);
+  return n;
+}
+
+Status seed_stress_database(sqlite3* conn, const Schema& schema, long orders, int groups) {
+  if (auto err = env::exec_script(conn, schema.setup_sql); !err.empty()) return Status::error("the handler's schema: " + err);
+  if (auto err = env::exec_script(conn, "BEGIN"); !err.empty()) return Status::error(err);
+  sqlite3_stmt* insert_order = nullptr;
+  sqlite3_stmt* insert_account = nullptr;
+  Status status;
+  if (sqlite3_prepare_v2(conn, schema.insert_order_sql.c_str(), -1, &insert_order, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(conn, schema.insert_account_sql.c_str(), -1, &insert_account, nullptr) != SQLITE_OK)
+    status = Status::error(std::string("the handler's seeding statements: ") + sqlite3_errmsg(conn));
+  std::set<std::string> users;
+  for (long i = 0; i < orders && status.is_ok(); ++i) {
+    const gateway::OrderSpec o = stress_order(i, groups);
+    sqlite3_bind_text(insert_order, 1, o.order_no.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(insert_order, 2, o.user.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(insert_order, 3, o.amount);
+    sqlite3_bind_text(insert_order, 4, o.currency.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(insert_order) != SQLITE_DONE)
+      status = Status::error(fmt::format("seeding order {}: {}", o.order_no, sqlite3_errmsg(conn)));
+    sqlite3_reset(insert_order);
+    if (status.is_ok() && users.insert(o.user).second) {
+      sqlite3_bind_text(insert_account, 1, o.user.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(insert_account) != SQLITE_DONE)
+        status = Status::error(fmt::format("seeding account {}: {}", o.user, sqlite3_errmsg(conn)));
+      sqlite3_reset(insert_account);
+    }
+  }
+  sqlite3_finalize(insert_order);
+  sqlite3_finalize(insert_account);
+  if (auto err = env::exec_script(conn, status.is_ok() ? "COMMIT" : "ROLLBACK"); !err.empty() && status.is_ok())
+    status = Status::error(err);
+  return status;
+}
+
+Status run_stress(const StressOptions& options, StressReport& report) {
+  if (!options.handler) return Status::error("no handler");
+  if (options.threads < 1 || options.threads > 1024) return Status::error("threads must be within 1..1024");
+  if (options.duplicates < 1 || options.duplicates > options.threads)
+    return Status::error(fmt::format("duplicates must be within 1..threads ({})", options.threads));
+  if (options.orders < 1) return Status::error("orders must be at least 1");
+  const gateway::RetryProfile* profile = gateway::find_profile("wechat-v3");
+  if (!profile) return Status::error("no wechat-v3 profile");
+
+  TempFolder folder;
+  if (Status s = folder.create(options.temp_parent); !s.is_ok()) return s;
+  const std::string path = (folder.path() / "stress.db").string();
+
+  const int groups = options.threads / options.duplicates;
+  RealClock clock;
+  RealLocks locks(clock);
+  RealDb setup(path, options.busy_timeout);
+  if (!setup.status().is_ok()) return setup.status();
+  std::unique_ptr<Handler> handler = options.handler->make();
+  const Schema& schema = handler->schema();
+  if (Status s = seed_stress_database(setup.connection(), schema, options.orders, groups); !s.is_ok()) return s;
+  Run run(options, *handler, schema, *profile, setup, clock, groups);
+  run.orders.reserve(static_cast<std::size_t>(options.orders));
+  run.notifies.reserve(static_cast<std::size_t>(options.orders));
+  for (long i = 0; i < options.orders; ++i) {
+    run.orders.push_back(stress_order(i, groups));
+    run.notifies.push_back(stress_notify(run.orders.back()));
+  }
+  run.replies.assign(static_cast<std::size_t>(options.orders * options.duplicates), ReplyKind::kNone);
+
+  // Every connection is open before the first round, so a worker never fails
+  // halfway and leaves the others waiting at the barrier.
+  std::vector<std::unique_ptr<RealEnv>> envs;
+  for (int w = 0; w < run.workers; ++w) {
+    envs.push_back(std::make_unique<RealEnv>(path, options.busy_timeout, locks, clock, fmt::format("W{}", w)));
+    if (!envs.back()->status().is_ok()) return envs.back()->status();
+  }
+
+  boost::barrier barrier(static_cast<unsigned>(run.workers), [&run] { run.next_round(); });
+  boost::thread_group workers;
+  for (int w = 0; w < run.workers; ++w) {
+    workers.create_thread([&run, &barrier, env = envs[static_cast<std::size_t>(w)].get(), w] {
+      const int group = w / run.options.duplicates;
+      const int copy = w % run.options.duplicates;
+      for (;;) {
+        barrier.wait();
+        if (run.stop) return;
+        const long order = run.round * run.groups + group;
+        if (order < run.options.orders) run.deliver(*env, order, copy);
+      }
+    });
+  }
+  workers.join_all();
+  const Micros finished_at = clock.now();
+
+  report = StressReport{};
+  report.handler = options.handler->name;
+  report.threads = run.workers;
+  report.duplicates = options.duplicates;
+  report.orders_planned = options.orders;
+  report.orders_run = run.orders_done;
+  report.deliveries = run.orders_done * options.duplicates;
+  report.elapsed = finished_at - run.started_at;
+  report.stopped_by = run.stopped_by;
+  envs.clear();  // the workers' connections close; the checker reads a quiet file
+
+  std::vector<gateway::PaymentRecord> payments;
+  payments.reserve(static_cast<std::size_t>(report.orders_run));
+  for (long o = 0; o < report.orders_run; ++o) {
+    payments.push_back(run.payment(o));
+    for (int c = 0; c < options.duplicates; ++c)
+      if (run.replies[static_cast<std::size_t>(o * options.duplicates + c)] == ReplyKind::kAcked) ++report.acked;
+  }
+  report.verdict = check::check_run(setup.connection(), schema, payments, {});
+  std::set<std::string> orders_hit;
+  for (const auto& v : report.verdict.violations) {
+    ++report.violations_per_invariant[v.invariant];
+    if (v.subject.starts_with("S-")) orders_hit.insert(v.subject);
+  }
+  report.violating_orders = static_cast<long>(orders_hit.size());
+  return Status::ok();
+}
+
+}  // namespace twice::stress

@@ -1,0 +1,92 @@
+// run_stress(): the real-thread counterpart of simulate(). Worker threads
+// (Boost.Thread) deliver payment callbacks to one handler, unchanged, through
+// RealEnv onto a SQLite database file in WAL mode. Deliveries go in rounds: in
+// each round the workers split into groups of `duplicates`, every group takes
+// the next order, and all workers wait on one boost::barrier, so the copies of
+// an order leave the barrier together and really race. After the last round
+// the same checker as the simulator's reads the database against a gateway
+// ledger built here (every order settled, acked when any copy was acked),
+// through the handler's Schema, as simulate() does. Only what the database
+// shows afterwards is judged (double_credit, lost_update, lost_payment); the
+// invariants the simulator observes while a run goes on (ack_before_commit,
+// accepted_invalid) need its scheduler and are not checked here.
+//
+// Nothing here is replayable: there is no seed, only what the operating
+// system's scheduler did; the simulator finds bugs, this shows that they occur
+// with real threads and how often. The database lives in a fresh mkdtemp
+// folder, removed when the run ends.
+//
+// Threads: run_stress() blocks its caller; it starts and joins its own
+// workers. Several runs may go on at once, they share nothing. on_progress is
+// called from a worker thread while the others wait at the barrier.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+
+#include <sqlite3.h>
+
+#include "check/checker.h"
+#include "gateway/scenario.h"
+#include "twice/handler.h"
+#include "twice/schema.h"
+#include "twice/status.h"
+
+namespace twice::stress {
+
+struct StressProgress {
+  long deliveries_done = 0;
+  long deliveries_planned = 0;
+  Micros elapsed = 0;
+};
+
+struct StressOptions {
+  const HandlerInfo* handler = nullptr;
+  int threads = 8;
+  int duplicates = 2;    // copies of each order, lined up on the barrier; 1..threads
+  long orders = 50'000;  // the run ends after this many orders ...
+  Micros time_limit = 0;  // ... or when this much time has passed (0: no limit)
+  Micros busy_timeout = 5 * kSecond;
+  // Run the checker after every round and stop at the first violation: how
+  // long a bug takes to show. Costs a pass over the ledger per round.
+  bool stop_at_first_violation = false;
+  std::string temp_parent;  // where the mkdtemp folder goes; empty: the system's temp directory
+  const std::atomic<bool>* stop = nullptr;  // set (e.g. on SIGINT) to end after the current round
+  std::function<void(const StressProgress&)> on_progress;  // at most every 200 ms
+};
+
+struct StressReport {
+  std::string handler;
+  int threads = 0;     // workers that delivered (groups × duplicates)
+  int duplicates = 0;
+  long orders_planned = 0;
+  long orders_run = 0;      // orders whose every copy was delivered
+  long deliveries = 0;      // orders_run × duplicates
+  long acked = 0;           // deliveries the gateway would count as acknowledged (WeChat v3)
+  Micros elapsed = 0;       // from the first round's release to the last worker's return
+  std::string stopped_by;   // "", "time limit", "first violation", "interrupted"
+
+  check::Verdict verdict;
+  std::map<std::string, int> violations_per_invariant;
+  long violating_orders = 0;  // distinct orders named by some violation
+
+  double deliveries_per_second() const;
+  double violation_rate() const;  // violating_orders / orders_run
+};
+
+// Runs the stress test. Fails (and fills nothing useful) when the options are
+// out of range or the database cannot be created; the Status says which.
+Status run_stress(const StressOptions& options, StressReport& report);
+
+// The workload, shared with the benchmarks' raw-SQLite floor. Order `index`
+// is "S-<index>"; the orders of one round (`groups` at a time) belong to one
+// user (of 64, in turn), so concurrent top-ups of one account happen as well.
+gateway::OrderSpec stress_order(long index, int groups);
+Notify stress_notify(const gateway::OrderSpec& order);
+// Creates `schema`'s tables and seeds `orders` orders (waiting for payment)
+// and their users' accounts, in one transaction.
+Status seed_stress_database(sqlite3* conn, const Schema& schema, long orders, int groups);
+
+}  // namespace twice::stress
