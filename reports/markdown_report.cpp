@@ -128,7 +128,7 @@ std::string render_mermaid_sequence(const explore::Counterexample& cex) {
       if (!e.result.empty()) out += mermaid_line(target, "-->>", task, e.result);
     } else if (e.kind == "task" && e.text.starts_with("starts")) {
       out += mermaid_line("gw", "->>", task, text);
-    } else if (e.kind == "task" && e.text.starts_with("replies")) {
+    } else if (e.kind == "task" && (e.text.starts_with("replies") || e.text.starts_with("responds"))) {
       out += mermaid_line(task, "-->>", "gw", text);
     } else {
       out += mermaid_line("Note over ", "", task, text + (e.result.empty() ? "" : " → " + e.result));
