@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "check/violation.h"
+#include "cli/plugin_loader.h"
 #include "cli/stress_command.h"
 #include "explore/expected.h"
 #include "explore/explorer.h"
@@ -40,10 +41,14 @@ struct UsageError {
   std::string message;
 };
 
-// The bundled scenarios: ./scenarios when run from a checkout, else the
-// source tree this binary was built from.
+// The bundled scenarios: ./scenarios when run from a checkout,
+// <prefix>/share/twice/scenarios when installed, else the source tree this
+// binary was built from.
 std::string default_scenarios_dir() {
   if (fs::exists("scenarios/expected.toml")) return "scenarios";
+  std::error_code ec;
+  const fs::path prefix = fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path();
+  if (!ec && fs::exists(prefix / "share/twice/scenarios/expected.toml")) return (prefix / "share/twice/scenarios").string();
   return std::string(TWICE_SOURCE_DIR) + "/scenarios";
 }
 
@@ -294,6 +299,10 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");
   list->add_option("--scenarios-dir", list_dir, "Folder of bundled scenarios");
 
+  std::vector<std::string> plugins;
+  for (auto* command : {run, replay, list})
+    command->add_option("--plugin", plugins, "A shared library of your handlers to load first (repeatable); see docs/writing-a-handler.md");
+
   std::function<int()> stress_action;
   cli::add_stress_command(app, stress_action);
 
@@ -303,6 +312,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
   try {
+    if (auto error = cli::load_plugins(plugins); !error.empty()) throw UsageError{error};
     if (*run) return cmd_run(run_args);
     if (*replay) return cmd_replay(replay_args);
     if (*list) return cmd_list(list_dir);

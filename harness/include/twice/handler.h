@@ -8,6 +8,9 @@
 //
 // Register a handler with one line in its own .cpp file:
 //   TWICE_REGISTER_HANDLER(CasHandler, "cas", "UPDATE ... WHERE status='WAIT_PAY'");
+// The same line works in a test executable and in a plugin that `twice run
+// --plugin` loads: registration goes through twice_register_handler(), a C
+// entry point that checks TWICE_API_VERSION before it touches anything else.
 #pragma once
 
 #include <functional>
@@ -19,6 +22,7 @@
 #include "twice/env.h"
 #include "twice/notify.h"
 #include "twice/schema.h"
+#include "twice/version.h"
 
 namespace twice {
 
@@ -37,7 +41,8 @@ struct HandlerInfo {
 };
 
 // The process-wide list of handlers, filled by TWICE_REGISTER_HANDLER at static
-// initialisation. Thread-safe to read once main() has started.
+// initialisation (the program's own, then each plugin's as `twice` loads it,
+// before any run starts). Thread-safe to read once loading is over.
 class HandlerRegistry {
  public:
   static HandlerRegistry& instance();
@@ -62,7 +67,14 @@ struct HandlerRegistration {
 
 #define TWICE_CONCAT_INNER(a, b) a##b
 #define TWICE_CONCAT(a, b) TWICE_CONCAT_INNER(a, b)
-#define TWICE_REGISTER_HANDLER(Class, name, description)                      \
-  static const ::twice::detail::HandlerRegistration TWICE_CONCAT(            \
-      twice_handler_registration_, __LINE__)(name, description,              \
-                                             [] { return std::unique_ptr<::twice::Handler>(new Class()); })
+// The registration entry point, with a C signature so that a plugin built
+// against another API version reaches it safely: the version is checked first,
+// and on a mismatch (or a name already taken) nothing is registered and false
+// is returned. `make` returns a new handler owned by the caller.
+extern "C" bool twice_register_handler(int api_version, const char* name, const char* description,
+                                       ::twice::Handler* (*make)());
+
+#define TWICE_REGISTER_HANDLER(Class, name, description)                                  \
+  [[maybe_unused]] static const bool TWICE_CONCAT(twice_handler_registration_, __LINE__) = \
+      ::twice_register_handler(TWICE_API_VERSION, name, description,                        \
+                               []() -> ::twice::Handler* { return new Class(); })

@@ -1,0 +1,17 @@
+// The fixed version: every bundled scenario with 200 seeds each, and the same
+// check as a RapidCheck property, whose runs RC_PARAMS controls
+// (RC_PARAMS="seed=7 max_success=500" build/wallet_topup_test).
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>  // after gtest.h, which it needs
+#include <twice/gtest.h>
+#include <twice/rapidcheck.h>
+
+#include "wallet_options.h"
+
+TEST(WalletTopup, CreditsEachPaymentExactlyOnce) {
+  TWICE_EXPECT_EXACTLY_ONCE("wallet-topup", wallet_options());
+}
+
+RC_GTEST_PROP(WalletTopup, AnyRunCreditsExactlyOnce, ()) {
+  twice::testing::rc_assert_exactly_once("wallet-topup", *twice::testing::gen_run(wallet_options()), wallet_options());
+}

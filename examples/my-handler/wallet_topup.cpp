@@ -1,0 +1,56 @@
+// wallet-topup: the fixed version. In one transaction, move the payment from
+// 'pending' to 'paid' with a compare-and-swap, and credit only if this delivery
+// made that move; any other copy finds nothing to move and just acknowledges.
+// Before anything, the signature is checked, and the amount and currency must
+// be the order's.
+#include <twice/handler.h>
+
+#include "wallet_schema.h"
+
+namespace {
+
+class WalletTopup final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    if (!env.verify(n).is_ok()) return twice::Reply::fail("bad signature");
+    twice::Db& db = env.db();
+    auto tx = db.begin(twice::TxMode::kImmediate);  // rolls back unless committed
+    if (!tx.ok()) return twice::Reply::fail();
+
+    const twice::Result payment = db.exec(
+        "SELECT user_id FROM payments WHERE order_no = ? AND amount = ? AND currency = ?",
+        {n.out_trade_no, n.amount, n.currency});
+    if (!payment.ok() || payment.empty()) return twice::Reply::fail("unknown order or wrong amount");
+    const std::string user = payment.at(0, "user_id").as_text();
+
+    const twice::Result moved = db.exec(
+        "UPDATE payments SET state = 'paid', gateway_id = ? WHERE order_no = ? AND state = 'pending'",
+        {n.transaction_id, n.out_trade_no});
+    if (!moved.ok()) return twice::Reply::fail();
+    if (moved.changes == 0) {
+      // Paid before. The same payment again (a duplicate, a retry, its second
+      // event) is acknowledged; another payment for this order is queued for refund.
+      const twice::Result paid = db.exec("SELECT gateway_id FROM payments WHERE order_no = ?", {n.out_trade_no});
+      if (!paid.ok() || paid.empty()) return twice::Reply::fail();
+      if (paid.at(0, "gateway_id").as_text() == n.transaction_id) return twice::Reply::ack(n);
+      if (!db.exec("INSERT OR IGNORE INTO refunds(gateway_id, order_no) VALUES (?, ?)",
+                   {n.transaction_id, n.out_trade_no}).ok() ||
+          !tx.commit().ok())
+        return twice::Reply::fail();
+      return twice::Reply::ack(n);
+    }
+
+    if (!db.exec("INSERT INTO wallet_credits(order_no, user_id, amount) VALUES (?, ?, ?)",
+                 {n.out_trade_no, user, n.amount}).ok() ||
+        !db.exec("UPDATE wallets SET balance = balance + ? WHERE user_id = ?", {n.amount, user}).ok() ||
+        !tx.commit().ok())
+      return twice::Reply::fail();
+    return twice::Reply::ack(n);
+  }
+
+  const twice::Schema& schema() const override { return wallet_schema(); }
+};
+
+}  // namespace
+
+TWICE_REGISTER_HANDLER(WalletTopup, "wallet-topup", "compare-and-swap on the state, credit, one transaction");

@@ -1,0 +1,55 @@
+#include "env/registration.h"
+
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "twice/handler.h"
+
+namespace twice::env {
+namespace {
+
+struct RegistrationLog {
+  std::mutex mutex;
+  std::vector<RegistrationRecord> records;
+};
+
+// A function-local static: registrations run during static initialisation,
+// in an order across translation units that nobody controls.
+RegistrationLog& registration_log() {
+  static RegistrationLog log;
+  return log;
+}
+
+void record(RegistrationRecord r) {
+  RegistrationLog& log = registration_log();
+  std::lock_guard lock(log.mutex);
+  log.records.push_back(std::move(r));
+}
+
+}  // namespace
+
+std::vector<RegistrationRecord> take_registrations() {
+  RegistrationLog& log = registration_log();
+  std::lock_guard lock(log.mutex);
+  return std::exchange(log.records, {});
+}
+
+}  // namespace twice::env
+
+extern "C" bool twice_register_handler(int api_version, const char* name, const char* description,
+                                       twice::Handler* (*make)()) {
+  // The version first: with another one, even the meaning of the other
+  // arguments is not ours to assume.
+  if (api_version != TWICE_API_VERSION) {
+    twice::env::record({api_version, "", false});
+    return false;
+  }
+  std::string handler_name = name ? name : "";
+  const bool added = !handler_name.empty() && make &&
+                     twice::HandlerRegistry::instance().add(twice::HandlerInfo{
+                         handler_name, description ? description : "",
+                         [make] { return std::unique_ptr<twice::Handler>(make()); }});
+  twice::env::record({api_version, std::move(handler_name), added});
+  return added;
+}

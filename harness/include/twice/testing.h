@@ -1,0 +1,95 @@
+// The exactly-once check of one handler, called from your own test suite.
+//
+// check_exactly_once() runs a handler against every bundled scenario (and the
+// scenario files you name) under many seeds, on the same simulator, checker
+// and shrinker as `twice run`. It returns a Report: passed, or a message with
+// each violation's shrunk counterexample, the seed that showed it and the
+// `twice replay` command that prints it again. check_run() does the same for
+// one (scenario, seed), for property-based tests.
+//
+// Framework-neutral and exception-free: bad input (a missing scenario file)
+// comes back as a failed Report saying what is wrong. twice/gtest.h wraps this
+// in GoogleTest assertions, twice/rapidcheck.h in a RapidCheck generator.
+//
+// Threads: runs share nothing, so a check explores several scenarios at once
+// (Options::jobs) and several checks may run at once. The result is the same
+// for any number of jobs: every run is a function of its seed.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "twice/handler.h"
+
+// The twice::twice CMake target defines this to the installed scenarios folder
+// (<prefix>/share/twice/scenarios), or the source tree's when used in-tree.
+#ifndef TWICE_BUNDLED_SCENARIOS_DIR
+#define TWICE_BUNDLED_SCENARIOS_DIR ""
+#endif
+
+namespace twice::testing {
+
+struct Options {
+  // Runs (schedules) per scenario; run i uses a seed derived from `seed` and i,
+  // so the same Options give the same runs, on any machine.
+  int seeds = 200;
+  std::uint64_t seed = 1;
+  // Every bundled scenario, when true, but those named in `skip`: scenarios
+  // your handler is not answerable for, each best with a comment saying why
+  // (lost-notifications: "our reconciler is tested on its own").
+  bool bundled = true;
+  std::vector<std::string> skip;
+  // More scenarios: .toml files (format: docs/scenarios.md), folders of them,
+  // or names of bundled ones ("concurrent-duplicates", handy with bundled = false).
+  std::vector<std::string> scenarios;
+  // "random", or "pct" (probabilistic concurrency testing, bug depth pct_depth).
+  std::string strategy = "random";
+  int pct_depth = 2;
+  // Runs spent shrinking each counterexample; 0 shows the failing run unshrunk.
+  int shrink_budget = 1500;
+  // Scenarios explored at once; 0: one per core.
+  int jobs = 0;
+  // The plugin holding the handler, for the printed replay commands
+  // ("twice replay --plugin <plugin> --handler ..."): `twice` itself can only
+  // replay a handler it can load. Empty: the commands say where it goes.
+  std::string plugin;
+  // Where the bundled scenarios are.
+  std::string bundled_dir = TWICE_BUNDLED_SCENARIOS_DIR;
+};
+
+struct Report {
+  bool passed = false;
+  // Passed: one line. Failed: each violation with its counterexample, seed and
+  // replay command; or what was wrong with the input.
+  std::string message;
+  // "concurrent-duplicates: double_credit", one per (scenario, invariant).
+  std::vector<std::string> violations;
+  int runs = 0;  // runs simulated, not counting shrinking
+};
+
+// The handler registered under `handler` (TWICE_REGISTER_HANDLER) in this program.
+Report check_exactly_once(std::string_view handler, const Options& options = {});
+// Any handler, registered or not: HandlerInfo{"my-handler", "", [] { return std::make_unique<Mine>(); }}.
+Report check_exactly_once(const HandlerInfo& handler, const Options& options = {});
+
+// One run: a scenario (a bundled name or a .toml path) and a seed.
+struct Run {
+  std::string scenario;
+  std::uint64_t seed = 0;
+};
+inline std::ostream& operator<<(std::ostream& os, const Run& run) {
+  return os << run.scenario << " seed " << run.seed;
+}
+
+// The scenarios `options` selects, in order, as Run::scenario values. A folder
+// or file that cannot be read is listed as given: check_run() reports it.
+std::vector<std::string> scenario_refs(const Options& options = {});
+// Runs `run` once (Options::seeds and ::seed are not used) and, on a
+// violation, shrinks it to a counterexample as check_exactly_once() does.
+Report check_run(std::string_view handler, const Run& run, const Options& options = {});
+Report check_run(const HandlerInfo& handler, const Run& run, const Options& options = {});
+
+}  // namespace twice::testing

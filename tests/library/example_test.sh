@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# twice as users get it: install it to a prefix, build examples/my-handler out
+# of tree against that prefix (find_package(twice)), and check that
+#   - the first version's test fails, printing the double_credit counterexample
+#     and its `twice replay` command;
+#   - the fixed version's tests pass;
+#   - the installed `twice` runs the example's plugin, and replays as printed.
+#   example_test.sh BUILD_DIR SOURCE_DIR WORK_DIR [CXX_FLAGS]
+set -euo pipefail
+build=$1 source=$2 work=$3 flags=${4:-}
+
+step() { echo "== $*"; }
+
+step "install twice to $work/prefix"
+mkdir -p "$work"
+rm -rf "$work/prefix"
+cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
+
+step "build examples/my-handler against it"
+# A copy, so that the project's relative paths (build/libwallet_topup.so) are
+# the example's own, as in the tutorial.
+rm -rf "$work/my-handler"
+cp -r "$source/examples/my-handler" "$work/my-handler"
+cd "$work/my-handler"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_CXX_FLAGS="$flags" >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
+ninja -C build -j2 >"$work/build.log" || { cat "$work/build.log"; exit 1; }
+
+step "the first version's test must fail with the counterexample"
+if build/wallet_topup_v1_test >"$work/v1.out" 2>&1; then
+  cat "$work/v1.out"
+  echo "FAIL: wallet_topup_v1_test passed; it must find the double credit"
+  exit 1
+fi
+for wanted in "wallet-topup-v1 is not exactly-once" "double_credit" "shrunk to" \
+              "INSERT INTO wallet_credits" "twice replay --plugin build/libwallet_topup.so --handler wallet-topup-v1"; do
+  grep -qF -- "$wanted" "$work/v1.out" || { cat "$work/v1.out"; echo "FAIL: the failure lacks '$wanted'"; exit 1; }
+done
+sed -n '/is not exactly-once/,/^$/p' "$work/v1.out"
+sed -n '/^wallet-topup-v1 × concurrent-duplicates: double_credit$/,/replay this counterexample/p' "$work/v1.out"
+
+step "the fixed version's tests must pass"
+# (The first version's ctest entry is WILL_FAIL; it just ran above.)
+ctest --test-dir build --output-on-failure -E wallet_topup_v1 >"$work/ctest.out" 2>&1 ||
+  { cat "$work/ctest.out"; echo "FAIL: the fixed version's tests"; exit 1; }
+grep -E 'Test +#|tests passed' "$work/ctest.out"
+
+step "the installed twice runs the plugin"
+twice="$work/prefix/bin/twice"
+"$twice" run --plugin build/libwallet_topup.so --handler wallet-topup --seeds 100 -q \
+  --scenario sequential-duplicates --scenario concurrent-duplicates --scenario concurrent-topups >"$work/run.out" 2>&1 ||
+  { cat "$work/run.out"; echo "FAIL: twice run --plugin: the fixed handler"; exit 1; }
+head -5 "$work/run.out"
+rc=0
+"$twice" run --plugin build/libwallet_topup.so --handler wallet-topup-v1 --scenario concurrent-duplicates -q \
+  >"$work/run-v1.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { cat "$work/run-v1.out"; echo "FAIL: twice run on v1 exited $rc, wanted 1"; exit 1; }
+grep -q "double_credit" "$work/run-v1.out" || { cat "$work/run-v1.out"; echo "FAIL: no double_credit"; exit 1; }
+# The double credit's replay command, as the test printed it, run as printed.
+replay=$(awk '/^wallet-topup-v1 × concurrent-duplicates: double_credit$/ { found = 1 }
+              found && /replay this counterexample:/ { sub(/.*replay this counterexample: */, ""); print; exit }' \
+         "$work/v1.out")
+[ -n "$replay" ] || { echo "FAIL: no shrunk replay command in the test's output"; exit 1; }
+echo "\$ $replay"
+"$twice" ${replay#twice } >"$work/replay.out" 2>&1 || { cat "$work/replay.out"; echo "FAIL: $replay"; exit 1; }
+grep -q "# verdict: double_credit" "$work/replay.out" || { cat "$work/replay.out"; echo "FAIL: replay verdict"; exit 1; }
+tail -2 "$work/replay.out"
+echo "example round trip passed"

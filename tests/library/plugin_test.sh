@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `twice run|replay|list --plugin`: a plugin built against this twice loads and
+# its handler runs; one built against another API version, a missing file and
+# a library that is no plugin are each refused with one line and exit 2.
+#   plugin_test.sh TWICE GOOD_PLUGIN OTHER_VERSION_PLUGIN NOT_A_PLUGIN
+set -uo pipefail
+twice=$1 good=$2 other=$3 notplugin=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_refusal NAME WANTED_TEXT ARGS...: exit 2, exactly one line on stderr containing WANTED_TEXT.
+expect_refusal() {
+  local name=$1 wanted=$2
+  shift 2
+  "$twice" "$@" >out.txt 2>err.txt
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "$name: exit $rc, wanted 2"
+  [ "$(wc -l <err.txt)" -eq 1 ] || fail "$name: stderr is not one line: $(cat err.txt)"
+  grep -qF -- "$wanted" err.txt || fail "$name: stderr lacks '$wanted': $(cat err.txt)"
+  echo "$name: $(cat err.txt)"
+}
+
+"$twice" list --plugin "$good" >out.txt 2>err.txt || fail "list: exit $?: $(cat err.txt)"
+grep -q '^  plugin-cas ' out.txt || fail "list does not show plugin-cas: $(cat out.txt)"
+
+# The scenarios plugin-cas is meant for: it has no signature check, no refunds.
+"$twice" run --plugin "$good" --handler plugin-cas --scenario concurrent-duplicates --scenario sequential-duplicates \
+  --seeds 40 -q >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || fail "run: exit $rc: $(cat out.txt err.txt)"
+grep -q '^plugin-cas ' out.txt || fail "run output lacks plugin-cas: $(cat out.txt)"
+
+"$twice" replay --plugin "$good" --handler plugin-cas --scenario concurrent-duplicates --seed 7 >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || fail "replay: exit $rc: $(cat err.txt)"
+grep -q 'UPDATE orders SET status' out.txt || fail "replay trace lacks the plugin's statements"
+grep -q '# verdict: no violation' out.txt || fail "replay verdict: $(tail -3 out.txt)"
+
+expect_refusal "other API version" "was built against twice API version 999" run --plugin "$other" --handler plugin-cas
+expect_refusal "missing file" "no-such-plugin.so: no such file" run --plugin ./no-such-plugin.so
+expect_refusal "not a plugin" "not a twice plugin" list --plugin "$notplugin"
+echo "not a library" >text.so
+expect_refusal "not a library" "cannot load it" list --plugin ./text.so
+# The same handler twice: the second registration is refused by name.
+cp "$good" copy.so
+expect_refusal "name taken" "handler 'plugin-cas' is already registered" list --plugin "$good" --plugin ./copy.so
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all plugin checks passed"

@@ -1,0 +1,159 @@
+// The test API of twice/testing.h, gtest.h and rapidcheck.h, used the way a
+// user's suite uses it: handlers by registered name, options, scenario files,
+// RapidCheck-generated runs. The reference handlers (impl/) are linked in.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "twice/gtest.h"
+#include "twice/rapidcheck.h"
+#include "twice/testing.h"
+
+namespace {
+
+using twice::testing::Options;
+using twice::testing::Report;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+bool has(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+Options only(std::string scenario, int seeds = 100) {
+  Options o;
+  o.bundled = false;
+  o.scenarios = {std::move(scenario)};
+  o.seeds = seeds;
+  return o;
+}
+
+// The scenarios unique-key+cas is meant for (it has no signature check, no
+// reconciler, no refunds: later bundled scenarios test those).
+Options duplicates() {
+  Options o;
+  o.bundled = false;
+  o.scenarios = {"sequential-duplicates", "concurrent-duplicates", "concurrent-topups"};
+  o.seeds = 60;
+  return o;
+}
+
+TEST(TestingApi, ACorrectHandlerPasses) { TWICE_EXPECT_EXACTLY_ONCE("unique-key+cas", duplicates()); }
+
+TEST(TestingApi, SkipLeavesBundledScenariosOut) {
+  Options o;
+  EXPECT_TRUE(has(twice::testing::scenario_refs(o), "concurrent-topups"));
+  o.skip = {"concurrent-topups"};
+  EXPECT_FALSE(has(twice::testing::scenario_refs(o), "concurrent-topups"));
+  EXPECT_TRUE(has(twice::testing::scenario_refs(o), "concurrent-duplicates"));
+  // A name that is not bundled is a mistake, not a no-op.
+  o.skip = {"concurrent-topup"};
+  const Report r = twice::testing::check_exactly_once("cas", o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.message, "Options::skip names 'concurrent-topup', which is not a bundled scenario"))
+      << r.message;
+}
+
+TEST(TestingApi, ARaceIsReportedWithItsCounterexampleSeedAndReplayCommand) {
+  const Report r = twice::testing::check_exactly_once("check-then-act", only("concurrent-duplicates"));
+  ASSERT_FALSE(r.passed);
+  EXPECT_TRUE(has(r.violations, "concurrent-duplicates: double_credit")) << r.message;
+  EXPECT_EQ(r.runs, 100);
+  EXPECT_TRUE(contains(r.message, "check-then-act is not exactly-once")) << r.message;
+  EXPECT_TRUE(contains(r.message, "shrunk to")) << r.message;
+  EXPECT_TRUE(contains(r.message, "(seed ")) << r.message;
+  EXPECT_TRUE(contains(r.message, "twice replay --handler check-then-act --scenario concurrent-duplicates --seed "))
+      << r.message;
+  // No plugin given: the message says how to make the command work.
+  EXPECT_TRUE(contains(r.message, "--plugin path/to/libyours.so")) << r.message;
+}
+
+TEST(TestingApi, ThePluginGoesIntoTheReplayCommands) {
+  Options o = only("concurrent-duplicates");
+  o.plugin = "build/libmine.so";
+  const Report r = twice::testing::check_exactly_once("check-then-act", o);
+  ASSERT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.message, "twice replay --plugin build/libmine.so --handler check-then-act")) << r.message;
+  EXPECT_FALSE(contains(r.message, "path/to/libyours.so")) << r.message;
+}
+
+TEST(TestingApi, TheSameOptionsGiveTheSameReportOnAnyNumberOfJobs) {
+  Options o = duplicates();
+  o.seeds = 40;
+  o.jobs = 1;
+  const Report one = twice::testing::check_exactly_once("check-then-act", o);
+  o.jobs = 3;
+  const Report three = twice::testing::check_exactly_once("check-then-act", o);
+  EXPECT_EQ(one.message, three.message);
+}
+
+TEST(TestingApi, AScenarioFileOfYourOwnIsNamedByItsPath) {
+  const auto dir = std::filesystem::temp_directory_path() / "twice-testing-api";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "double-tap.toml";
+  std::ofstream(path) << R"(description = "two copies at once"
+[faults]
+duplicate = 1.0
+duplicate_delay = ["0ms", "0ms"]
+[[orders]]
+order_no = "O-7"
+user = "dan"
+amount = 700
+)";
+  Options o = only(path.string(), 50);
+  const Report r = twice::testing::check_exactly_once("check-then-act", o);
+  ASSERT_FALSE(r.passed) << r.message;
+  EXPECT_TRUE(contains(r.message, "--scenario " + path.string() + " --seed")) << r.message;
+  // A folder selects every scenario in it.
+  o.scenarios = {dir.string()};
+  EXPECT_EQ(twice::testing::scenario_refs(o), std::vector<std::string>{path.string()});
+}
+
+TEST(TestingApi, BadInputIsAFailedReportSayingWhatToFix) {
+  Report r = twice::testing::check_exactly_once("no-such-handler");
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.message, "no handler registered as 'no-such-handler'")) << r.message;
+
+  r = twice::testing::check_exactly_once("cas", only("/nonexistent/x.toml"));
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.message, "/nonexistent/x.toml: no such file")) << r.message;
+
+  r = twice::testing::check_exactly_once("cas", only("no-such-bundled-scenario"));
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.message, "scenario 'no-such-bundled-scenario'")) << r.message;
+
+  Options o;
+  o.strategy = "dfs";
+  r = twice::testing::check_exactly_once("cas", o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.message, "Options::strategy")) << r.message;
+}
+
+TEST(TestingApi, TheBundledScenariosAreFoundWhereTheTargetSaysTheyAre) {
+  const auto refs = twice::testing::scenario_refs();
+  EXPECT_NE(std::find(refs.begin(), refs.end(), "concurrent-duplicates"), refs.end());
+}
+
+TEST(TestingApi, CheckRunShrinksOneFailingRun) {
+  // The first of the first 200 seeds on which check-then-act double-credits.
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const Report r = twice::testing::check_run("check-then-act", {"concurrent-duplicates", seed});
+    if (r.passed) continue;
+    EXPECT_TRUE(has(r.violations, "concurrent-duplicates: double_credit")) << r.message;
+    EXPECT_TRUE(contains(r.message, "shrunk to")) << r.message;
+    EXPECT_TRUE(contains(r.message, "--seed " + std::to_string(seed))) << r.message;
+    return;
+  }
+  FAIL() << "check-then-act never double-credited in 200 seeds";
+}
+
+// The RapidCheck way: RapidCheck picks scenario and seed; RC_PARAMS replays.
+RC_GTEST_PROP(TestingApi, GeneratedRunsOfACorrectHandlerPass, ()) {
+  twice::testing::rc_assert_exactly_once("unique-key+cas", *twice::testing::gen_run(duplicates()), duplicates());
+}
+
+}  // namespace
