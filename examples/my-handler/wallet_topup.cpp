@@ -35,7 +35,7 @@ class WalletTopup final : public twice::Handler {
       if (paid.at(0, "gateway_id").as_text() == n.transaction_id) return twice::Reply::ack(n);
       if (!db.exec("INSERT OR IGNORE INTO refunds(gateway_id, order_no) VALUES (?, ?)",
                    {n.transaction_id, n.out_trade_no}).ok() ||
-          !tx.commit().ok())
+          !tx.commit().is_ok())
         return twice::Reply::fail();
       return twice::Reply::ack(n);
     }
@@ -43,7 +43,7 @@ class WalletTopup final : public twice::Handler {
     if (!db.exec("INSERT INTO wallet_credits(order_no, user_id, amount) VALUES (?, ?, ?)",
                  {n.out_trade_no, user, n.amount}).ok() ||
         !db.exec("UPDATE wallets SET balance = balance + ? WHERE user_id = ?", {n.amount, user}).ok() ||
-        !tx.commit().ok())
+        !tx.commit().is_ok())
       return twice::Reply::fail();
     return twice::Reply::ack(n);
   }
