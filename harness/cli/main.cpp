@@ -25,6 +25,7 @@
 #include "run/simulate.h"
 #include "sim/trace.h"
 #include "twice/handler.h"
+#include "twice/job.h"
 
 namespace fs = std::filesystem;
 using namespace twice;
@@ -105,7 +106,7 @@ sim::StrategySpec strategy_from(const std::string& name, int depth) {
 struct RunArgs {
   std::vector<std::string> handlers;
   std::vector<std::string> scenarios;
-  int seeds = 200;
+  int seeds = 100;
   std::string strategy = "random";
   int pct_depth = 2;
   std::uint64_t seed = 1;
@@ -113,7 +114,8 @@ struct RunArgs {
   std::string scenarios_dir;
   std::string expected;
   int jobs = 0;
-  int shrink_budget = 1500;
+  int shrink_budget = 500;
+  bool reconciler = false;
   bool quiet = false;
   std::string report_dir;            // empty: twice-report/ for the full matrix, else none
   std::vector<std::string> formats;  // empty: all
@@ -123,7 +125,9 @@ struct RunArgs {
 int cmd_run(const RunArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const auto handlers = find_handlers(a.handlers);
-  const auto scenarios = load_scenarios(dir, a.scenarios);
+  auto scenarios = load_scenarios(dir, a.scenarios);
+  if (a.reconciler)
+    for (auto& s : scenarios) s.reconciler = true;
   explore::ExpectedMatrix expected;
   const std::string expected_path = a.expected.empty() ? dir + "/expected.toml" : a.expected;
   if (std::string err; fs::exists(expected_path) && !expected.load(expected_path, err)) throw UsageError{err};
@@ -207,7 +211,7 @@ int cmd_replay(const ReplayArgs& a) {
     }
     const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
     // Same budget as `twice run`'s default, so the same counterexample.
-    const auto cex = explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, 1500);
+    const auto cex = explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, 500);
     spec.choices = cex.choices;
   }
   const run::RunResult r = run::simulate(spec);
@@ -231,6 +235,8 @@ int cmd_list(const std::string& scenarios_dir) {
   for (const auto& s : load_scenarios(dir, {})) std::cout << fmt::format("  {:<24} {}\n", s.name, s.description);
   std::cout << "\ninvariants:\n";
   for (const auto& i : check::invariants()) std::cout << fmt::format("  {:<20} {}\n", i.name, i.violated_when);
+  std::cout << "\nbackground jobs (scenario [merchant] section):\n";
+  for (const auto* j : JobRegistry::instance().all()) std::cout << fmt::format("  {:<20} {}\n", j->name, j->description);
   std::cout << "\ngateway profiles:\n";
   for (const auto& p : gateway::all_profiles()) std::cout << fmt::format("  {:<20} {}\n", p.name, p.description);
   return 0;
@@ -271,6 +277,8 @@ int main(int argc, char** argv) {
   run->add_option("--jobs,-j", run_args.jobs, "Cells explored at once (default: one per core)")->check(CLI::Range(0, 256));
   run->add_option("--shrink-budget", run_args.shrink_budget, "Runs spent shrinking each counterexample (0: do not shrink)")->check(CLI::Range(0, 1'000'000))->capture_default_str();
   run->add_flag("--quiet,-q", run_args.quiet, "No progress line on stderr");
+  run->add_flag("--reconciler", run_args.reconciler,
+                "Pair every scenario with the reconciler job (queries orders still waiting after 30 min)");
   auto* report_dir_opt = run->add_option(
       "--report-dir", run_args.report_dir,
       "Write reports (Markdown, JSON, JUnit XML, HTML) into this folder (default for the full matrix: twice-report)");

@@ -106,7 +106,7 @@ Status Transaction::commit() {
 }
 
 Status Transaction::rollback() {
-  if (!open_ || !begin_.is_ok()) return Status::ok();
+  if (!open_ || !begin_.is_ok()) return Status::OK();
   open_ = false;
   return db_->exec("ROLLBACK").status;
 }

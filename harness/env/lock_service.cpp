@@ -39,7 +39,6 @@ bool LockService::compare_and_delete(std::string_view key, std::string_view owne
 }
 
 bool TaskLocks::set_if_absent(std::string_view key, std::string_view owner, Micros ttl) {
-  if (scheduler_.killed()) return false;
   std::string text = fmt::format("SET {} {} NX PX {}", key, owner, ttl / kMillisecond);
   if (!scheduler_.point(text)) return false;
   const bool ok = service_.set_if_absent(key, owner, ttl);
@@ -48,7 +47,6 @@ bool TaskLocks::set_if_absent(std::string_view key, std::string_view owner, Micr
 }
 
 std::optional<std::string> TaskLocks::get(std::string_view key) {
-  if (scheduler_.killed()) return std::nullopt;
   if (!scheduler_.point(fmt::format("GET {}", key))) return std::nullopt;
   auto owner = service_.get(key);
   scheduler_.record(sim::EventKind::kLock, fmt::format("GET {}", key), owner ? *owner : "nil");
@@ -56,7 +54,6 @@ std::optional<std::string> TaskLocks::get(std::string_view key) {
 }
 
 bool TaskLocks::del(std::string_view key) {
-  if (scheduler_.killed()) return false;
   if (!scheduler_.point(fmt::format("DEL {}", key))) return false;
   const bool ok = service_.del(key);
   scheduler_.record(sim::EventKind::kLock, fmt::format("DEL {}", key), ok ? "1" : "0");
@@ -64,7 +61,6 @@ bool TaskLocks::del(std::string_view key) {
 }
 
 bool TaskLocks::compare_and_delete(std::string_view key, std::string_view owner) {
-  if (scheduler_.killed()) return false;
   if (!scheduler_.point(fmt::format("DEL {} IF OWNER {}", key, owner))) return false;
   const bool ok = service_.compare_and_delete(key, owner);
   scheduler_.record(sim::EventKind::kLock, fmt::format("DEL {} IF OWNER {}", key, owner), ok ? "1" : "0 (not owner)");

@@ -13,7 +13,7 @@ namespace {
 
 Status status_from(sqlite3* conn, int rc) {
   const int primary = rc & 0xff;
-  if (primary == SQLITE_OK || primary == SQLITE_DONE || primary == SQLITE_ROW) return Status::ok();
+  if (primary == SQLITE_OK || primary == SQLITE_DONE || primary == SQLITE_ROW) return Status::OK();
   std::string msg = sqlite3_errmsg(conn);
   if (primary == SQLITE_CONSTRAINT) return Status::constraint(std::move(msg));
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return Status::busy(std::move(msg));
@@ -181,8 +181,32 @@ Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& para
   return r;
 }
 
-SqliteDb::SqliteDb(sim::Scheduler& scheduler, const std::string& database_path)
-    : scheduler_(scheduler), conn_(open_database(database_path)) {}
+ConnectionPool::~ConnectionPool() {
+  for (auto& c : all_) {
+    for (auto& [sql, stmt] : c->statements) sqlite3_finalize(stmt);
+    sqlite3_close(c->handle);
+  }
+}
+
+ConnectionPool::Connection* ConnectionPool::acquire() {
+  if (!idle_.empty()) {
+    Connection* c = idle_.back();
+    idle_.pop_back();
+    return c;
+  }
+  all_.push_back(std::make_unique<Connection>());
+  all_.back()->handle = open_database(path_);
+  return all_.back().get();
+}
+
+void ConnectionPool::release(Connection* connection) { idle_.push_back(connection); }
+
+SqliteDb::SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool)
+    : scheduler_(scheduler),
+      pool_(pool),
+      connection_(pool.acquire()),
+      conn_(connection_->handle),
+      statements_(connection_->statements) {}
 
 SqliteDb::~SqliteDb() {
   if (in_transaction() && !uncommitted_.empty()) {
@@ -192,10 +216,11 @@ SqliteDb::~SqliteDb() {
                       fmt::format("connection closes with a transaction open: rolled back {} write{}: {}",
                                   uncommitted_.size(), uncommitted_.size() == 1 ? "" : "s", undone));
   }
-  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
-  // Closing a connection with an open transaction rolls it back, as a process
-  // that dies or forgets to commit would.
-  sqlite3_close(conn_);
+  // What the task left open rolls back, as when a process dies or forgets to
+  // commit; the connection goes back to the pool clean.
+  for (auto& [sql, stmt] : statements_) sqlite3_reset(stmt);
+  if (in_transaction()) sqlite3_exec(conn_, "ROLLBACK", nullptr, nullptr, nullptr);
+  pool_.release(connection_);
 }
 
 bool SqliteDb::in_transaction() const { return sqlite3_get_autocommit(conn_) == 0; }
@@ -205,11 +230,6 @@ Result SqliteDb::exec(std::string_view sql, std::initializer_list<Value> params)
 }
 
 Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
-  if (scheduler_.killed()) {
-    Result r;
-    r.status = Status::crashed();
-    return r;
-  }
   const std::string text = describe(sql, params);
   if (!scheduler_.point(text)) {
     Result r;

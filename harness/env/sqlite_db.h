@@ -6,6 +6,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <vector>
 #include <string>
 
 #include <sqlite3.h>
@@ -33,9 +35,35 @@ sqlite3* open_database(const std::string& path);
 // Runs one query outside the scheduler; the checker's reads.
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params = {});
 
+// The merchant process's connections to the run's database, reused from one
+// task to the next as a server's pool would, each with its prepared
+// statements. Opening a connection (and parsing the schema) costs more than a
+// whole scheduling point, so this keeps runs cheap. Used from the task that
+// holds the baton; destroyed after every task ended.
+class ConnectionPool {
+ public:
+  struct Connection {
+    sqlite3* handle = nullptr;
+    std::map<std::string, sqlite3_stmt*, std::less<>> statements;
+  };
+  explicit ConnectionPool(std::string database_path) : path_(std::move(database_path)) {}
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+  Connection* acquire();
+  // Takes back a connection with no transaction open.
+  void release(Connection* connection);
+
+ private:
+  std::string path_;
+  std::vector<std::unique_ptr<Connection>> all_;
+  std::vector<Connection*> idle_;
+};
+
 class SqliteDb final : public Db {
  public:
-  SqliteDb(sim::Scheduler& scheduler, const std::string& database_path);
+  // Borrows a connection from `pool` for the task's lifetime.
+  SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool);
   ~SqliteDb() override;
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -50,8 +78,10 @@ class SqliteDb final : public Db {
 
  private:
   sim::Scheduler& scheduler_;
-  sqlite3* conn_ = nullptr;
-  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+  ConnectionPool& pool_;
+  ConnectionPool::Connection* connection_;
+  sqlite3* conn_;
+  std::map<std::string, sqlite3_stmt*, std::less<>>& statements_;
   std::vector<std::string> uncommitted_;  // writes of the open transaction, as traced
   bool committed_writes_ = false;
 };

@@ -5,7 +5,7 @@
 namespace twice::env {
 
 Micros TaskClock::now() {
-  if (!scheduler_.killed() && scheduler_.point("now()")) {
+  if (scheduler_.point("now()")) {
     scheduler_.record(sim::EventKind::kClock, "now()", format_time(scheduler_.now()));
   }
   return scheduler_.now();
@@ -21,7 +21,7 @@ TaskEnv::TaskEnv(TaskServices s)
     : scheduler_(s.scheduler),
       gateway_(s.gateway),
       respond_(std::move(s.respond)),
-      db_(s.scheduler, s.database_name),
+      db_(s.scheduler, s.connections),
       locks_(s.scheduler, s.locks),
       clock_(s.scheduler) {}
 
@@ -37,7 +37,6 @@ void TaskEnv::note(std::string_view text) { scheduler_.record(sim::EventKind::kN
 namespace twice::env {
 
 Status TaskEnv::verify(const Notify& notify) {
-  if (scheduler_.killed()) return Status::crashed();
   if (!scheduler_.point("verify signature")) return Status::crashed();
   Status s = gateway_.verify(notify);
   scheduler_.record(sim::EventKind::kCall, fmt::format("verify signature of {}", notify.event_id),
@@ -46,7 +45,6 @@ Status TaskEnv::verify(const Notify& notify) {
 }
 
 std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
-  if (scheduler_.killed()) return std::nullopt;
   if (!scheduler_.point(fmt::format("query payment {}", out_trade_no))) return std::nullopt;
   auto n = gateway_.query_payment(out_trade_no);
   scheduler_.record(sim::EventKind::kCall, fmt::format("query gateway for {}", out_trade_no),
@@ -55,7 +53,7 @@ std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
 }
 
 void TaskEnv::respond_now(const Reply& reply) {
-  if (scheduler_.killed() || responded_) return;
+  if (responded_) return;
   if (!scheduler_.point("respond")) return;
   if (!respond_) {
     scheduler_.record(sim::EventKind::kNote, "respond_now() outside a delivery: ignored");

@@ -28,7 +28,7 @@ class TaskClock final : public Clock {
 struct TaskServices {
   sim::Scheduler& scheduler;
   LockService& locks;
-  const std::string& database_name;
+  ConnectionPool& connections;
   const GatewayPort& gateway;
   std::function<void(const Reply&)> respond;
 };

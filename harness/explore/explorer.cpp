@@ -121,7 +121,9 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
       }
       ++vr.failures;
     }
-    if (options.stop_at_first_failure && !found.empty()) break;
+    if (options.stop_at_first_failure &&
+        (options.stop_at_invariant.empty() ? !found.empty() : found.count(options.stop_at_invariant) > 0))
+      break;
   }
 
   for (auto& [name, vr] : found) {

@@ -25,7 +25,8 @@ struct ExploreOptions {
   bool shrink = true;
   int shrink_budget = 1500;  // runs spent shrinking one counterexample
   int jobs = 1;              // cells explored at once
-  bool stop_at_first_failure = false;  // for canary tests: enough to know it is caught
+  bool stop_at_first_failure = false;  // for canary tests: enough to know it is caught ...
+  std::string stop_at_invariant;       // ... with this invariant (empty: any)
   // Called after each cell, from any thread (serialised by the explorer).
   std::function<void(const CellResult&, int done, int total)> on_cell;
   // Set (e.g. by SIGINT) to stop after the cells under way.

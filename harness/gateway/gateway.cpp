@@ -54,6 +54,12 @@ Notify Gateway::build(std::size_t payment, const std::string& event_id, const st
   return n;
 }
 
+bool Gateway::idle() const {
+  for (const auto& n : notifications_)
+    if (!n.finished) return false;
+  return true;
+}
+
 Status Gateway::verify(const Notify& notify) const {
   return gateway::verify(secret_, notify.signature, notify.raw_payload, scheduler_.now());
 }

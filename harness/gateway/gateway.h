@@ -60,6 +60,8 @@ class Gateway final : public env::GatewayPort {
 
   const std::vector<PaymentRecord>& payments() const { return payments_; }
   const RetryProfile& profile() const { return profile_; }
+  // True when every notification the gateway created is acked or given up.
+  bool idle() const;
 
   Status verify(const Notify& notify) const override;
   std::optional<Notify> query_payment(std::string_view out_trade_no) const override;

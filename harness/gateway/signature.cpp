@@ -42,7 +42,7 @@ Status verify(std::string_view secret, std::string_view header, std::string_view
   if (age > kSignatureTolerance || age < -kSignatureTolerance)
     return Status::error(fmt::format("signature timestamp is {} old; tolerance is {}", format_duration(age < 0 ? -age : age),
                                      format_duration(kSignatureTolerance)));
-  return Status::ok();
+  return Status::OK();
 }
 
 }  // namespace twice::gateway

@@ -54,7 +54,7 @@ class Run {
         result_(result),
         checker_conn_(checker_conn),
         handler_(handler),
-        db_name_(std::move(db_name)),
+        connections_(std::move(db_name)),
         scheduler_(spec.strategy, choices, result.trace, limits(scenario_), faults()),
         locks_(scheduler_),
         gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_,
@@ -99,7 +99,7 @@ class Run {
   bool down() const { return scheduler_.now() < down_until_; }
 
   env::TaskServices services(std::function<void(const Reply&)> respond = {}) {
-    return env::TaskServices{scheduler_, locks_, db_name_, gateway_, std::move(respond)};
+    return env::TaskServices{scheduler_, locks_, connections_, gateway_, std::move(respond)};
   }
 
   int deliver(gateway::Gateway::Delivery d) {
@@ -187,8 +187,9 @@ class Run {
     schedule_tick(name, job, job->interval());
   }
 
-  // A job ticks while there is anything left to do for it: until the gateway's
-  // last notification is resolved and a day has passed since the last payment.
+  // A job ticks while the gateway still works on a notification, and for a
+  // while after the last payment (long enough for the reconciler's 30 minutes
+  // and the closer's close_after), so that a run ends when nothing can change.
   void schedule_tick(const std::string& name, Job* job, Micros at) {
     scheduler_.at(at, [this, name, job] {
       if (!down()) {
@@ -198,21 +199,22 @@ class Run {
         });
         result_.tasks[id] = TaskInfo{name, ""};
       }
-      if (scheduler_.now() < horizon()) schedule_tick(name, job, scheduler_.now() + job->interval());
+      if (scheduler_.now() < horizon() || !gateway_.idle())
+        schedule_tick(name, job, scheduler_.now() + job->interval());
     });
   }
 
   Micros horizon() const {
     Micros last = 0;
     for (const auto& o : scenario_.orders) last = std::max(last, o.paid_at);
-    return last + 26 * kHour;
+    return last + std::max(2 * kHour, scenario_.close_after + 30 * kMinute);
   }
 
   const gateway::Scenario& scenario_;
   RunResult& result_;
   sqlite3* checker_conn_;
   Handler& handler_;
-  std::string db_name_;
+  env::ConnectionPool connections_;  // outlives the scheduler: tasks return their connections to it
   sim::Scheduler scheduler_;
   env::LockService locks_;
   gateway::Gateway gateway_;

@@ -27,7 +27,7 @@ int busy_backoff(void* timeout_us, int count) {
 
 Status status_from(sqlite3* conn, int rc) {
   const int primary = rc & 0xff;
-  if (primary == SQLITE_OK || primary == SQLITE_DONE || primary == SQLITE_ROW) return Status::ok();
+  if (primary == SQLITE_OK || primary == SQLITE_DONE || primary == SQLITE_ROW) return Status::OK();
   std::string msg = sqlite3_errmsg(conn);
   if (primary == SQLITE_CONSTRAINT) return Status::constraint(std::move(msg));
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return Status::busy(std::move(msg));

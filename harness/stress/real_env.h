@@ -105,7 +105,7 @@ class RealEnv final : public Env {
   void note(std::string_view) override {}
   // Stress mode fires only the gateway's genuine notifications, so every
   // signature is taken as valid; it measures races, not authentication.
-  Status verify(const Notify&) override { return Status::ok(); }
+  Status verify(const Notify&) override { return Status::OK(); }
   // There is no gateway to ask in stress mode.
   std::optional<Notify> query_payment(std::string_view) override { return std::nullopt; }
   // The first early response is the delivery's answer, whatever handle() returns later.

@@ -39,7 +39,7 @@ class TempFolder {
     std::string pattern = (base / "twice-stress-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) return Status::error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
     path_ = pattern;
-    return Status::ok();
+    return Status::OK();
   }
   ~TempFolder() {
     std::error_code ec;
@@ -287,7 +287,7 @@ Status run_stress(const StressOptions& options, StressReport& report) {
     if (v.subject.starts_with("S-")) orders_hit.insert(v.subject);
   }
   report.violating_orders = static_cast<long>(orders_hit.size());
-  return Status::ok();
+  return Status::OK();
 }
 
 }  // namespace twice::stress

@@ -24,10 +24,11 @@ class DbTest : public ::testing::Test {
                  sim::StrategySpec strategy = {}) {
     sim::Choices c(choices);
     sim::Trace trace;
+    ConnectionPool pool(name_);
     sim::Scheduler s(strategy, c, trace, sim::SchedulerLimits{});
     for (auto& body : bodies)
-      s.spawn("task", 0, [this, &s, body] {
-        SqliteDb db(s, name_);
+      s.spawn("task", 0, [&s, &pool, body] {
+        SqliteDb db(s, pool);
         body(db);
       });
     s.run();

@@ -69,7 +69,7 @@ TEST(Gateway, NoAnswerWithinTheTimeoutIsAFailedAttempt) {
   const auto r = run_seed(s, "unique-key+cas", 1);
   const auto trace = sim::format_trace(r.trace);
   EXPECT_NE(trace.find("no answer within 5s; retries in 15s"), std::string::npos) << trace;
-  EXPECT_NE(trace.find("late reply to notify O-1 attempt 1 ignored"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("late reply to notify O-1 TRANSACTION.SUCCESS attempt 1 ignored"), std::string::npos) << trace;
 }
 
 TEST(Gateway, PayloadIsJsonWithTheOrderFieldsEvenWhenTheyNeedEscaping) {

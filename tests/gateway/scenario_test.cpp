@@ -61,7 +61,8 @@ max_attempts = 4
 TEST_F(ScenarioFile, UnknownKeyNamesTheLineAndTheAllowedKeys) {
   const auto e = error_of(std::string("description = \"d\"\n[faults]\nduplicates = 0.5\n") + kOrder);
   EXPECT_EQ(e, path_ + ":3: unknown key 'duplicates' in [faults]; allowed: duplicate, max_copies, duplicate_delay, "
-                       "ack_loss, max_attempts");
+                       "ack_loss, max_attempts, request_loss, pause, pause_duration, crash, restart_after, "
+                       "mq_redelivery, mq_delay, second_signal, second_signal_delay");
 }
 
 TEST_F(ScenarioFile, WrongTypeIsNamed) {

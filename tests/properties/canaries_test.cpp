@@ -18,10 +18,14 @@ void caught_and_shrunk(const gateway::Scenario& scenario, const std::string& han
   o.base_seed = base;
   o.shrink_budget = 300;
   o.stop_at_first_failure = true;
+  o.stop_at_invariant = invariant;
   const auto cell = explore::explore_cell(scenario, testing::handler(handler), o, {});
-  RC_ASSERT(cell.observed() == std::vector<std::string>{invariant});
-  const auto& cex = cell.violations[0].counterexample;
-  RC_LOG() << "schedules to first failure " << cell.violations[0].schedules_to_first << ", shrunk to " << cex.steps
+  const explore::ViolationResult* v = nullptr;
+  for (const auto& x : cell.violations)
+    if (x.invariant == invariant) v = &x;
+  RC_ASSERT(v != nullptr);
+  const auto& cex = v->counterexample;
+  RC_LOG() << "schedules to first failure " << v->schedules_to_first << ", shrunk to " << cex.steps
            << " steps over " << cex.columns.size() << " tasks\n";
   RC_ASSERT(cex.columns.size() == 2u);
   RC_ASSERT(cex.steps <= max_steps);

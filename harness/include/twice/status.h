@@ -20,14 +20,16 @@ class Status {
     kCrashed,     // the process is going down; nothing more will run
   };
 
+  // LevelDB's convention: Status::OK() makes one, status.ok() tests one.
   Status() = default;
-  static Status ok() { return Status(); }
+  static Status OK() { return Status(); }
   static Status constraint(std::string msg) { return Status(Code::kConstraint, std::move(msg)); }
   static Status busy(std::string msg) { return Status(Code::kBusy, std::move(msg)); }
   static Status error(std::string msg) { return Status(Code::kError, std::move(msg)); }
   static Status crashed() { return Status(Code::kCrashed, "process crashed"); }
 
-  bool is_ok() const { return code_ == Code::kOk; }
+  bool ok() const { return code_ == Code::kOk; }
+  bool is_ok() const { return ok(); }
   bool is_constraint() const { return code_ == Code::kConstraint; }
   bool is_busy() const { return code_ == Code::kBusy; }
   bool is_crashed() const { return code_ == Code::kCrashed; }

@@ -1,0 +1,69 @@
+// Each broken variant is caught on its bundled scenario with its named
+// violation, and its counterexample shrinks to the steps that matter (the
+// crash point included, where there is one).
+#include <gtest/gtest.h>
+
+#include "../support.h"
+#include "explore/explorer.h"
+
+namespace twice {
+namespace {
+
+struct Canary {
+  const char* handler;
+  const char* scenario;
+  const char* invariant;
+  bool crash;  // the counterexample must show where the process died
+};
+
+class CanaryTest : public ::testing::TestWithParam<Canary> {};
+
+TEST_P(CanaryTest, IsCaughtAndShrinks) {
+  const Canary c = GetParam();
+  gateway::Scenario s;
+  gateway::ScenarioError err;
+  ASSERT_TRUE(gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + c.scenario + ".toml", s, err))
+      << err.message;
+  explore::ExploreOptions o;
+  o.seeds = 300;
+  o.shrink_budget = 300;
+  o.stop_at_first_failure = true;
+  o.stop_at_invariant = c.invariant;
+  const auto cell = explore::explore_cell(s, testing::handler(c.handler), o, {});
+  const explore::ViolationResult* v = nullptr;
+  for (const auto& x : cell.violations)
+    if (x.invariant == c.invariant) v = &x;
+  ASSERT_NE(v, nullptr) << c.handler << " on " << c.scenario << " never showed " << c.invariant;
+  const auto& cex = v->counterexample;
+  EXPECT_GT(cex.steps, 0);
+  EXPECT_LE(cex.steps, 40) << "a counterexample a person can follow";
+  if (c.crash) {
+    bool shows_crash = false;
+    for (const auto& row : cex.rows) shows_crash |= row.text.find("process crashes before") != std::string::npos;
+    EXPECT_TRUE(shows_crash) << "the crash point is part of the counterexample";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bundled, CanaryTest,
+    ::testing::Values(Canary{"unique-key-no-txn", "crash-mid-handler", "lost_payment", true},
+                      Canary{"ack-before-commit", "crash-mid-handler", "lost_payment", true},
+                      Canary{"ack-before-commit", "sequential-duplicates", "ack_before_commit", false},
+                      Canary{"lock-release-any", "lock-ttl-expiry", "double_credit", false},
+                      Canary{"lock-check", "lock-ttl-expiry", "double_credit", false},
+                      Canary{"event-id-dedupe", "second-signal", "double_credit", false},
+                      Canary{"no-amount-check", "forged-callbacks", "accepted_invalid", false},
+                      Canary{"false-success", "crash-mid-handler", "lost_payment", true},
+                      Canary{"json-ack-rebate", "alipay-json-ack", "double_credit", false},
+                      Canary{"throw-on-repaid", "paid-twice", "lost_payment", false},
+                      Canary{"check-then-act", "slow-handler-retry", "double_credit", false},
+                      Canary{"check-then-act", "stripe-concurrent-events", "double_credit", false}),
+    [](const auto& info) {
+      std::string name = std::string(info.param.handler) + "_" + info.param.scenario;
+      for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
+
+}  // namespace
+}  // namespace twice

@@ -1,0 +1,134 @@
+// The fault model and the gateway's realism, run by run.
+#include <gtest/gtest.h>
+
+#include "../support.h"
+#include "env/sqlite_db.h"
+
+namespace twice {
+namespace {
+
+using testing::invariants_of;
+using testing::run_seed;
+
+gateway::Scenario bundled(const std::string& name) {
+  gateway::Scenario s;
+  gateway::ScenarioError err;
+  if (!gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml", s, err))
+    throw std::runtime_error(err.message);
+  return s;
+}
+
+TEST(Faults, ACrashRollsBackTheOpenTransactionAndTheTraceSaysWhere) {
+  auto s = testing::one_order_scenario();
+  s.crash = 0.2;
+  s.restart_min = s.restart_max = 30 * kSecond;
+  for (std::uint64_t seed = 0; seed < 300; ++seed) {
+    const auto r = run_seed(s, "unique-key+cas", seed);
+    const auto trace = sim::format_trace(r.trace);
+    if (trace.find("rolled back") == std::string::npos) continue;
+    EXPECT_NE(trace.find("the merchant's process crashes before: "), std::string::npos) << trace;
+    EXPECT_NE(trace.find("the process is down; it restarts in 30s"), std::string::npos) << trace;
+    EXPECT_TRUE(r.verdict.violations.empty()) << "the retry after the restart credits it once\n" << trace;
+    return;
+  }
+  FAIL() << "no seed in 300 crashed inside a transaction";
+}
+
+TEST(Faults, EveryNotificationLostIsALostPaymentUnlessTheReconcilerAsks) {
+  auto s = bundled("lost-notifications");
+  EXPECT_EQ(invariants_of(run_seed(s, "unique-key+cas", 1)), (std::vector<std::string>{"lost_payment", "lost_payment"}));
+  s.reconciler = true;
+  const auto r = run_seed(s, "unique-key+cas", 1);
+  EXPECT_TRUE(r.verdict.violations.empty()) << sim::format_trace(r.trace);
+  EXPECT_EQ(r.verdict.credits_per_order.at("O-4001"), 1);
+  EXPECT_NE(sim::format_trace(r.trace).find("query gateway for O-4001 -> paid 3000 CNY"), std::string::npos);
+}
+
+TEST(Faults, APaymentAfterTheOrderClosedIsFlaggedForRefundNotCredited) {
+  const auto r = run_seed(bundled("close-race"), "unique-key+cas", 3);
+  EXPECT_TRUE(r.verdict.violations.empty()) << sim::format_trace(r.trace);
+  EXPECT_TRUE(r.verdict.refunded.count("O-10003")) << "paid at 41m, after the 30m close";
+  EXPECT_FALSE(r.verdict.credits_per_order.count("O-10003"));
+}
+
+TEST(Faults, ASecondPaymentForAnOrderMustBeRefunded) {
+  const auto s = bundled("paid-twice");
+  const auto good = run_seed(s, "unique-key+cas", 1);
+  EXPECT_TRUE(good.verdict.violations.empty()) << sim::format_trace(good.trace);
+  EXPECT_TRUE(good.verdict.refunded.count("O-13001"));
+  const auto bad = run_seed(s, "throw-on-repaid", 1);
+  EXPECT_EQ(invariants_of(bad), std::vector<std::string>{"lost_payment"}) << sim::format_trace(bad.trace);
+}
+
+TEST(Faults, TwoEventIdsForOnePaymentDefeatEventIdDedupe) {
+  const auto s = bundled("second-signal");
+  EXPECT_EQ(invariants_of(run_seed(s, "event-id-dedupe", 1)), std::vector<std::string>{"double_credit"});
+  EXPECT_TRUE(run_seed(s, "unique-key+cas", 1).verdict.violations.empty());
+}
+
+TEST(Faults, InvalidNotifiesMayNotChangeAnything) {
+  const auto s = bundled("forged-callbacks");
+  const auto naive = run_seed(s, "check-then-act", 2);
+  ASSERT_FALSE(naive.verdict.violations.empty());
+  EXPECT_EQ(naive.verdict.violations[0].invariant, "accepted_invalid") << sim::format_trace(naive.trace);
+  const auto good = run_seed(s, "unique-key+cas", 2);
+  EXPECT_TRUE(good.verdict.violations.empty()) << sim::format_trace(good.trace);
+  EXPECT_EQ(good.verdict.credits_per_order.at("O-11001"), 1);
+}
+
+TEST(Faults, AdyenQueuesLaterNotificationsBehindAFailingOne) {
+  struct FailsFirstOrder final : Handler {
+    Reply handle(const Notify& n, Env&) override { return n.out_trade_no == "O-1" ? Reply::fail() : Reply::ack(n); }
+  };
+  static const HandlerInfo info{"fails-first", "", [] { return std::make_unique<FailsFirstOrder>(); }};
+  auto s = testing::one_order_scenario();
+  s.profile = "adyen";
+  s.max_attempts = 3;
+  s.orders.push_back({"O-2", "bob", 50, "EUR", kSecond});
+  s.orders[0].currency = "EUR";
+  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+  Micros o1_gave_up = -1, o2_sent = -1;
+  for (const auto& e : r.trace.events()) {
+    if (e.text.find("notify O-1 AUTHORISATION attempt 3") != std::string::npos &&
+        e.text.find("retries exhausted") != std::string::npos)
+      o1_gave_up = e.time;
+    if (o2_sent < 0 && e.text.find("sends notify O-2") != std::string::npos) o2_sent = e.time;
+  }
+  ASSERT_GE(o1_gave_up, 0) << sim::format_trace(r.trace);
+  EXPECT_GE(o2_sent, o1_gave_up) << "O-2 waited behind O-1 (9s + 18s of retries)\n" << sim::format_trace(r.trace);
+  EXPECT_NE(sim::format_trace(r.trace).find("waits in the endpoint's queue"), std::string::npos);
+}
+
+TEST(Faults, AFullDayOfWechatRetriesForAHundredOrdersRunsToTheEnd) {
+  struct AlwaysFails final : Handler {
+    Reply handle(const Notify&, Env&) override { return Reply::fail(); }
+  };
+  static const HandlerInfo info{"always-fails", "", [] { return std::make_unique<AlwaysFails>(); }};
+  auto s = testing::one_order_scenario();
+  s.orders.clear();
+  for (int i = 0; i < 100; ++i) s.orders.push_back({"O-" + std::to_string(i), "u" + std::to_string(i), 100, "CNY", 0});
+  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+  int sent = 0;
+  for (const auto& e : r.trace.events()) sent += e.text.starts_with("sends notify");
+  EXPECT_EQ(sent, 100 * 16) << "the first notification and 15 retries each";
+  EXPECT_GT(r.end_time, 24 * kHour);
+  // Never acked, never credited: the gateway gave up, and nobody reconciled.
+  EXPECT_EQ(r.verdict.violations.size(), 100u);
+}
+
+TEST(Faults, QueueRedeliveryHandsTheSameMessageAgain) {
+  auto s = testing::one_order_scenario();
+  s.mq_redelivery = 1.0;
+  s.mq_delay_min = s.mq_delay_max = 0;
+  const auto r = run_seed(s, "lock-only", 1);
+  EXPECT_EQ(invariants_of(r), std::vector<std::string>{"double_credit"}) << sim::format_trace(r.trace);
+  EXPECT_TRUE(run_seed(s, "unique-key+cas", 1).verdict.violations.empty());
+}
+
+TEST(Faults, AnAckBeforeTheCommitIsSeenAtTheMomentOfTheAck) {
+  const auto r = run_seed(testing::one_order_scenario(), "ack-before-commit", 1);
+  EXPECT_EQ(invariants_of(r), std::vector<std::string>{"ack_before_commit"}) << sim::format_trace(r.trace);
+}
+
+}  // namespace
+}  // namespace twice
