@@ -72,7 +72,7 @@ TEST(ExpectedMatrix, ParsesPassViolationsAndReasons) {
   ASSERT_TRUE(m.load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml", err)) << err;
   const auto e = m.get("check-then-act", "concurrent-duplicates");
   EXPECT_TRUE(e.listed);
-  EXPECT_EQ(e.violations, std::vector<std::string>{"double_credit"});
+  EXPECT_EQ(e.violations, (std::vector<std::string>{"ack_before_commit", "double_credit"}));
   EXPECT_FALSE(e.reason.empty());
   EXPECT_TRUE(m.get("cas", "concurrent-duplicates").violations.empty());
   EXPECT_FALSE(m.get("nobody", "nothing").listed);
