@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 namespace twice::env {
-namespace {
 
 Status status_from(sqlite3* conn, int rc) {
   const int primary = rc & 0xff;
@@ -45,6 +44,8 @@ Value column(sqlite3_stmt* stmt, int c) {
     }
   }
 }
+
+namespace {
 
 // Steps `stmt` to the end. On SQLITE_BUSY returns with result.status busy and
 // the statement reset, so that it can be retried from the start.

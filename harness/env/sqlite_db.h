@@ -17,6 +17,12 @@
 
 namespace twice::env {
 
+// SQLite result code -> Status; binds positional parameters; reads a column.
+// Shared by every Db over SQLite (this one, stress mode's RealDb).
+Status status_from(sqlite3* conn, int rc);
+void bind(sqlite3_stmt* stmt, const std::vector<Value>& params);
+Value column(sqlite3_stmt* stmt, int c);
+
 // Runs `sql` (one or more statements, no parameters) on a raw connection,
 // outside any scheduling. Returns the error text, empty on success.
 std::string exec_script(sqlite3* conn, const std::string& sql);

@@ -1,5 +1,7 @@
 #include "stress/real_env.h"
 
+#include "env/sqlite_db.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -25,40 +27,9 @@ int busy_backoff(void* timeout_us, int count) {
   return 1;
 }
 
-Status status_from(sqlite3* conn, int rc) {
-  const int primary = rc & 0xff;
-  if (primary == SQLITE_OK || primary == SQLITE_DONE || primary == SQLITE_ROW) return Status::OK();
-  std::string msg = sqlite3_errmsg(conn);
-  if (primary == SQLITE_CONSTRAINT) return Status::constraint(std::move(msg));
-  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return Status::busy(std::move(msg));
-  return Status::error(std::move(msg));
-}
-
-void bind(sqlite3_stmt* stmt, const std::vector<Value>& params) {
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const int idx = static_cast<int>(i) + 1;
-    const Value& v = params[i];
-    if (v.is_null()) sqlite3_bind_null(stmt, idx);
-    else if (v.is_integer()) sqlite3_bind_int64(stmt, idx, v.as_int());
-    else if (v.is_real()) sqlite3_bind_double(stmt, idx, v.as_real());
-    else {
-      const std::string s = v.as_text();
-      sqlite3_bind_text(stmt, idx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-    }
-  }
-}
-
-Value column(sqlite3_stmt* stmt, int c) {
-  switch (sqlite3_column_type(stmt, c)) {
-    case SQLITE_INTEGER: return Value(static_cast<long long>(sqlite3_column_int64(stmt, c)));
-    case SQLITE_FLOAT: return Value(sqlite3_column_double(stmt, c));
-    case SQLITE_NULL: return Value();
-    default: {
-      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
-      return Value(std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
-    }
-  }
-}
+using env::bind;
+using env::column;
+using env::status_from;
 
 Result failed(Status status) {
   Result r;
