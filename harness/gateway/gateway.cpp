@@ -31,6 +31,22 @@ void Gateway::resign(Notify& n, std::string_view key, Micros at) const {
   n.signature = sign(key, kEpochSeconds + at / kSecond, n.raw_payload);
 }
 
+namespace {
+
+// The body a real gateway would post for `n`. nlohmann escapes whatever an
+// order number holds; the payload is untrusted downstream.
+std::string payload_of(const Notify& n) {
+  return nlohmann::json{{"id", n.event_id},
+                        {"event_type", n.event_type},
+                        {"out_trade_no", n.out_trade_no},
+                        {"transaction_id", n.transaction_id},
+                        {"amount", {{"total", n.amount}, {"currency", n.currency}}},
+                        {"trade_state", "SUCCESS"}}
+      .dump();
+}
+
+}  // namespace
+
 Notify Gateway::build(std::size_t payment, const std::string& event_id, const std::string& event_type) const {
   const PaymentRecord& p = payments_[payment];
   Notify n;
@@ -41,15 +57,7 @@ Notify Gateway::build(std::size_t payment, const std::string& event_id, const st
   n.currency = p.order.currency;
   n.event_type = event_type;
   n.gateway = profile_.name;
-  // nlohmann escapes whatever an order number holds; the payload is what a
-  // real gateway would post, and it is untrusted downstream.
-  n.raw_payload = nlohmann::json{{"id", n.event_id},
-                                 {"event_type", n.event_type},
-                                 {"out_trade_no", n.out_trade_no},
-                                 {"transaction_id", n.transaction_id},
-                                 {"amount", {{"total", n.amount}, {"currency", n.currency}}},
-                                 {"trade_state", "SUCCESS"}}
-                      .dump();
+  n.raw_payload = payload_of(n);
   resign(n, secret_, scheduler_.now());
   return n;
 }
@@ -246,15 +254,7 @@ void Gateway::schedule_attacks() {
       });
     }
   };
-  auto repayload = [](Notify& n) {
-    n.raw_payload = nlohmann::json{{"id", n.event_id},
-                                   {"event_type", n.event_type},
-                                   {"out_trade_no", n.out_trade_no},
-                                   {"transaction_id", n.transaction_id},
-                                   {"amount", {{"total", n.amount}, {"currency", n.currency}}},
-                                   {"trade_state", "SUCCESS"}}
-                        .dump();
-  };
+  auto repayload = [](Notify& n) { n.raw_payload = payload_of(n); };
   launch("forged", a.forged_signature, [this](Notify& n) {
     resign(n, "not-the-gateways-key", scheduler_.now());
     return fmt::format("order {} marked paid, signed with a key that is not the gateway's", n.out_trade_no);
