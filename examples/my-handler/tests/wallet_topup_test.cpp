@@ -1,6 +1,7 @@
-// The fixed version: every bundled scenario with 200 seeds each, and the same
+// The fixed version: every bundled scenario with 200 seeds each, the same
 // check as a RapidCheck property, whose runs RC_PARAMS controls
-// (RC_PARAMS="seed=7 max_success=500" build/wallet_topup_test).
+// (RC_PARAMS="seed=7 max_success=500" build/wallet_topup_test), and the
+// wallet's own scenarios in tests/scenarios/.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>  // after gtest.h, which it needs
 #include <twice/gtest.h>
@@ -14,4 +15,12 @@ TEST(WalletTopup, CreditsEachPaymentExactlyOnce) {
 
 RC_GTEST_PROP(WalletTopup, AnyRunCreditsExactlyOnce, ()) {
   twice::testing::rc_assert_exactly_once("wallet-topup", *twice::testing::gen_run(wallet_options()), wallet_options());
+}
+
+TEST(WalletTopup, OurOwnScenarios) {
+  twice::testing::Options options;
+  options.bundled = false;
+  options.scenarios = {WALLET_SCENARIOS};  // a folder: every .toml in it
+  options.plugin = "build/libwallet_topup.so";
+  TWICE_EXPECT_EXACTLY_ONCE("wallet-topup", options);
 }
