@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <mutex>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -61,6 +63,20 @@ std::string Value::to_sql() const {
     return out + "'";
   }
   return as_text();
+}
+
+EventKind event_kind(const Notify& n) {
+  static const std::set<std::string_view> kPaid = {"TRANSACTION.SUCCESS",       "TRADE_SUCCESS", "TRADE_FINISHED",
+                                                   "payment_intent.succeeded",  "charge.succeeded",
+                                                   "PAYMENT.CAPTURE.COMPLETED", "AUTHORISATION"};
+  static const std::set<std::string_view> kRefunded = {"REFUND.SUCCESS", "charge.refunded", "PAYMENT.CAPTURE.REFUNDED",
+                                                       "REFUND"};
+  static const std::set<std::string_view> kClosed = {"TRADE_CLOSED", "payment_intent.canceled", "CANCELLATION"};
+  // Alipay: TRADE_CLOSED with a refund_fee is a paid trade fully refunded.
+  if (n.refund_amount > 0 || kRefunded.count(n.event_type)) return EventKind::kRefunded;
+  if (kClosed.count(n.event_type)) return EventKind::kClosed;
+  if (kPaid.count(n.event_type)) return EventKind::kPaid;
+  return EventKind::kOther;
 }
 
 Reply Reply::ack(const Notify& n) {
@@ -128,6 +144,15 @@ std::string format_time(Micros t) {
 std::string format_duration(Micros d) {
   if (d == 0) return "0s";
   if (d < kMillisecond) return fmt::format("{}us", d);
+  if (d >= kSecond && d % kSecond != 0) {
+    // Drawn durations are rarely round; above a second, tenths are enough to read.
+    const Micros tenths = (d + 50 * kMillisecond) / (100 * kMillisecond);
+    Micros s = tenths / 10;
+    std::string out;
+    if (s >= 3600) { out += fmt::format("{}h", s / 3600); s %= 3600; }
+    if (s >= 60 || !out.empty()) { out += fmt::format("{}m", s / 60); s %= 60; }
+    return out + fmt::format("{}.{}s", s, tenths % 10);
+  }
   if (d % kMillisecond != 0) return fmt::format("{}.{:03}ms", d / kMillisecond, d % kMillisecond);
   if (d % kSecond != 0) return fmt::format("{}ms", d / kMillisecond);
   std::string out;

@@ -1,6 +1,8 @@
 // Notify and Reply: what crosses the wire between the simulated gateway and a
-// handler. A Notify is the gateway's "payment succeeded" callback as the
-// merchant's endpoint receives it; a Reply is the HTTP answer the handler gives.
+// handler. A Notify is a gateway's callback as the merchant's endpoint
+// receives it: mostly "payment succeeded", sometimes "trade closed" or
+// "refunded" (event_kind() says which); a Reply is the HTTP answer the handler
+// gives.
 // Whether a Reply counts as an acknowledgement is decided by the gateway's
 // retry profile (WeChat v3 reads the status code, Alipay reads the body).
 #pragma once
@@ -16,13 +18,25 @@ struct Notify {
   std::string transaction_id;  // the gateway's payment id
   std::int64_t amount = 0;     // integer minor units (fen, cents)
   std::string currency;        // ISO 4217, e.g. "CNY"
-  std::string event_type;      // e.g. "TRANSACTION.SUCCESS"
+  std::string event_type;      // e.g. "TRANSACTION.SUCCESS", "REFUND.SUCCESS", "TRADE_CLOSED"
+  std::int64_t refund_amount = 0;  // minor units given back to the payer; 0 unless a refund
   std::string raw_payload;     // the body exactly as sent; untrusted
   // Stripe-style "t=<seconds>,v1=<hex HMAC-SHA256 of '<t>.<raw_payload>'>";
   // check it with Env::verify() before trusting any field above.
   std::string signature;
   std::string gateway;         // the profile that sent it: "wechat-v3", "alipay", "adyen", ...
 };
+
+// What a notify says happened. Gateways name their events differently, and
+// Alipay uses one name for two things: TRADE_CLOSED is a trade closed unpaid,
+// or a paid trade fully refunded (refund_amount > 0).
+enum class EventKind {
+  kPaid,      // TRANSACTION.SUCCESS, TRADE_SUCCESS, TRADE_FINISHED, payment_intent.succeeded, AUTHORISATION, ...
+  kClosed,    // the gateway closed a trade that was never paid: TRADE_CLOSED, payment_intent.canceled, CANCELLATION
+  kRefunded,  // the payment went back to the payer: REFUND.SUCCESS, charge.refunded, REFUND, ...
+  kOther,     // anything else: acknowledge it and change nothing
+};
+EventKind event_kind(const Notify& notify);
 
 struct Reply {
   int http_status = 200;
