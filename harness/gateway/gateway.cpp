@@ -22,6 +22,7 @@ Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Sch
       // The same order paid again over another channel, a second later.
       p.transaction_id = fmt::format("4300{:06}", i + 1);
       p.order.paid_at += kSecond;
+      p.order.refund_after = 0;  // a refund is of the first payment
       payments_.push_back(std::move(p));
     }
   }
@@ -36,18 +37,23 @@ namespace {
 // The body a real gateway would post for `n`. nlohmann escapes whatever an
 // order number holds; the payload is untrusted downstream.
 std::string payload_of(const Notify& n) {
-  return nlohmann::json{{"id", n.event_id},
-                        {"event_type", n.event_type},
-                        {"out_trade_no", n.out_trade_no},
-                        {"transaction_id", n.transaction_id},
-                        {"amount", {{"total", n.amount}, {"currency", n.currency}}},
-                        {"trade_state", "SUCCESS"}}
-      .dump();
+  const EventKind kind = event_kind(n);
+  nlohmann::json body{{"id", n.event_id},
+                      {"event_type", n.event_type},
+                      {"out_trade_no", n.out_trade_no},
+                      {"transaction_id", n.transaction_id},
+                      {"amount", {{"total", n.amount}, {"currency", n.currency}}},
+                      {"trade_state", kind == EventKind::kClosed     ? "CLOSED"
+                                      : kind == EventKind::kRefunded ? "REFUND"
+                                                                     : "SUCCESS"}};
+  if (n.refund_amount > 0) body["amount"]["refund"] = n.refund_amount;
+  return body.dump();
 }
 
 }  // namespace
 
-Notify Gateway::build(std::size_t payment, const std::string& event_id, const std::string& event_type) const {
+Notify Gateway::build(std::size_t payment, const std::string& event_id, const std::string& event_type,
+                      EventKind kind) const {
   const PaymentRecord& p = payments_[payment];
   Notify n;
   n.event_id = event_id;
@@ -56,6 +62,7 @@ Notify Gateway::build(std::size_t payment, const std::string& event_id, const st
   n.amount = p.order.amount;
   n.currency = p.order.currency;
   n.event_type = event_type;
+  if (kind == EventKind::kRefunded) n.refund_amount = p.order.amount;
   n.gateway = profile_.name;
   n.raw_payload = payload_of(n);
   resign(n, secret_, scheduler_.now());
@@ -75,41 +82,66 @@ Status Gateway::verify(const Notify& notify) const {
 std::optional<Notify> Gateway::query_payment(std::string_view out_trade_no) const {
   for (std::size_t i = 0; i < payments_.size(); ++i)
     if (payments_[i].order.order_no == out_trade_no && payments_[i].settled)
-      return build(i, fmt::format("query-{}", out_trade_no), profile_.paid_event_type);
+      return build(i, fmt::format("query-{}", out_trade_no), profile_.paid_event_type, EventKind::kPaid);
   return std::nullopt;
 }
 
 void Gateway::start() {
   for (std::size_t i = 0; i < payments_.size(); ++i) {
-    if (!payments_[i].order.paid) continue;
-    scheduler_.at(payments_[i].order.paid_at, [this, i] {
-      PaymentRecord& p = payments_[i];
-      p.settled = true;
-      scheduler_.record(sim::EventKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
-                                                              p.order.amount, p.order.currency, p.order.order_no,
-                                                              p.transaction_id));
-      const std::string event_id = p.transaction_id.starts_with("43") ? fmt::format("evt-{}-p2", p.order.order_no)
-                                                                      : fmt::format("evt-{}", p.order.order_no);
-      notify_later(i, event_id, profile_.paid_event_type, scheduler_.now());
-      // A second success signal for the same payment (Alipay TRADE_FINISHED,
-      // a second Stripe event): a notification of its own, with its own id.
-      sim::Choices& c = scheduler_.choices();
-      if (c.chance(scenario_.second_signal)) {
-        const Micros later = c.between(scenario_.second_signal_delay_min, scenario_.second_signal_delay_max);
-        scheduler_.record(sim::EventKind::kFault, fmt::format("a second success event for {} ({}) follows in {}",
-                                                              p.order.order_no, profile_.second_paid_event_type,
-                                                              format_duration(later)));
-        notify_later(i, fmt::format("evt-{}-2", p.order.order_no), profile_.second_paid_event_type,
-                     scheduler_.now() + later);
-      }
-    });
+    const OrderSpec& o = payments_[i].order;
+    if (o.paid) scheduler_.at(o.paid_at, [this, i] { settle_payment(i); });
+    if (o.paid && o.refund_after > 0) scheduler_.at(o.paid_at + o.refund_after, [this, i] { settle_refund(i); });
+    if (!o.paid && o.closed_at >= 0) scheduler_.at(o.closed_at, [this, i] { close_trade(i); });
   }
   schedule_attacks();
 }
 
-void Gateway::notify_later(std::size_t payment, const std::string& event_id, const std::string& event_type, Micros at) {
-  scheduler_.at(at, [this, payment, event_id, event_type] {
-    notifications_.push_back(Notification{payment, event_id, event_type});
+void Gateway::settle_payment(std::size_t i) {
+  PaymentRecord& p = payments_[i];
+  p.settled = true;
+  scheduler_.record(sim::EventKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
+                                                          p.order.amount, p.order.currency, p.order.order_no,
+                                                          p.transaction_id));
+  const std::string event_id = p.transaction_id.starts_with("43") ? fmt::format("evt-{}-p2", p.order.order_no)
+                                                                  : fmt::format("evt-{}", p.order.order_no);
+  notify_later(i, event_id, profile_.paid_event_type, EventKind::kPaid, scheduler_.now());
+  // A second success signal for the same payment (Alipay TRADE_FINISHED,
+  // a second Stripe event): a notification of its own, with its own id.
+  sim::Choices& c = scheduler_.choices();
+  if (c.chance(scenario_.second_signal)) {
+    const Micros later = c.between(scenario_.second_signal_delay_min, scenario_.second_signal_delay_max);
+    scheduler_.record(sim::EventKind::kFault, fmt::format("a second success event for {} ({}) follows in {}",
+                                                          p.order.order_no, profile_.second_paid_event_type,
+                                                          format_duration(later)));
+    notify_later(i, fmt::format("evt-{}-2", p.order.order_no), profile_.second_paid_event_type, EventKind::kPaid,
+                 scheduler_.now() + later);
+  }
+}
+
+// The merchant asked for a refund (out of band); the gateway settles it and
+// says so with a notification of its own, retried like any other.
+void Gateway::settle_refund(std::size_t i) {
+  PaymentRecord& p = payments_[i];
+  p.refunded = true;
+  scheduler_.record(sim::EventKind::kGateway, fmt::format("refunds {} {} of order {} to {} (transaction {})",
+                                                          p.order.amount, p.order.currency, p.order.order_no,
+                                                          p.order.user, p.transaction_id));
+  notify_later(i, fmt::format("evt-{}-refund", p.order.order_no), profile_.refunded_event_type, EventKind::kRefunded,
+               scheduler_.now());
+}
+
+void Gateway::close_trade(std::size_t i) {
+  PaymentRecord& p = payments_[i];
+  p.closed = true;
+  scheduler_.record(sim::EventKind::kGateway, fmt::format("closes the unpaid trade of order {}", p.order.order_no));
+  notify_later(i, fmt::format("evt-{}-close", p.order.order_no), profile_.closed_event_type, EventKind::kClosed,
+               scheduler_.now());
+}
+
+void Gateway::notify_later(std::size_t payment, const std::string& event_id, const std::string& event_type,
+                           EventKind kind, Micros at) {
+  scheduler_.at(at, [this, payment, event_id, event_type, kind] {
+    notifications_.push_back(Notification{payment, event_id, event_type, kind});
     enqueue(notifications_.size() - 1);
   });
 }
@@ -154,7 +186,7 @@ void Gateway::send(std::size_t notification, int number) {
   for (int c = 0; c < scenario_.max_copies; ++c)
     if (choices.chance(scenario_.duplicate)) ++copies;
 
-  const Notify notify = build(nt.payment, nt.event_id, nt.event_type);
+  const Notify notify = build(nt.payment, nt.event_id, nt.event_type, nt.kind);
   for (int copy = 0; copy < copies; ++copy) {
     const bool original = copy == 0;
     if (choices.chance(scenario_.request_loss)) {
@@ -165,7 +197,9 @@ void Gateway::send(std::size_t notification, int number) {
     Micros delay = choices.between(scenario_.delay_min, scenario_.delay_max);
     if (!original) delay += choices.between(scenario_.duplicate_delay_min, scenario_.duplicate_delay_max);
     const std::string name = fmt::format("notify {} #{}{}{}", p.order.order_no, number,
-                                         nt.event_id.ends_with("-2") ? " (" + nt.event_type + ")" : "",
+                                         nt.event_id.ends_with("-2") || nt.kind != EventKind::kPaid
+                                             ? " (" + nt.event_type + ")"
+                                             : "",
                                          original ? "" : " (network copy)");
     auto on_reply = [this, attempt, original](std::optional<Reply> reply) {
       // Only the reply to the gateway's own request can reach it: the
@@ -205,10 +239,12 @@ void Gateway::on_reply(const std::shared_ptr<Attempt>& attempt, std::optional<Re
   }
   attempt->resolved = true;
   if (profile_.is_ack(*reply)) {
-    if (!p.acked) p.acked_at = scheduler_.now();
-    p.acked = true;
     scheduler_.record(sim::EventKind::kGateway, fmt::format("{} acked (HTTP {})", what, reply->http_status));
-    if (on_ack_) on_ack_(nt.payment);
+    if (nt.kind == EventKind::kPaid) {
+      if (!p.acked) p.acked_at = scheduler_.now();
+      p.acked = true;
+      if (on_ack_) on_ack_(nt.payment);
+    }
     finish(attempt->notification);
     return;
   }
@@ -246,7 +282,7 @@ void Gateway::schedule_attacks() {
       const Micros at = c.between(0, a.window);
       const int n = ++serial;
       scheduler_.at(at, [this, target, n, kind, tamper] {
-        Notify notify = build(target, fmt::format("evt-attack-{}", n), profile_.paid_event_type);
+        Notify notify = build(target, fmt::format("evt-attack-{}", n), profile_.paid_event_type, EventKind::kPaid);
         const std::string reason = tamper(notify);
         scheduler_.record(sim::EventKind::kFault, fmt::format("an attacker sends a {} notify: {}", kind, reason));
         deliver_(Delivery{notify, fmt::format("{} notify {}", kind, notify.out_trade_no), scheduler_.now(),

@@ -1,5 +1,7 @@
 // Gateway: plays the payment gateway of a Scenario on the Scheduler. For each
-// paid order it settles the payment at paid_at and notifies the merchant,
+// paid order it settles the payment at paid_at and notifies the merchant (and
+// later its refund, or the close of a trade never paid, where the scenario
+// says so),
 // waits for a reply up to the profile's timeout, and retries on the profile's
 // schedule until acknowledged or out of attempts. The network between them may
 // delay, duplicate or lose requests and lose replies; an attacker may send
@@ -32,8 +34,10 @@ struct PaymentRecord {
   bool settled = false;
   int attempts = 0;    // requests the gateway sent, over all its notifications
   int deliveries = 0;  // requests that reached the handler (copies included)
-  bool acked = false;
+  bool acked = false;  // the "paid" notification was acknowledged
   Micros acked_at = 0;
+  bool refunded = false;  // the gateway gave the payment back to the payer (OrderSpec::refund_after)
+  bool closed = false;    // the gateway closed the unpaid trade (OrderSpec::closed_at)
 };
 
 // Why a delivery reaches the handler: the checker treats invalid ones apart.
@@ -71,6 +75,7 @@ class Gateway final : public env::GatewayPort {
     std::size_t payment;
     std::string event_id;
     std::string event_type;
+    EventKind kind;
     bool finished = false;
   };
   struct Attempt {
@@ -79,9 +84,13 @@ class Gateway final : public env::GatewayPort {
     bool resolved = false;
   };
 
-  Notify build(std::size_t payment, const std::string& event_id, const std::string& event_type) const;
+  Notify build(std::size_t payment, const std::string& event_id, const std::string& event_type, EventKind kind) const;
   void resign(Notify& n, std::string_view key, Micros at) const;
-  void notify_later(std::size_t payment, const std::string& event_id, const std::string& event_type, Micros at);
+  void notify_later(std::size_t payment, const std::string& event_id, const std::string& event_type, EventKind kind,
+                    Micros at);
+  void settle_payment(std::size_t payment);
+  void settle_refund(std::size_t payment);
+  void close_trade(std::size_t payment);
   void enqueue(std::size_t notification);
   void pump();
   void send(std::size_t notification, int number);

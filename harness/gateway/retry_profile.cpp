@@ -62,26 +62,28 @@ std::vector<Micros> adyen_schedule() {
 const std::vector<RetryProfile>& all_profiles() {
   static const std::vector<RetryProfile> kProfiles = {
       {"wechat-v3", "WeChat Pay v3: 15 retries over 24h4m; 200/204 is an ack whatever the body; 5 s timeout",
-       "TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS", wechat_schedule(), 5 * kSecond, ack_wechat_v3, false},
+       "TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS", "REFUND.SUCCESS", "", wechat_schedule(), 5 * kSecond,
+       ack_wechat_v3, false},
       {"wechat-v2", "WeChat Pay v2: the v3 schedule; ack is XML return_code SUCCESS; 5 s timeout",
-       "TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS", wechat_schedule(), 5 * kSecond, ack_wechat_v2, false},
+       "TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS", "REFUND.SUCCESS", "", wechat_schedule(), 5 * kSecond,
+       ack_wechat_v2, false},
       {"alipay",
        "Alipay: 8 notifications in 25h (4m, 10m, 10m, 1h, 2h, 6h, 15h); ack is a body of exactly 'success'; "
        "timeout unpublished (default 15s)",
-       "TRADE_SUCCESS", "TRADE_FINISHED",
+       "TRADE_SUCCESS", "TRADE_FINISHED", "TRADE_CLOSED", "TRADE_CLOSED",
        {4 * kMinute, 10 * kMinute, 10 * kMinute, 1 * kHour, 2 * kHour, 6 * kHour, 15 * kHour}, 15 * kSecond,
        ack_alipay, false},
       {"stripe",
        "Stripe: exponential backoff up to 3 days (default: doubling from 1m, capped at 12h); any 2xx; "
        "timeout unpublished (default 15s)",
-       "payment_intent.succeeded", "charge.succeeded", stripe_schedule(), 15 * kSecond, ack_2xx, false},
+       "payment_intent.succeeded", "charge.succeeded", "charge.refunded", "payment_intent.canceled", stripe_schedule(), 15 * kSecond, ack_2xx, false},
       {"paypal",
        "PayPal: up to 25 retries over 3 days (default: linearly growing gaps); any 2xx; timeout default 15s",
-       "PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.COMPLETED", paypal_schedule(), 15 * kSecond, ack_2xx, false},
+       "PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.REFUNDED", "", paypal_schedule(), 15 * kSecond, ack_2xx, false},
       {"adyen",
        "Adyen: 9s, 18s, 27s, then 2m..8h and every 8h for 30 days; 200/202 or '[accepted]'; 10 s timeout; "
        "head-of-line: later notifications wait behind a failing one",
-       "AUTHORISATION", "AUTHORISATION", adyen_schedule(), 10 * kSecond, ack_adyen, true},
+       "AUTHORISATION", "AUTHORISATION", "REFUND", "CANCELLATION", adyen_schedule(), 10 * kSecond, ack_adyen, true},
   };
   return kProfiles;
 }

@@ -19,6 +19,8 @@ struct RetryProfile {
   std::string description;
   std::string paid_event_type;         // the event type of a "payment succeeded" notify
   std::string second_paid_event_type;  // a second success signal for the same payment
+  std::string refunded_event_type;     // the payment went back to the payer
+  std::string closed_event_type;       // an unpaid trade closed; empty: the gateway sends none
   std::vector<Micros> retry_after;     // delay before retry i (after attempt i+1 failed)
   Micros timeout = 5 * kSecond;        // no answer by then: the attempt failed
   bool (*is_ack)(const Reply&) = nullptr;

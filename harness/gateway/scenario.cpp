@@ -110,7 +110,8 @@ void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
   std::set<std::string> seen;
   for (const auto& item : *arr) {
     const auto& t = *item.as_table();
-    r.only(t, {"order_no", "user", "amount", "currency", "paid_at", "paid", "paid_twice"}, "[[orders]]");
+    r.only(t, {"order_no", "user", "amount", "currency", "paid_at", "paid", "paid_twice", "refund_after", "closed_at"},
+           "[[orders]]");
     OrderSpec o;
     for (const char* required : {"order_no", "user", "amount"})
       if (!t.contains(required)) r.fail(t.source(), fmt::format("an order needs '{}'", required));
@@ -127,6 +128,25 @@ void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
     if (auto* p = t.get("paid_at")) o.paid_at = r.duration(*p, "paid_at");
     if (auto* p = t.get("paid")) o.paid = r.boolean(*p, "paid");
     if (auto* p = t.get("paid_twice")) o.paid_twice = r.boolean(*p, "paid_twice");
+    const RetryProfile& profile = *find_profile(s.profile);
+    if (auto* v = t.get("refund_after")) {
+      o.refund_after = r.duration(*v, "refund_after");
+      if (o.refund_after <= 0) r.fail(v->source(), "'refund_after' must be longer than 0s: a refund follows the payment");
+      if (!o.paid) r.fail(v->source(), "'refund_after' needs a paid order; remove it or drop 'paid = false'");
+    }
+    if (auto* v = t.get("closed_at")) {
+      o.closed_at = r.duration(*v, "closed_at");
+      if (o.paid)
+        r.fail(v->source(), "'closed_at' needs 'paid = false': the gateway closes only a trade that was never paid");
+      if (profile.closed_event_type.empty()) {
+        std::string names;
+        for (const auto& p : all_profiles())
+          if (!p.closed_event_type.empty()) names += (names.empty() ? "" : ", ") + p.name;
+        r.fail(v->source(), fmt::format("profile '{}' sends no notification when a trade closes; 'closed_at' needs "
+                                        "one of: {}",
+                                        profile.name, names));
+      }
+    }
     s.orders.push_back(std::move(o));
   }
   if (s.orders.empty()) r.fail(node.source(), "a scenario needs at least one [[orders]] entry");

@@ -19,6 +19,12 @@ struct OrderSpec {
   Micros paid_at = 0;       // when the user pays: the gateway's first notify follows
   bool paid = true;         // false: the user never pays (an attack target, or an order to close)
   bool paid_twice = false;  // the user pays again over another channel a second later
+  // > 0: the merchant refunds the payment; the refund settles at the gateway
+  // this long after paid_at, and the gateway sends its refund notification.
+  Micros refund_after = 0;
+  // >= 0 (only for an order never paid): the gateway closes the trade at this
+  // time and notifies (Alipay TRADE_CLOSED, Stripe payment_intent.canceled).
+  Micros closed_at = -1;
 };
 
 // Invalid deliveries an attacker (or a confused upstream) sends, each at a

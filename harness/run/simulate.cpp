@@ -132,9 +132,17 @@ class Run {
             scheduler_.record(sim::EventKind::kTask, "handler threw a non-standard exception");
             r = Reply{500, "Internal Server Error"};
           }
-          if (env.in_transaction())
-            scheduler_.record(sim::EventKind::kTask, "returns with a transaction open: it is rolled back");
-          if (!*sent) scheduler_.record(sim::EventKind::kTask, "replies " + describe_reply(r));
+          if (scheduler_.killed()) {
+            // The process died under it: no reply leaves a dead process. Say
+            // what is lost; an open transaction's writes are listed as the
+            // connection closes.
+            if (!env.in_transaction())
+              scheduler_.record(sim::EventKind::kTask, "no transaction was open: what it wrote before is committed");
+          } else {
+            if (env.in_transaction())
+              scheduler_.record(sim::EventKind::kTask, "returns with a transaction open: it is rolled back");
+            if (!*sent) scheduler_.record(sim::EventKind::kTask, "replies " + describe_reply(r));
+          }
           *reply = r;
           if (invalid && env.committed_writes())
             observed_.push_back({"accepted_invalid", notify.out_trade_no,
@@ -206,7 +214,7 @@ class Run {
 
   Micros horizon() const {
     Micros last = 0;
-    for (const auto& o : scenario_.orders) last = std::max(last, o.paid_at);
+    for (const auto& o : scenario_.orders) last = std::max({last, o.paid_at + o.refund_after, o.closed_at});
     return last + std::max(2 * kHour, scenario_.close_after + 30 * kMinute);
   }
 

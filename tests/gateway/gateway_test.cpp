@@ -88,5 +88,67 @@ TEST(Gateway, PayloadIsJsonWithTheOrderFieldsEvenWhenTheyNeedEscaping) {
   EXPECT_EQ(parsed, 1);
 }
 
+// Collects what reaches the endpoint, and acks it.
+class Collects final : public Handler {
+ public:
+  explicit Collects(std::vector<Notify>* seen) : seen_(seen) {}
+  Reply handle(const Notify& n, Env&) override {
+    seen_->push_back(n);
+    return Reply::ack(n);
+  }
+
+ private:
+  std::vector<Notify>* seen_;
+};
+
+TEST(Gateway, AlipaySaysTradeClosedForACloseAndForARefundAndEventKindTellsThemApart) {
+  auto s = testing::one_order_scenario();
+  s.profile = "alipay";
+  s.orders[0].refund_after = 20 * kMinute;
+  gateway::OrderSpec unpaid = s.orders[0];
+  unpaid.order_no = "O-2";
+  unpaid.paid = false;
+  unpaid.refund_after = 0;
+  unpaid.closed_at = 15 * kMinute;
+  s.orders.push_back(unpaid);
+  std::vector<Notify> seen;
+  HandlerInfo info{"collects", "", [&seen] { return std::make_unique<Collects>(&seen); }};
+  run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].event_type, "TRADE_SUCCESS");
+  EXPECT_EQ(event_kind(seen[0]), EventKind::kPaid);
+  EXPECT_EQ(seen[1].out_trade_no, "O-2");
+  EXPECT_EQ(seen[1].event_type, "TRADE_CLOSED");
+  EXPECT_EQ(seen[1].refund_amount, 0);
+  EXPECT_EQ(event_kind(seen[1]), EventKind::kClosed);
+  EXPECT_EQ(seen[2].out_trade_no, "O-1");
+  EXPECT_EQ(seen[2].event_type, "TRADE_CLOSED");
+  EXPECT_EQ(seen[2].refund_amount, 100);
+  EXPECT_EQ(event_kind(seen[2]), EventKind::kRefunded);
+  // The refund is in the signed payload, not only in the struct.
+  const auto body = nlohmann::json::parse(seen[2].raw_payload);
+  EXPECT_EQ(body["amount"]["refund"], 100);
+  EXPECT_EQ(body["trade_state"], "REFUND");
+}
+
+TEST(Gateway, EachProfileNamesItsRefundAndCloseEvents) {
+  auto kind_of = [](const char* type, std::int64_t refund = 0) {
+    Notify n;
+    n.event_type = type;
+    n.refund_amount = refund;
+    return event_kind(n);
+  };
+  for (const char* t : {"REFUND.SUCCESS", "charge.refunded", "PAYMENT.CAPTURE.REFUNDED", "REFUND"})
+    EXPECT_EQ(kind_of(t), EventKind::kRefunded) << t;
+  for (const char* t : {"TRADE_CLOSED", "payment_intent.canceled", "CANCELLATION"})
+    EXPECT_EQ(kind_of(t), EventKind::kClosed) << t;
+  for (const char* t : {"TRANSACTION.SUCCESS", "TRADE_SUCCESS", "TRADE_FINISHED", "payment_intent.succeeded",
+                        "charge.succeeded", "PAYMENT.CAPTURE.COMPLETED", "AUTHORISATION"})
+    EXPECT_EQ(kind_of(t), EventKind::kPaid) << t;
+  EXPECT_EQ(kind_of("customer.created"), EventKind::kOther);
+  EXPECT_EQ(kind_of("TRADE_CLOSED", 990), EventKind::kRefunded) << "Alipay's full refund";
+}
+
 }  // namespace
 }  // namespace twice

@@ -58,6 +58,38 @@ max_attempts = 4
   EXPECT_EQ(s.orders[0].paid_at, 90 * kSecond);
 }
 
+TEST_F(ScenarioFile, RefundsAndClosesAreReadPerOrder) {
+  Scenario s;
+  ScenarioError err;
+  ASSERT_TRUE(load_scenario(write(R"(description = "d"
+profile = "stripe"
+[[orders]]
+order_no = "O-1"
+user = "u"
+amount = 100
+refund_after = "20m"
+[[orders]]
+order_no = "O-2"
+user = "u"
+amount = 100
+paid = false
+closed_at = "1h"
+)"),
+                            s, err))
+      << err.message;
+  EXPECT_EQ(s.orders[0].refund_after, 20 * kMinute);
+  EXPECT_EQ(s.orders[0].closed_at, -1) << "not closed by default";
+  EXPECT_EQ(s.orders[1].closed_at, kHour);
+}
+
+TEST_F(ScenarioFile, AClosedTradeMustBeUnpaidAndARefundMustFollowAPayment) {
+  const std::string head = "description = \"d\"\nprofile = \"adyen\"\n";
+  auto e = error_of(head + kOrder + "closed_at = \"1h\"\n");
+  EXPECT_EQ(e, path_ + ":8: 'closed_at' needs 'paid = false': the gateway closes only a trade that was never paid");
+  e = error_of(head + kOrder + "refund_after = \"0s\"\n");
+  EXPECT_EQ(e, path_ + ":8: 'refund_after' must be longer than 0s: a refund follows the payment");
+}
+
 TEST_F(ScenarioFile, UnknownKeyNamesTheLineAndTheAllowedKeys) {
   const auto e = error_of(std::string("description = \"d\"\n[faults]\nduplicates = 0.5\n") + kOrder);
   EXPECT_EQ(e, path_ + ":3: unknown key 'duplicates' in [faults]; allowed: duplicate, max_copies, duplicate_delay, "
