@@ -16,6 +16,9 @@ const std::vector<InvariantInfo>& invariants() {
       {"ack_before_commit", "the gateway got an ack for a payment whose credit was not yet committed"},
       {"accepted_invalid", "a forged, tampered, unknown-order, wrong-amount or replayed notify changed anything"},
       {"illegal_transition", "an order moved outside its state machine (CLOSED to PAID without a refund, a closed order credited)"},
+      {"lost_refund", "the gateway refunded a payment, yet at quiescence the order still holds its credit"},
+      {"double_refund", "an order's credit was taken back more often than the gateway refunded it"},
+      {"unpaid_credit", "an order was credited though the gateway never settled a payment for it (a close or refund taken for a payment)"},
       {"payload_missing", "a credited payment's raw callback payload was not stored (scenarios that require it)"},
       {"stuck", "a handler never returned within its step budget (a livelock or an endless retry loop)"},
   };
@@ -64,6 +67,15 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
   if (!credits.ok()) fail_query(credits, "credits (Schema::credits_sql)");
   for (const auto& row : credits.rows) v.credits_per_order[row[0].as_text()] = static_cast<int>(row[1].as_int());
   v.refunded = first_column(conn, schema.refunds_sql);
+  std::map<std::string, int> reversals;
+  if (!schema.reversals_sql.empty()) {
+    const Result r = env::query(conn, schema.reversals_sql);
+    if (!r.ok()) fail_query(r, "reversals (Schema::reversals_sql)");
+    for (const auto& row : r.rows) reversals[row[0].as_text()] = static_cast<int>(row[1].as_int());
+  }
+  std::set<std::string> accepted_invalid;
+  for (const auto& o : observed)
+    if (o.invariant == "accepted_invalid") accepted_invalid.insert(o.subject);
   const std::set<std::string> payloads = first_column(conn, schema.payloads_sql);
   std::map<std::string, std::string> status;
   if (!schema.statuses_sql.empty())
@@ -80,19 +92,46 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
     const auto& ps = by_order[order];
     const gateway::PaymentRecord& p = *ps.front();
     int settled = 0;
-    bool acked = false;
+    bool acked = false, gateway_refunded = false;
     for (const auto* q : ps) {
       settled += q->settled;
       acked |= q->acked;
+      gateway_refunded |= q->refunded;
     }
     const auto it = v.credits_per_order.find(order);
     const int n = it == v.credits_per_order.end() ? 0 : it->second;
     const int refunded = v.refunded.count(order) ? 1 : 0;
+    const int reversed = reversals.count(order) ? reversals[order] : 0;
+    // A payment the gateway gave back need not be kept: credited and taken
+    // back, or never credited at all.
+    const int kept = settled - (gateway_refunded ? 1 : 0);
+    const int net = n - reversed;
     if (n > 1) {
       v.violations.push_back({"double_credit", order,
                               fmt::format("order {} was credited {} times for one payment of {}", order, n, p.order.amount)});
     }
-    if (settled > 0 && std::min(n, 1) + refunded < settled) {
+    if (gateway_refunded && !schema.reversals_sql.empty() && n > 0 && reversed == 0) {
+      v.violations.push_back({"lost_refund", order,
+                              fmt::format("the gateway refunded {} of order {} to {}, yet the order still holds its "
+                                          "credit",
+                                          p.order.amount, order, p.order.user)});
+    }
+    if (reversed > (gateway_refunded ? 1 : 0) || reversed > n) {
+      v.violations.push_back(
+          {"double_refund", order,
+           reversed > n          ? fmt::format("order {}: its credit was taken back {} times but given {}", order,
+                                               reversed, n)
+           : !gateway_refunded ? fmt::format("order {}: its credit was taken back, yet the gateway refunded nothing",
+                                             order)
+                               : fmt::format("order {}: its credit was taken back {} times for one refund", order,
+                                             reversed)});
+    }
+    if (settled == 0 && n > 0 && !accepted_invalid.count(order)) {
+      v.violations.push_back({"unpaid_credit", order,
+                              fmt::format("order {} was credited {}, yet the gateway settled no payment for it{}", order,
+                                          p.order.amount, ps.front()->closed ? " (it closed the trade)" : "")});
+    }
+    if (kept > 0 && std::min(std::max(net, 0), 1) + refunded < kept) {
       std::string detail =
           settled > 1 ? fmt::format("order {} was paid {} times; {} credited and {} flagged for refund", order, settled,
                                     std::min(n, 1), refunded)
@@ -128,7 +167,7 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
     // Each order the user paid, once, unless its payment is being refunded.
     std::set<std::string> counted;
     for (const auto& p : payments)
-      if (p.order.user == a.user && p.settled && !v.refunded.count(p.order.order_no) &&
+      if (p.order.user == a.user && p.settled && !p.refunded && !v.refunded.count(p.order.order_no) &&
           counted.insert(p.order.order_no).second)
         a.should_be += p.order.amount;
     if (a.balance != a.ledger_sum) {

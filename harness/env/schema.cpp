@@ -20,7 +20,9 @@ CREATE TABLE accounts (
   user_id TEXT PRIMARY KEY,
   balance INTEGER NOT NULL DEFAULT 0
 );
--- One row per credit: the checker counts credits here, never in the handler's reply.
+-- One row per credit (amount > 0), and one per credit taken back because the
+-- gateway refunded the payment (amount < 0). The checker counts them here,
+-- never in the handler's reply.
 CREATE TABLE ledger (
   id         INTEGER PRIMARY KEY,
   order_no   TEXT NOT NULL,
@@ -72,7 +74,7 @@ CREATE TABLE callback_log (
       "INSERT INTO orders(order_no, user_id, amount, currency) VALUES (?1, ?2, ?3, ?4)",
       "INSERT INTO accounts(user_id, balance) VALUES (?1, 0)",
       // A rebate paid twice is a double credit too: count whichever is larger.
-      "SELECT order_no, MAX(n) FROM (SELECT order_no, COUNT(*) AS n FROM ledger GROUP BY order_no "
+      "SELECT order_no, MAX(n) FROM (SELECT order_no, COUNT(*) AS n FROM ledger WHERE amount > 0 GROUP BY order_no "
       "UNION ALL SELECT order_no, COUNT(*) FROM rebates GROUP BY order_no) GROUP BY order_no ORDER BY order_no",
       "SELECT a.user_id, a.balance, COALESCE((SELECT SUM(l.amount) FROM ledger l WHERE l.user_id = a.user_id), 0) "
       "FROM accounts a ORDER BY a.user_id",
@@ -80,6 +82,7 @@ CREATE TABLE callback_log (
       "SELECT order_no, status FROM orders ORDER BY order_no",
       "SELECT order_no, from_status, to_status FROM twice_status_history ORDER BY id",
       "SELECT out_trade_no FROM callback_log WHERE payload IS NOT NULL AND payload <> '' ORDER BY out_trade_no",
+      "SELECT order_no, COUNT(*) FROM ledger WHERE amount < 0 GROUP BY order_no ORDER BY order_no",
   };
   return kSchema;
 }

@@ -53,6 +53,7 @@ Result step_all(sqlite3* conn, sqlite3_stmt* stmt) {
   Result result;
   const int ncols = sqlite3_column_count(stmt);
   for (int c = 0; c < ncols; ++c) result.columns.emplace_back(sqlite3_column_name(stmt, c));
+  const sqlite3_int64 total_before = sqlite3_total_changes64(conn);
   for (;;) {
     const int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW) {
@@ -66,7 +67,9 @@ Result step_all(sqlite3* conn, sqlite3_stmt* stmt) {
     break;
   }
   if (result.ok()) {
-    result.changes = sqlite3_changes64(conn);
+    // sqlite3_changes() still holds the last INSERT/UPDATE/DELETE's count
+    // after a BEGIN or a SELECT: only a statement that changed rows reports any.
+    result.changes = sqlite3_total_changes64(conn) != total_before ? sqlite3_changes64(conn) : 0;
     result.last_insert_id = sqlite3_last_insert_rowid(conn);
   } else {
     result.rows.clear();
@@ -216,6 +219,8 @@ SqliteDb::~SqliteDb() {
     scheduler_.record(sim::EventKind::kTask,
                       fmt::format("connection closes with a transaction open: rolled back {} write{}: {}",
                                   uncommitted_.size(), uncommitted_.size() == 1 ? "" : "s", undone));
+  } else if (in_transaction()) {
+    scheduler_.record(sim::EventKind::kTask, "connection closes with a transaction open: rolled back (no writes yet)");
   }
   // What the task left open rolls back, as when a process dies or forgets to
   // commit; the connection goes back to the pool clean.

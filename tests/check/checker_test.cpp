@@ -104,5 +104,115 @@ TEST(Checker, AHandlerThatNeverReturnsIsStuck) {
   EXPECT_EQ(testing::invariants_of(r), (std::vector<std::string>{"lost_payment", "stuck"}));
 }
 
+// Refunds and closes. Each case below is a handler that answers "success" to
+// everything and does one thing wrong; the checker must name that thing.
+
+gateway::Scenario refunded_order_scenario() {
+  auto s = testing::one_order_scenario();
+  s.orders[0].refund_after = kMinute;
+  s.max_attempts = 2;
+  return s;
+}
+
+template <class H>
+run::RunResult run_on(const gateway::Scenario& s) {
+  static const HandlerInfo info{"refund-liar", "", [] { return std::make_unique<H>(); }};
+  return run::simulate(run::RunSpec{&s, &info, {}, 3, std::nullopt});
+}
+
+// Credits payments through the recommended path and takes back each refund
+// it is sent, `times` times over.
+template <int times>
+class ReversesTimes final : public Handler {
+ public:
+  Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kRefunded) return testing::handler("unique-key+cas").make()->handle(n, env);
+    for (int i = 0; i < times; ++i) {
+      env.db().exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, 'alice', ?)",
+                    {n.out_trade_no, -n.refund_amount});
+      env.db().exec("UPDATE accounts SET balance = balance - ? WHERE user_id = 'alice'", {n.refund_amount});
+    }
+    env.db().exec("UPDATE orders SET status = 'REFUNDED' WHERE order_no = ?", {n.out_trade_no});
+    return Reply::ack(n);
+  }
+};
+
+TEST(Checker, ARefundTakenBackOnceIsRight) {
+  const auto r = run_on<ReversesTimes<1>>(refunded_order_scenario());
+  EXPECT_TRUE(r.verdict.violations.empty()) << r.verdict.violations[0].detail;
+  ASSERT_EQ(r.verdict.accounts.size(), 1u);
+  EXPECT_EQ(r.verdict.accounts[0].balance, 0);
+  EXPECT_EQ(r.verdict.accounts[0].should_be, 0) << "a refunded payment is not owed to the user";
+}
+
+TEST(Checker, ARefundNeverTakenBackIsALostRefund) {
+  const auto r = run_on<ReversesTimes<0>>(refunded_order_scenario());
+  ASSERT_EQ(testing::invariants_of(r), std::vector<std::string>{"lost_refund"});
+  EXPECT_NE(r.verdict.violations[0].detail.find("still holds its credit"), std::string::npos);
+}
+
+TEST(Checker, ARefundTakenBackTwiceIsADoubleRefund) {
+  const auto r = run_on<ReversesTimes<2>>(refunded_order_scenario());
+  ASSERT_EQ(testing::invariants_of(r), std::vector<std::string>{"double_refund"});
+  EXPECT_NE(r.verdict.violations[0].detail.find("taken back 2 times"), std::string::npos)
+      << r.verdict.violations[0].detail;
+}
+
+TEST(Checker, ACreditTakenBackWithoutARefundIsADoubleRefund) {
+  struct ReversesEveryPayment final : Handler {
+    Reply handle(const Notify& n, Env& env) override {
+      const Reply r = testing::handler("unique-key+cas").make()->handle(n, env);
+      env.db().exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, 'alice', ?)", {n.out_trade_no, -n.amount});
+      env.db().exec("UPDATE accounts SET balance = balance - ? WHERE user_id = 'alice'", {n.amount});
+      return r;
+    }
+  };
+  auto s = testing::one_order_scenario();
+  s.max_attempts = 1;
+  const auto r = run_on<ReversesEveryPayment>(s);
+  // Both are true: the payment is no longer held, and the reversal had no refund behind it.
+  EXPECT_EQ(testing::invariants_of(r), (std::vector<std::string>{"double_refund", "lost_payment"}));
+}
+
+TEST(Checker, ACreditForATradeTheGatewayClosedIsAnUnpaidCredit) {
+  auto s = testing::one_order_scenario();
+  s.profile = "alipay";
+  s.orders[0].paid = false;
+  s.orders[0].closed_at = 15 * kMinute;
+  s.max_attempts = 1;
+  const auto r = testing::run_seed(s, "no-event-check", 1);
+  ASSERT_EQ(testing::invariants_of(r), std::vector<std::string>{"unpaid_credit"});
+  EXPECT_NE(r.verdict.violations[0].detail.find("(it closed the trade)"), std::string::npos)
+      << r.verdict.violations[0].detail;
+  // The recommended handler closes the order instead.
+  const auto ok = testing::run_seed(s, "unique-key+cas", 1);
+  EXPECT_TRUE(ok.verdict.violations.empty());
+}
+
+TEST(Checker, ARefundThatOvertakesItsPaymentIsRefusedAndRetriedNotLost) {
+  // The first payment notify fails (a deploy, say); Stripe retries it a minute
+  // later, so the refund, settled a second after the payment, arrives first.
+  struct FirstPaymentFails final : Handler {
+    Reply handle(const Notify& n, Env& env) override {
+      if (event_kind(n) == EventKind::kPaid && first_) {
+        first_ = false;
+        return Reply::fail("deploying");
+      }
+      return inner_->handle(n, env);
+    }
+    bool first_ = true;
+    std::unique_ptr<Handler> inner_ = testing::handler("unique-key+cas").make();
+  };
+  auto s = testing::one_order_scenario();
+  s.profile = "stripe";
+  s.orders[0].refund_after = kSecond;
+  const auto r = run_on<FirstPaymentFails>(s);
+  const std::string trace = sim::format_trace(r.trace);
+  EXPECT_NE(trace.find("replies HTTP 500 {\"code\":\"FAIL\",\"message\":\"refund before its payment"), std::string::npos)
+      << trace;
+  EXPECT_TRUE(r.verdict.violations.empty()) << r.verdict.violations[0].detail;
+  EXPECT_EQ(r.verdict.accounts[0].balance, 0);
+}
+
 }  // namespace
 }  // namespace twice

@@ -39,6 +39,10 @@ struct Schema {
   std::string transitions_sql;
   // rows (order_no TEXT): orders whose callback's raw payload is stored.
   std::string payloads_sql;
+  // rows (order_no TEXT, reversals INTEGER): how many times each order's credit
+  // was taken back because the gateway refunded its payment. Needed by
+  // scenarios with refunds; credits_sql must not count these rows as credits.
+  std::string reversals_sql;
 };
 
 // orders, accounts, ledger, callback_log: see harness/env/schema.cpp.
