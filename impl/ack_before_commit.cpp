@@ -4,6 +4,7 @@
 // BUG (ack_before_commit, lost_payment): the gateway stops retrying as soon as
 // it has the ack; if the process dies before the commit, nobody will ever
 // deliver this payment again.
+#include "impl/events.h"
 #include "impl/recommended.h"
 #include "twice/handler.h"
 
@@ -13,6 +14,7 @@ namespace {
 class AckBeforeCommit final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     env.respond_now(Reply::ack(n));
     return apply_once(n, env);
   }

@@ -5,6 +5,7 @@
 // DEFENCE: the state transition is a compare-and-swap; of any number of
 // concurrent deliveries exactly one changes the row.
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -13,6 +14,7 @@ namespace {
 class Cas final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     if (!env.verify(n).ok()) return Reply::fail("bad signature");
     Db& db = env.db();
     auto tx = db.begin(TxMode::kImmediate);

@@ -5,6 +5,7 @@
 // before either writes PAID; both then credit. Sequential duplicates are
 // harmless: the second delivery reads PAID.
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -13,6 +14,7 @@ namespace {
 class CheckThenAct final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     Db& db = env.db();
     const OrderRow order = load_order(db, n.out_trade_no);
     if (!matches(order, n)) return Reply::fail("unknown order or amount mismatch");

@@ -6,6 +6,7 @@
 // and charge.succeeded). Each passes the dedupe and credits. Dedupe on the
 // payment, not on the event.
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -14,6 +15,7 @@ namespace {
 class EventIdDedupe final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     if (!env.verify(n).ok()) return Reply::fail("bad signature");
     Db& db = env.db();
     auto tx = db.begin(TxMode::kImmediate);

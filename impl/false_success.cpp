@@ -4,6 +4,7 @@
 // BUG (lost_payment, ack_before_commit): WeChat v3 reads the status before the
 // body, so the 200 is an ack and it never retries. When the error was real (a
 // crashed holder's lock still alive), the payment is never credited.
+#include "impl/events.h"
 #include "impl/recommended.h"
 #include "twice/handler.h"
 
@@ -13,6 +14,7 @@ namespace {
 class FalseSuccess final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     const std::string key = "lock:order:" + n.out_trade_no;
     const std::string owner = env.token();
     if (!env.locks().set_if_absent(key, owner, 10 * kSecond)) return soft_fail();

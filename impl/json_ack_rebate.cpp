@@ -4,6 +4,7 @@
 //
 // BUG (double_credit): Alipay never sees its ack, re-notifies at 4m, 10m, 10m,
 // 1h ..., and each resend pays the rebate again.
+#include "impl/events.h"
 #include "impl/recommended.h"
 #include "twice/handler.h"
 
@@ -13,6 +14,7 @@ namespace {
 class JsonAckRebate final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     if (!env.verify(n).ok()) return Reply::fail("bad signature");
     env.db().exec("INSERT INTO rebates(order_no, referrer, amount) VALUES (?, 'referrer', ?)",
                   {n.out_trade_no, n.amount / 20});

@@ -6,6 +6,7 @@
 // read WAIT_PAY, both credit; the first one's plain DEL then frees the second
 // one's lock too. The base scenarios never pause that long, so it passes them.
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -14,6 +15,7 @@ namespace {
 class LockCheck final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     const std::string key = "lock:order:" + n.out_trade_no;
     if (!env.locks().set_if_absent(key, env.token(), 10 * kSecond)) return Reply::fail("busy, retry later");
 

@@ -5,6 +5,7 @@
 // credited again. A delivery that finds the lock held answers FAIL, so the
 // gateway retries it later, after the release, and it credits again too.
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -13,6 +14,7 @@ namespace {
 class LockOnly final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     const std::string key = "lock:order:" + n.out_trade_no;
     const std::string owner = env.token();
     if (!env.locks().set_if_absent(key, owner, 30 * kSecond)) return Reply::fail("busy, retry later");

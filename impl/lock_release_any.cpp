@@ -5,6 +5,7 @@
 // takes the expired lock; the first one's plain DEL then removes the second
 // one's lock too, and a third walks in. The lock protected nothing.
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -13,6 +14,7 @@ namespace {
 class LockReleaseAny final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     const std::string key = "lock:order:" + n.out_trade_no;
     if (!env.locks().set_if_absent(key, env.token(), 10 * kSecond)) return Reply::fail("busy, retry later");
     struct Release {  // finally { redis.del(key) }

@@ -7,6 +7,7 @@
 // the same old balance; the second write overwrites the first credit. The
 // ledger holds both credits, the balance only one.
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -15,6 +16,7 @@ namespace {
 class ReadModifyWrite final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     Db& db = env.db();
     const OrderRow order = load_order(db, n.out_trade_no);
     if (!matches(order, n)) return Reply::fail("unknown order or amount mismatch");

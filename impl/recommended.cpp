@@ -1,10 +1,12 @@
 #include "impl/recommended.h"
 
 #include "impl/credit.h"
+#include "impl/events.h"
 
 namespace twice::impl {
 
 Reply apply_once(const Notify& n, Env& env, const ApplyOptions& options) {
+  if (options.dispatch_events && event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
   if (options.verify && !env.verify(n).ok()) return Reply::fail("bad signature");
   Db& db = env.db();
   auto tx = db.begin(TxMode::kImmediate);

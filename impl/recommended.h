@@ -14,6 +14,7 @@ namespace twice::impl {
 struct ApplyOptions {
   bool check_amount = true;  // false: no-amount-check's bug
   bool verify = true;
+  bool dispatch_events = true;  // false: no-event-check's bug (every notify is a payment)
 };
 
 Reply apply_once(const Notify& notify, Env& env, const ApplyOptions& options = {});

@@ -2,6 +2,7 @@
 // front of the recommended design (unique key + optimistic status update in
 // one transaction). The lock only sheds load; the database layers carry the
 // guarantee, so an expired lock costs nothing.
+#include "impl/events.h"
 #include "impl/recommended.h"
 #include "twice/handler.h"
 
@@ -11,6 +12,7 @@ namespace {
 class ThreeLayer final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     const std::string key = "lock:order:" + n.out_trade_no;
     const std::string owner = env.token();
     if (!env.locks().set_if_absent(key, owner, 10 * kSecond)) return Reply::fail("busy, retry later");

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -15,6 +16,7 @@ namespace {
 class ThrowOnRepaid final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     if (!env.verify(n).ok()) return Reply::fail("bad signature");
     Db& db = env.db();
     auto tx = db.begin(TxMode::kImmediate);

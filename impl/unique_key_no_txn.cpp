@@ -5,6 +5,7 @@
 // leaves the order unpaid; the gateway's retry hits the UNIQUE key, is taken
 // for a duplicate and acknowledged. The payment is lost for good.
 #include "impl/credit.h"
+#include "impl/events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {
@@ -13,6 +14,7 @@ namespace {
 class UniqueKeyNoTxn final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
+    if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
     if (!env.verify(n).ok()) return Reply::fail("bad signature");
     Db& db = env.db();
     const Result logged = db.exec(

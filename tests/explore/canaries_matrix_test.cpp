@@ -58,7 +58,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Canary{"json-ack-rebate", "alipay-json-ack", "double_credit", false, 100},
                       Canary{"throw-on-repaid", "paid-twice", "lost_payment", false, 100},
                       Canary{"check-then-act", "slow-handler-retry", "double_credit", false},
-                      Canary{"check-then-act", "stripe-concurrent-events", "double_credit", false}),
+                      Canary{"check-then-act", "stripe-concurrent-events", "double_credit", false},
+                      Canary{"no-event-check", "alipay-trade-closed", "unpaid_credit", false},
+                      Canary{"no-event-check", "stripe-refunds", "lost_refund", false},
+                      Canary{"refund-check-then-act", "stripe-refunds", "double_refund", false}),
     [](const auto& info) {
       std::string name = std::string(info.param.handler) + "_" + info.param.scenario;
       for (char& ch : name)
