@@ -3,6 +3,7 @@
 // 2 a usage or input error (the message names the file, line and fix).
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -130,7 +131,21 @@ int cmd_run(const RunArgs& a) {
     for (auto& s : scenarios) s.reconciler = true;
   explore::ExpectedMatrix expected;
   const std::string expected_path = a.expected.empty() ? dir + "/expected.toml" : a.expected;
-  if (std::string err; fs::exists(expected_path) && !expected.load(expected_path, err)) throw UsageError{err};
+  if (fs::exists(expected_path)) {
+    std::string err;
+    if (!expected.load(expected_path, err)) throw UsageError{err};
+    std::vector<std::string> handler_names, scenario_names;
+    for (const auto* h : HandlerRegistry::instance().all()) handler_names.push_back(h->name);
+    // The scenarios of this run, and every file in the folder beside it.
+    for (const auto& sc : scenarios) scenario_names.push_back(sc.name);
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".toml" && entry.path().filename() != "expected.toml")
+        scenario_names.push_back(entry.path().stem().string());
+    std::sort(scenario_names.begin(), scenario_names.end());
+    scenario_names.erase(std::unique(scenario_names.begin(), scenario_names.end()), scenario_names.end());
+    if (!expected.check_names(handler_names, scenario_names, err)) throw UsageError{err};
+  }
 
   explore::ExploreOptions options;
   options.seeds = a.seeds;
@@ -230,15 +245,15 @@ int cmd_replay(const ReplayArgs& a) {
 int cmd_list(const std::string& scenarios_dir) {
   const std::string dir = scenarios_dir.empty() ? default_scenarios_dir() : scenarios_dir;
   std::cout << "handlers:\n";
-  for (const auto* h : HandlerRegistry::instance().all()) std::cout << fmt::format("  {:<20} {}\n", h->name, h->description);
+  for (const auto* h : HandlerRegistry::instance().all()) std::cout << fmt::format("  {:<22} {}\n", h->name, h->description);
   std::cout << "\nscenarios (" << dir << "):\n";
   for (const auto& s : load_scenarios(dir, {})) std::cout << fmt::format("  {:<24} {}\n", s.name, s.description);
   std::cout << "\ninvariants:\n";
-  for (const auto& i : check::invariants()) std::cout << fmt::format("  {:<20} {}\n", i.name, i.violated_when);
+  for (const auto& i : check::invariants()) std::cout << fmt::format("  {:<22} {}\n", i.name, i.violated_when);
   std::cout << "\nbackground jobs (scenario [merchant] section):\n";
-  for (const auto* j : JobRegistry::instance().all()) std::cout << fmt::format("  {:<20} {}\n", j->name, j->description);
+  for (const auto* j : JobRegistry::instance().all()) std::cout << fmt::format("  {:<22} {}\n", j->name, j->description);
   std::cout << "\ngateway profiles:\n";
-  for (const auto& p : gateway::all_profiles()) std::cout << fmt::format("  {:<20} {}\n", p.name, p.description);
+  for (const auto& p : gateway::all_profiles()) std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);
   return 0;
 }
 

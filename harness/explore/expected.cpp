@@ -10,6 +10,7 @@
 namespace twice::explore {
 
 bool ExpectedMatrix::load(const std::string& path, std::string& error) {
+  path_ = path;
   toml::table root;
   try {
     root = toml::parse_file(path);
@@ -24,6 +25,7 @@ bool ExpectedMatrix::load(const std::string& path, std::string& error) {
                           handler.source().begin.line, handler.str(), handler.str());
       return false;
     }
+    handler_lines_[std::string(handler.str())] = static_cast<int>(handler.source().begin.line);
     for (auto&& [scenario, value] : *table) {
       const auto text = value.value<std::string>();
       if (!text || !value.is_string()) {
@@ -56,7 +58,9 @@ bool ExpectedMatrix::load(const std::string& path, std::string& error) {
         }
         std::sort(e.violations.begin(), e.violations.end());
       }
-      cells_[{std::string(handler.str()), std::string(scenario.str())}] = std::move(e);
+      const std::pair<std::string, std::string> key{std::string(handler.str()), std::string(scenario.str())};
+      lines_[key] = static_cast<int>(scenario.source().begin.line);
+      cells_[key] = std::move(e);
     }
   }
   return true;
@@ -71,6 +75,37 @@ std::vector<std::pair<std::string, std::string>> ExpectedMatrix::cells() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [key, e] : cells_) out.push_back(key);
   return out;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+bool ExpectedMatrix::check_names(const std::vector<std::string>& handlers, const std::vector<std::string>& scenarios,
+                                 std::string& error) const {
+  for (const auto& [handler, line] : handler_lines_) {
+    if (contains(handlers, handler)) continue;
+    error = fmt::format("{}:{}: unknown handler '{}'; known: {} (a plugin's handlers need --plugin)", path_, line,
+                        handler, joined(handlers));
+    return false;
+  }
+  for (const auto& [key, line] : lines_) {
+    if (contains(scenarios, key.second)) continue;
+    error = fmt::format("{}:{}: unknown scenario '{}' for {}; known: {}", path_, line, key.second, key.first,
+                        joined(scenarios));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace twice::explore

@@ -27,9 +27,17 @@ class ExpectedMatrix {
   Expectation get(const std::string& handler, const std::string& scenario) const;
   // Every (handler, scenario) the file names, for checking it against what exists.
   std::vector<std::pair<std::string, std::string>> cells() const;
+  // Every handler and scenario the file names must exist: a misspelt row
+  // would otherwise be read by no run, and its cells silently taken as pass.
+  // On error returns false with "file:line: unknown handler ..." in `error`.
+  bool check_names(const std::vector<std::string>& handlers, const std::vector<std::string>& scenarios,
+                   std::string& error) const;
 
  private:
+  std::string path_;
   std::map<std::pair<std::string, std::string>, Expectation> cells_;
+  std::map<std::pair<std::string, std::string>, int> lines_;  // where each cell is written
+  std::map<std::string, int> handler_lines_;                  // where each [handler] table starts
 };
 
 }  // namespace twice::explore

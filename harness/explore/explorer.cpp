@@ -81,7 +81,11 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, true);
   const check::Violation* v = find_violation(shrunk, invariant);
   if (!v) v = find_violation(original, invariant);
-  if (v) build_transcript(v == find_violation(shrunk, invariant) ? shrunk : original, scenario, *v, cex);
+  if (v) {
+    build_transcript(v == find_violation(shrunk, invariant) ? shrunk : original, scenario, *v, cex);
+    cex.subject = v->subject;
+    cex.detail = v->detail;
+  }
   return cex;
 }
 
@@ -129,6 +133,11 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   for (auto& [name, vr] : found) {
     vr.counterexample = shrink_counterexample(scenario, handler, options.strategy, vr.seed, name,
                                               options.shrink ? options.shrink_budget : 0);
+    // Say what the transcript below shows, which may be another order.
+    if (!vr.counterexample.detail.empty()) {
+      vr.subject = vr.counterexample.subject;
+      vr.detail = vr.counterexample.detail;
+    }
     cell.violations.push_back(std::move(vr));
   }
   cell.matched = cell.observed() == cell.expected;

@@ -29,12 +29,16 @@ struct Counterexample {
   std::vector<std::string> balances;    // "alice: balance 200, should be 100"
   std::string replay_command;           // replays the original failing seed
   std::string replay_shrunk_command;    // replays this shrunk counterexample
+  std::string subject;                  // the violation as this transcript shows it
+  std::string detail;
 };
 
 struct ViolationResult {
   std::string invariant;           // "double_credit"
   std::string subject;             // "O-1"
-  std::string detail;              // one sentence, from the first failing run
+  // One sentence: the shrunk counterexample's (it may be about another order
+  // than the first failing run), or the first failing run's when not shrunk.
+  std::string detail;
   int failures = 0;                // runs that showed it
   int schedules_to_first = 0;      // 1-based index of the first run that showed it
   std::uint64_t seed = 0;          // that run's seed

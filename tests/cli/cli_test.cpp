@@ -100,6 +100,80 @@ TEST(Cli, UsageAndInputErrorsExitTwoWithOneClearLine) {
   EXPECT_EQ(o.exit_code, 2);
 }
 
+// A malformed scenario file: `twice run` and `twice replay` both stop with one
+// line naming the file, the line and what is allowed, and exit 2.
+struct Malformed {
+  const char* name;
+  const char* body;
+  int line;
+  const char* message;
+};
+
+class MalformedScenario : public ::testing::TestWithParam<Malformed> {};
+
+constexpr const char* kOrderTail = "\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 100\n";
+
+TEST_P(MalformedScenario, ExitsTwoWithOneLineNamingFileLineAndFix) {
+  const Malformed m = GetParam();
+  const std::string path = temp_path(std::string(m.name) + ".toml");
+  std::ofstream(path) << m.body;
+  const std::string want = fmt::format("twice: {}:{}: {}\n", path, m.line, m.message);
+  for (const std::string command : {"run --handler cas --scenario ", "replay --handler cas --seed 1 --scenario "}) {
+    const auto o = twice(command + path);
+    EXPECT_EQ(o.exit_code, 2) << command << o.out;
+    EXPECT_EQ(o.out, want) << command;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachKind, MalformedScenario,
+    ::testing::Values(
+        Malformed{"unknown_key", "description = \"d\"\n[faults]\nduplicates = 0.5\n[[orders]]\n", 3,
+                  "unknown key 'duplicates' in [faults]; allowed: duplicate, max_copies, duplicate_delay, ack_loss, "
+                  "max_attempts, request_loss, pause, pause_duration, crash, restart_after, mq_redelivery, mq_delay, "
+                  "second_signal, second_signal_delay"},
+        Malformed{"wrong_type", "description = \"d\"\n[faults]\nmax_copies = \"two\"\n", 3,
+                  "'max_copies' must be an integer, got a string"},
+        Malformed{"probability", "description = \"d\"\n\n[faults]\nack_loss = 1.5\n", 4,
+                  "'ack_loss' is 1.5; a probability must be from 0 to 1"},
+        Malformed{"profile", "description = \"d\"\nprofile = \"wechat-v9\"\n", 2,
+                  "unknown profile 'wechat-v9'; allowed: wechat-v3, wechat-v2, alipay, stripe, paypal, adyen"},
+        Malformed{"duration", "description = \"d\"\n[network]\nlatency = [\"5ms\", \"soon\"]\n", 3,
+                  "'latency' is \"soon\", not a duration; write e.g. \"250ms\", \"15s\", \"3m\", \"1h30m\""},
+        Malformed{"not_toml", "description = \"d\"\n[faults\n", 2,
+                  "not valid TOML: Error while parsing table header: expected ']', saw '\\n'"},
+        Malformed{"close_on_wechat",
+                  "description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\npaid = false\n"
+                  "closed_at = \"15m\"\n",
+                  7,
+                  "profile 'wechat-v3' sends no notification when a trade closes; 'closed_at' needs one of: alipay, "
+                  "stripe, adyen"},
+        Malformed{"refund_unpaid",
+                  "description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\npaid = false\n"
+                  "refund_after = \"1m\"\n",
+                  7, "'refund_after' needs a paid order; remove it or drop 'paid = false'"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Cli, AMisspeltHandlerInTheExpectedMatrixIsAnErrorNotASilentPass) {
+  const std::string dir = temp_path("expected-typo");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/sequential-duplicates.toml",
+                             dir + "/sequential-duplicates.toml", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir + "/expected.toml") << "[\"cas\"]\nsequential-duplicates = \"pass\"\n\n[\"chek-then-act\"]\n"
+                                           "sequential-duplicates = \"pass\"\n";
+  auto o = twice("run --handler cas --scenarios-dir " + dir);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("twice: " + dir + "/expected.toml:4: unknown handler 'chek-then-act'; known: ack-before-commit"),
+            std::string::npos)
+      << o.out;
+
+  std::ofstream(dir + "/expected.toml") << "[\"cas\"]\nsequential-duplicate = \"pass\"\n";
+  o = twice("run --handler cas --scenarios-dir " + dir);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_EQ(o.out, "twice: " + dir +
+                       "/expected.toml:2: unknown scenario 'sequential-duplicate' for cas; known: sequential-duplicates\n");
+}
+
 TEST(Cli, ListShowsHandlersScenariosAndInvariantsWithDescriptions) {
   const auto o = twice("list");
   EXPECT_EQ(o.exit_code, 0);
