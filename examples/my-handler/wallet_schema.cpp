@@ -3,6 +3,7 @@
 const twice::Schema& wallet_schema() {
   // Field by field: Schema has more optional oracle queries (statuses,
   // transitions, payloads), left empty here, which switches their checks off.
+  // A wallet that takes refunds fills in reversals_sql, below.
   static const twice::Schema schema = [] {
     twice::Schema s;
     s.setup_sql = R"sql(
@@ -35,7 +36,10 @@ CREATE TABLE refunds (
     s.insert_order_sql = "INSERT INTO payments(order_no, user_id, amount, currency) VALUES (?1, ?2, ?3, ?4)";
     s.insert_account_sql = "INSERT INTO wallets(user_id) VALUES (?1)";
     // Where the truth is: how often each order was credited ...
-    s.credits_sql = "SELECT order_no, COUNT(*) FROM wallet_credits GROUP BY order_no";
+    // (a refund's row is negative: it takes a credit back, it is not one).
+    s.credits_sql = "SELECT order_no, COUNT(*) FROM wallet_credits WHERE amount > 0 GROUP BY order_no";
+    // ... how often each order's credit was taken back by a refund ...
+    s.reversals_sql = "SELECT order_no, COUNT(*) FROM wallet_credits WHERE amount < 0 GROUP BY order_no";
     // ... and each wallet's balance beside the sum of its credits.
     s.balances_sql =
         "SELECT w.user_id, w.balance, "

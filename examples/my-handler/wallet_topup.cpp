@@ -2,7 +2,8 @@
 // 'pending' to 'paid' with a compare-and-swap, and credit only if this delivery
 // made that move; any other copy finds nothing to move and just acknowledges.
 // Before anything, the signature is checked, and the amount and currency must
-// be the order's.
+// be the order's. Not every notify is a payment: a trade the gateway closed
+// unpaid closes the order, and a refund takes the credit back, once.
 #include <twice/handler.h>
 
 #include "wallet_schema.h"
@@ -13,6 +14,22 @@ class WalletTopup final : public twice::Handler {
  public:
   twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
     if (!env.verify(n).is_ok()) return twice::Reply::fail("bad signature");
+    switch (twice::event_kind(n)) {
+      case twice::EventKind::kPaid: return pay(n, env);
+      case twice::EventKind::kRefunded: return refund(n, env);
+      case twice::EventKind::kClosed: {
+        const twice::Result closed = env.db().exec(
+            "UPDATE payments SET state = 'closed' WHERE order_no = ? AND state = 'pending'", {n.out_trade_no});
+        return closed.ok() ? twice::Reply::ack(n) : twice::Reply::fail();
+      }
+      default: return twice::Reply::ack(n);  // an event we do not use
+    }
+  }
+
+  const twice::Schema& schema() const override { return wallet_schema(); }
+
+ private:
+  twice::Reply pay(const twice::Notify& n, twice::Env& env) {
     twice::Db& db = env.db();
     auto tx = db.begin(twice::TxMode::kImmediate);  // rolls back unless committed
     if (!tx.ok()) return twice::Reply::fail();
@@ -48,7 +65,34 @@ class WalletTopup final : public twice::Handler {
     return twice::Reply::ack(n);
   }
 
-  const twice::Schema& schema() const override { return wallet_schema(); }
+  // The same compare-and-swap, from 'paid' to 'refunded': of any number of
+  // copies of the refund, one takes the credit back.
+  twice::Reply refund(const twice::Notify& n, twice::Env& env) {
+    twice::Db& db = env.db();
+    auto tx = db.begin(twice::TxMode::kImmediate);
+    if (!tx.ok()) return twice::Reply::fail();
+    const twice::Result payment =
+        db.exec("SELECT user_id, state FROM payments WHERE order_no = ? AND amount = ? AND currency = ?",
+                {n.out_trade_no, n.refund_amount, n.currency});
+    if (!payment.ok() || payment.empty()) return twice::Reply::fail("unknown order or wrong amount");
+    const std::string user = payment.at(0, "user_id").as_text();
+    const twice::Result moved = db.exec(
+        "UPDATE payments SET state = 'refunded' WHERE order_no = ? AND state = 'paid' AND gateway_id = ?",
+        {n.out_trade_no, n.transaction_id});
+    if (!moved.ok()) return twice::Reply::fail();
+    if (moved.changes == 0) {
+      // Refunded before: a copy. Still pending: the refund overtook its
+      // payment's notify; answer 5xx so that the gateway tries again later.
+      if (payment.at(0, "state").as_text() == "pending") return twice::Reply::fail("payment not seen yet");
+      return twice::Reply::ack(n);
+    }
+    if (!db.exec("INSERT INTO wallet_credits(order_no, user_id, amount) VALUES (?, ?, ?)",
+                 {n.out_trade_no, user, -n.refund_amount}).ok() ||
+        !db.exec("UPDATE wallets SET balance = balance - ? WHERE user_id = ?", {n.refund_amount, user}).ok() ||
+        !tx.commit().is_ok())
+      return twice::Reply::fail();
+    return twice::Reply::ack(n);
+  }
 };
 
 }  // namespace
