@@ -34,6 +34,27 @@ TEST(Faults, ACrashRollsBackTheOpenTransactionAndTheTraceSaysWhere) {
   FAIL() << "no seed in 300 crashed inside a transaction";
 }
 
+// Read as a user reads `twice replay`: a task the crash killed sends no reply,
+// and its last line says what its death left behind.
+TEST(Faults, AKilledTaskSendsNoReplyAndSaysWhatItLeftCommitted) {
+  const auto r = run_seed(bundled("crash-mid-handler"), "unique-key-no-txn", 6650854377519919ULL);
+  const auto trace = sim::format_trace(r.trace);
+  const auto killed = trace.find("killed: the process died");
+  ASSERT_NE(killed, std::string::npos) << trace;
+  const auto line_end = trace.find('\n', killed);
+  const auto next_end = trace.find('\n', line_end + 1);
+  const std::string next = trace.substr(line_end + 1, next_end - line_end - 1);
+  EXPECT_TRUE(next.find("no transaction was open: what it wrote before is committed") != std::string::npos ||
+              next.find("connection closes with a transaction open: rolled back") != std::string::npos)
+      << next;
+  // No "replies" from the dead task's label between its death and its restart.
+  const auto label_at = next.find(']') + 2;
+  const std::string label = next.substr(label_at, next.find("task", label_at) - label_at);  // "T1   "
+  ASSERT_EQ(label.substr(0, 1), "T");
+  const auto restart = trace.find("the process is down", killed);
+  EXPECT_EQ(trace.substr(killed, restart - killed).find(label + "task  replies"), std::string::npos) << trace;
+}
+
 TEST(Faults, EveryNotificationLostIsALostPaymentUnlessTheReconcilerAsks) {
   auto s = bundled("lost-notifications");
   EXPECT_EQ(invariants_of(run_seed(s, "unique-key+cas", 1)), (std::vector<std::string>{"lost_payment", "lost_payment"}));
