@@ -13,7 +13,7 @@ const std::vector<InvariantInfo>& invariants() {
       {"double_credit", "an order has more than one credit in the ledger"},
       {"lost_update", "a balance differs from the sum of the credits the ledger holds for it"},
       {"lost_payment", "the gateway settled a payment, yet at quiescence it is neither credited nor flagged for refund"},
-      {"ack_before_commit", "the gateway got an ack for a payment whose credit was not yet committed"},
+      {"ack_before_commit", "the gateway got an ack for a payment before its credit was committed (early, or committed later)"},
       {"accepted_invalid", "a forged, tampered, unknown-order, wrong-amount or replayed notify changed anything"},
       {"illegal_transition", "an order moved outside its state machine (CLOSED to PAID without a refund, a closed order credited)"},
       {"lost_refund", "the gateway refunded a payment, yet at quiescence the order still holds its credit"},
@@ -164,12 +164,13 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
   if (!accounts.ok()) fail_query(accounts, "balances (Schema::balances_sql)");
   for (const auto& row : accounts.rows) {
     AccountState a{row[0].as_text(), row[1].as_int(), row[2].as_int(), 0};
-    // Each order the user paid, once, unless its payment is being refunded.
-    std::set<std::string> counted;
+    // Each order the user paid, once: its payments the gateway did not give
+    // back, less the one flagged for the merchant to refund.
+    std::map<std::string, int> kept;
     for (const auto& p : payments)
-      if (p.order.user == a.user && p.settled && !p.refunded && !v.refunded.count(p.order.order_no) &&
-          counted.insert(p.order.order_no).second)
-        a.should_be += p.order.amount;
+      if (p.order.user == a.user && p.settled && !p.refunded) ++kept[p.order.order_no];
+    for (const auto& [order, n] : kept)
+      if (n - (v.refunded.count(order) ? 1 : 0) > 0) a.should_be += by_order[order].front()->order.amount;
     if (a.balance != a.ledger_sum) {
       v.violations.push_back({"lost_update", a.user,
                               fmt::format("account {} holds {} but its ledger credits sum to {}", a.user, a.balance,

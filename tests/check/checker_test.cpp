@@ -52,8 +52,23 @@ TEST(Checker, CatchesADoubleCreditWhateverTheHandlerReplies) {
   EXPECT_EQ(testing::invariants_of(r), std::vector<std::string>{"double_credit"}) << "balance matches the ledger";
 }
 
-TEST(Checker, AnAckWithoutACreditIsALostPaymentAndAnAckBeforeCommit) {
+TEST(Checker, AnAckForAPaymentNeverKeptIsALostPaymentNotAnEarlyAck) {
   const auto r = run_liar<SaysSuccessCreditsNothing>();
+  EXPECT_EQ(testing::invariants_of(r), std::vector<std::string>{"lost_payment"});
+}
+
+// Answers at once, then does its work in the same request, and forgets it.
+class AnswersFirstCreditsNothing final : public Handler {
+ public:
+  Reply handle(const Notify& n, Env& env) override {
+    env.respond_now(Reply::ack(n));
+    env.db().exec("SELECT 1");
+    return Reply::ack(n);
+  }
+};
+
+TEST(Checker, AnAckSentBeforeTheHandlerFinishedIsAnAckBeforeCommitEvenIfNothingCommits) {
+  const auto r = run_liar<AnswersFirstCreditsNothing>();
   EXPECT_EQ(testing::invariants_of(r), (std::vector<std::string>{"ack_before_commit", "lost_payment"}));
 }
 
