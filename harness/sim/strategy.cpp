@@ -60,12 +60,15 @@ class PctStrategy final : public Strategy {
   std::map<int, long> priority_;
 };
 
+// An entry naming a task that cannot run is skipped; one naming a task not
+// spawned yet waits for it, so a script can force the interleaving of T3 and
+// T4 (a refund's copies, say) without counting the steps of T1 and T2 before.
 class ScriptedStrategy final : public Strategy {
  public:
   explicit ScriptedStrategy(std::vector<int> script) : script_(std::move(script)) {}
-  void on_spawn(int, Choices&) override {}
+  void on_spawn(int task, Choices&) override { spawned_ = std::max(spawned_, task); }
   int pick(const std::vector<int>& enabled, int last, Choices&) override {
-    while (next_ < script_.size()) {
+    while (next_ < script_.size() && script_[next_] <= spawned_) {
       const int want = script_[next_++];
       if (std::find(enabled.begin(), enabled.end(), want) != enabled.end()) return want;
     }
@@ -76,6 +79,7 @@ class ScriptedStrategy final : public Strategy {
  private:
   std::vector<int> script_;
   std::size_t next_ = 0;
+  int spawned_ = 0;
 };
 
 }  // namespace

@@ -16,7 +16,8 @@ namespace twice::sim {
 enum class StrategyKind {
   kRandom,
   kPct,
-  kScripted,  // follows `script`, then runs each task to its end: for hand-forced regression tests
+  kScripted,  // follows `script` (an entry for a task not spawned yet waits for it), then runs each task
+              // to its end: for hand-forced regression tests
 };
 
 struct StrategySpec {

@@ -2,6 +2,8 @@
 // (scripted schedule, RocksDB sync-point style) beside the property that finds
 // it by search. Task ids: T1 is the gateway's request, T2 the network's copy
 // (or the second order's notify).
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "../support.h"
@@ -66,6 +68,32 @@ TEST(Regression, UniqueKeyCasAcksTheRetryWithoutCreditingAgain) {
   const auto r = run_script(s, "unique-key+cas", {});
   EXPECT_TRUE(r.verdict.violations.empty()) << sim::format_trace(r.trace);
   EXPECT_EQ(r.verdict.credits_per_order.at("O-1"), 1);
+}
+
+// refund-check-then-act: the payment (T1, its copy T2) runs to the end; then
+// the refund's two copies T3 and T4 both read PAID before either writes
+// REFUNDED, and both take the credit back.
+TEST(Regression, RefundCheckThenActRefundsTwiceWhenBothCopiesReadPaid) {
+  auto s = testing::concurrent_copies_scenario(1);
+  s.orders[0].refund_after = kMinute;
+  // T3: verify, SELECT; T4: verify, SELECT; then each runs to the end.
+  const auto r = run_script(s, "refund-check-then-act", {3, 3, 3, 4, 4, 4});
+  ASSERT_EQ(invariants_of(r), std::vector<std::string>{"double_refund"}) << sim::format_trace(r.trace);
+  EXPECT_EQ(r.verdict.accounts[0].balance, -100);
+  for (int task : {3, 4}) {
+    const auto steps = testing::steps_of(r, task);
+    const auto select = std::find_if(steps.begin(), steps.end(), [](const std::string& st) {
+      return st.find("SELECT user_id") != std::string::npos;
+    });
+    ASSERT_NE(select, steps.end()) << task;
+    EXPECT_NE(select->find("status='PAID'"), std::string::npos) << *select;
+  }
+  // The defended handlers take the same interleaving in their stride.
+  for (const char* h : {"cas", "unique-key+cas", "three-layer"}) {
+    const auto ok = run_script(s, h, {3, 3, 3, 4, 4, 4});
+    EXPECT_TRUE(ok.verdict.violations.empty()) << h << "\n" << sim::format_trace(ok.trace);
+    EXPECT_EQ(ok.verdict.accounts[0].balance, 0) << h;
+  }
 }
 
 }  // namespace
