@@ -21,6 +21,9 @@ step "build examples/my-handler against it"
 # the example's own, as in the tutorial.
 rm -rf "$work/my-handler"
 cp -r "$source/examples/my-handler" "$work/my-handler"
+# A build/ left by someone building the example where it sits would carry
+# another source path in its CMake cache.
+rm -rf "$work/my-handler/build"
 cd "$work/my-handler"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_CXX_FLAGS="$flags" >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
