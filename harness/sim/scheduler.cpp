@@ -2,8 +2,9 @@
 
 #include <algorithm>
 
-#include <boost/thread/thread.hpp>
 #include <fmt/format.h>
+
+#include "sim/fiber.h"
 
 namespace twice::sim {
 
@@ -22,8 +23,7 @@ struct Scheduler::Task {
   int dead_calls = 0;
   bool paused_here = false;  // this scheduling point already drew its pause
   std::string pending;       // what the task will do when resumed
-  std::binary_semaphore go{0};
-  boost::thread thread;
+  std::unique_ptr<Fiber> fiber;  // from its start to its end
 };
 
 Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits,
@@ -41,10 +41,8 @@ Scheduler::~Scheduler() {
     if (t->started && t->state != State::kDone) {
       t->kill_requested = true;
       current_ = id;
-      t->go.release();
-      baton_back_.acquire();
+      t->fiber->resume();
     }
-    if (t->thread.joinable()) t->thread.join();
   }
 }
 
@@ -162,24 +160,19 @@ void Scheduler::resume(Task& t) {
   if (!t.started) {
     t.started = true;
     record(EventKind::kTask, fmt::format("starts {}", t.name));
-    t.thread = boost::thread([this, &t] {
-      t.go.acquire();
-      bool killed = false;
+    t.fiber = std::make_unique<Fiber>([&t] {
       try {
         t.body();
       } catch (const TaskKilled&) {
-        killed = true;
+        // taken down: the body ended without effect
       }
       t.state = State::kDone;
-      (void)killed;
-      baton_back_.release();
     });
   }
-  t.go.release();
-  baton_back_.acquire();
+  t.fiber->resume();
   current_ = 0;
   if (t.state == State::kDone) {
-    t.thread.join();
+    t.fiber.reset();
     // A finished task's connection is closed: whatever it held is released.
     wake_db_waiters();
     if (t.on_finish) t.on_finish(t.kill_requested);
@@ -223,8 +216,7 @@ bool Scheduler::point(std::string what) {
   }
   t.pending = std::move(what);
   const int self = current_;
-  baton_back_.release();
-  t.go.acquire();
+  t.fiber->suspend();
   current_ = self;
   if (t.kill_requested) {
     t.unwinding = true;
