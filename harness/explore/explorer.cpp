@@ -65,6 +65,7 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
         [&](const ChoiceSequence& candidate) -> std::optional<ChoiceSequence> {
           run::RunSpec s = spec;
           s.choices = candidate;
+          s.record_trace = false;  // only the verdict and the choices count here
           run::RunResult r = run::simulate(s);
           if (!r.has(invariant)) return std::nullopt;
           return r.choices;
@@ -98,7 +99,9 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   std::map<std::string, ViolationResult> found;
   for (int i = 0; i < options.seeds; ++i) {
     const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
-    const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, options.strategy, seed, std::nullopt});
+    // A failure's trace is made again by shrink_counterexample(): none is needed here.
+    const run::RunResult r =
+        run::simulate(run::RunSpec{&scenario, &handler, options.strategy, seed, std::nullopt, false});
     ++cell.seeds_run;
     cell.max_tasks = std::max(cell.max_tasks, static_cast<int>(r.tasks.size()));
     cell.max_steps = std::max(cell.max_steps, r.steps);

@@ -232,6 +232,7 @@ RunResult simulate(const RunSpec& spec) {
 
   RunResult result;
   result.seed = spec.seed;
+  result.trace.set_recording(spec.record_trace);
   sim::Choices choices = spec.choices ? sim::Choices(*spec.choices) : sim::Choices(spec.seed);
 
   const std::string db_name = env::fresh_database_path();

@@ -128,8 +128,9 @@ void Scheduler::run() {
       t.state = State::kSleeping;
       const Micros pause = choices_.between(faults_.pause_min, faults_.pause_max);
       t.wake_at = now_ + pause;
-      trace_.add(TraceEvent{now_, t.id, EventKind::kFault,
-                            fmt::format("pauses for {} before: {}", format_duration(pause), t.pending), {}});
+      if (tracing())
+        trace_.add(TraceEvent{now_, t.id, EventKind::kFault,
+                              fmt::format("pauses for {} before: {}", format_duration(pause), t.pending), {}});
       continue;
     }
     if (t.started && choices_.chance(faults_.crash)) {
@@ -159,7 +160,7 @@ void Scheduler::resume(Task& t) {
   last_ = t.id;
   if (!t.started) {
     t.started = true;
-    record(EventKind::kTask, fmt::format("starts {}", t.name));
+    if (tracing()) record(EventKind::kTask, fmt::format("starts {}", t.name));
     t.fiber = std::make_unique<Fiber>([&t] {
       try {
         t.body();
@@ -181,7 +182,7 @@ void Scheduler::resume(Task& t) {
 
 void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
   if (stuck) stuck_.push_back(why);
-  trace_.add(TraceEvent{now_, t.id, EventKind::kTask, fmt::format("killed: {}", why), {}});
+  if (tracing()) trace_.add(TraceEvent{now_, t.id, EventKind::kTask, fmt::format("killed: {}", why), {}});
   t.kill_requested = true;
   if (t.started) {
     resume(t);  // unwinds to the body's end
@@ -194,8 +195,10 @@ void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
 void Scheduler::crash(Task& at) {
   const int where = at.id;
   const std::string before = at.pending;
-  trace_.add(TraceEvent{now_, where, EventKind::kFault,
-                        fmt::format("the merchant's process crashes before: {}", before.empty() ? "(start)" : before), {}});
+  if (tracing())
+    trace_.add(TraceEvent{now_, where, EventKind::kFault,
+                          fmt::format("the merchant's process crashes before: {}", before.empty() ? "(start)" : before),
+                          {}});
   // Every task of the process dies: running ones unwind (their connections
   // close, rolling back open transactions); requests that had arrived but not
   // started are lost with the process.

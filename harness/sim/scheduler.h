@@ -100,6 +100,9 @@ class Scheduler {
   // True once this task is being unwound: Env calls then do nothing.
   bool killed() const;
   void record(EventKind kind, std::string text, std::string result = {});
+  // False when the run's trace is not being recorded: callers then skip
+  // building the text they would pass to record() and point().
+  bool tracing() const { return trace_.recording(); }
 
  private:
   enum class State { kWaiting, kReady, kBlockedDb, kSleeping, kDone };
