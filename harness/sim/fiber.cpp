@@ -8,6 +8,7 @@
 #include <exception>
 #include <new>
 #include <utility>
+#include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TWICE_FIBER_ASAN 1
@@ -17,6 +18,7 @@
 #endif
 #endif
 #ifdef TWICE_FIBER_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -28,7 +30,49 @@ namespace {
 // faults instead of writing over something else.
 constexpr std::size_t kStackSize = 8 << 20;
 
-std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+// Mapping a stack, faulting its first pages in and unmapping it cost more
+// than the task's statements, and a run starts a task per delivery; so each
+// thread keeps the stacks of its finished fibers for the next ones.
+class StackCache {
+ public:
+  StackCache() = default;
+  StackCache(const StackCache&) = delete;
+  StackCache& operator=(const StackCache&) = delete;
+  ~StackCache() {
+    for (void* stack : free_) ::munmap(stack, kStackSize);
+  }
+
+  void* take() {
+    if (free_.empty()) return map();
+    void* stack = free_.back();
+    free_.pop_back();
+#ifdef TWICE_FIBER_ASAN
+    // The last fiber's frames never returned (its entry switched away).
+    ASAN_UNPOISON_MEMORY_REGION(stack, kStackSize);
+#endif
+    return stack;
+  }
+
+  void give(void* stack) {
+    if (free_.size() < kKept) free_.push_back(stack);
+    else ::munmap(stack, kStackSize);
+  }
+
+ private:
+  static constexpr std::size_t kKept = 16;  // plenty for the tasks alive at once in a run
+
+  static void* map() {
+    void* stack = ::mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) throw std::bad_alloc();
+    ::mprotect(stack, static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), PROT_NONE);  // the guard page
+    return stack;
+  }
+
+  std::vector<void*> free_;
+};
+
+thread_local StackCache stacks;
 
 // AddressSanitizer must be told when the stack changes under it, or it reports
 // the other stack's frames as overflows. Without it these do nothing.
@@ -52,10 +96,7 @@ void finish_switch(void* fake_stack_save, const void** bottom_old, std::size_t* 
 
 Fiber::Fiber(std::function<void()> body) : body_(std::move(body)) {
   stack_size_ = kStackSize;
-  stack_ = ::mmap(nullptr, stack_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                  -1, 0);
-  if (stack_ == MAP_FAILED) throw std::bad_alloc();
-  ::mprotect(stack_, page_size(), PROT_NONE);  // the guard page
+  stack_ = stacks.take();
 
   ::getcontext(&fiber_);
   fiber_.uc_stack.ss_sp = stack_;
@@ -67,7 +108,7 @@ Fiber::Fiber(std::function<void()> body) : body_(std::move(body)) {
                 static_cast<unsigned int>(self >> 32));
 }
 
-Fiber::~Fiber() { ::munmap(stack_, stack_size_); }
+Fiber::~Fiber() { stacks.give(stack_); }
 
 void Fiber::entry(unsigned int low, unsigned int high) noexcept {
   auto* self = reinterpret_cast<Fiber*>((static_cast<std::uintptr_t>(high) << 32) | low);
