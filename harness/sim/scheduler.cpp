@@ -36,7 +36,8 @@ Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trac
 
 Scheduler::~Scheduler() {
   // A run that ended early (an exception on the scheduler side) may leave
-  // started tasks parked at a scheduling point: unwind them before joining.
+  // started tasks parked at a scheduling point: unwind them before their
+  // stacks go (their destructors release what they hold).
   for (auto& [id, t] : tasks_) {
     if (t->started && t->state != State::kDone) {
       t->kill_requested = true;
