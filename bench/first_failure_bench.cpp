@@ -31,8 +31,9 @@ void BM_FirstFailureSimulated(benchmark::State& state, sim::StrategyKind kind) {
     ++search;
     int i = 0;
     for (; i < kScheduleCap; ++i) {
-      const run::RunResult r = run::simulate(
-          run::RunSpec{&scenario, handler, strategy, sim::derive_seed(search, static_cast<std::uint64_t>(i)), std::nullopt});
+      // No trace, as `twice run` explores.
+      const run::RunResult r = run::simulate(run::RunSpec{
+          &scenario, handler, strategy, sim::derive_seed(search, static_cast<std::uint64_t>(i)), std::nullopt, false});
       if (r.has("double_credit")) break;
     }
     if (i == kScheduleCap) return state.SkipWithError("no double_credit within the cap");

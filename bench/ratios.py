@@ -59,9 +59,9 @@ def main(path):
         return runs[name]
 
     # (a) simulator overhead: the whole run against the same statements on one
-    # connection; both make and seed a fresh database, which BM_SeedDatabaseOnly
-    # measures alone. The difference per statement is what one scheduling
-    # point costs (baton hand-over, latency draw, trace line).
+    # connection; both start from a copy of the seeded database, which
+    # BM_SeedDatabaseOnly measures alone. The difference per statement is what
+    # one scheduling point costs (fiber switch, latency draw, trace line).
     for scenario in ("concurrent_duplicates", "concurrent_topups", "sequential_duplicates"):
         sim = seconds(get(f"BM_SimulateOneSchedule/{scenario}"))
         raw_b = get(f"BM_SameStatementsOnOneConnection/{scenario}")

@@ -1,9 +1,10 @@
 // The simulator's cost. (a) One schedule of a scenario under the simulator
 // against the same SQL statements executed straight on one SQLite connection:
-// their ratio is what the scheduler, the baton threads, the trace, the gateway
-// and the checker add to the work the database does anyway. (b) Schedules per
+// their ratio is what the scheduler, the fibers, the trace, the gateway and
+// the checker add to the work the database does anyway. (b) Schedules per
 // second of each reference handler on concurrent-duplicates, one run at a time
-// on one core: what bounds `twice run --seeds N`.
+// on one core, without a trace as `twice run` explores: what bounds
+// `twice run --seeds N`.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_support.h"
+#include "env/seeded_database.h"
 #include "env/sqlite_db.h"
 #include "run/simulate.h"
 #include "sim/choices.h"
@@ -23,8 +25,9 @@ namespace {
 
 constexpr std::uint64_t kOverheadSeed = 1;
 
-run::RunSpec spec_for(const gateway::Scenario& scenario, const HandlerInfo& handler, std::uint64_t seed) {
-  return run::RunSpec{&scenario, &handler, sim::StrategySpec{}, seed, std::nullopt};
+run::RunSpec spec_for(const gateway::Scenario& scenario, const HandlerInfo& handler, std::uint64_t seed,
+                      bool record_trace = true) {
+  return run::RunSpec{&scenario, &handler, sim::StrategySpec{}, seed, std::nullopt, record_trace};
 }
 
 // The statements one schedule ran, task after task (each task's in its own
@@ -44,29 +47,33 @@ std::vector<std::string> statements_of(const run::RunResult& r) {
   return out;
 }
 
-// A fresh database seeded as simulate() seeds it.
-sqlite3* seeded_database(const gateway::Scenario& scenario, const Schema& schema, int iteration) {
-  sqlite3* conn = env::open_memdb(fmt::format("twice-bench-floor-{}", iteration));
-  env::exec_script(conn, schema.setup_sql);
-  std::vector<std::string> users;
-  for (const auto& o : scenario.orders) {
-    env::query(conn, schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency});
-    if (std::find(users.begin(), users.end(), o.user) == users.end()) {
-      users.push_back(o.user);
-      env::query(conn, schema.insert_account_sql, {o.user});
+// A fresh database file seeded as simulate() seeds it, and made as simulate()
+// makes it: a copy of the database seeded on the first call. Returns its path.
+std::string seeded_database(const gateway::Scenario& scenario, const Schema& schema) {
+  const std::string path = env::fresh_database_path();
+  env::create_seeded_database(path, fmt::format("bench {} {}", scenario.name, schema.setup_sql), [&](sqlite3* conn) {
+    env::exec_script(conn, schema.setup_sql);
+    std::vector<std::string> users;
+    for (const auto& o : scenario.orders) {
+      env::query(conn, schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency});
+      if (std::find(users.begin(), users.end(), o.user) == users.end()) {
+        users.push_back(o.user);
+        env::query(conn, schema.insert_account_sql, {o.user});
+      }
     }
-  }
-  return conn;
+  });
+  return path;
 }
 
 // The floor simulate() stands on: the seeded database and the statements, on
 // one connection, with no scheduler.
-void run_statements(const gateway::Scenario& scenario, const Schema& schema, const std::vector<std::string>& statements,
-                    int iteration) {
-  sqlite3* conn = seeded_database(scenario, schema, iteration);
+void run_statements(const gateway::Scenario& scenario, const Schema& schema, const std::vector<std::string>& statements) {
+  const std::string path = seeded_database(scenario, schema);
+  sqlite3* conn = env::open_database(path);
   // Errors are part of the work: a duplicate's INSERT fails on the UNIQUE key in the simulated run too.
   for (const auto& sql : statements) sqlite3_exec(conn, sql.c_str(), nullptr, nullptr, nullptr);
   sqlite3_close(conn);
+  env::remove_database(path);
 }
 
 void BM_SimulateOneSchedule(benchmark::State& state, const char* scenario_name) {
@@ -93,8 +100,7 @@ void BM_SameStatementsOnOneConnection(benchmark::State& state, const char* scena
   if (!handler) return state.SkipWithError("unique-key+cas is not registered");
   const std::vector<std::string> statements = statements_of(run::simulate(spec_for(scenario, *handler, kOverheadSeed)));
   const auto instance = handler->make();
-  int iteration = 0;
-  for (auto _ : state) run_statements(scenario, instance->schema(), statements, iteration++);
+  for (auto _ : state) run_statements(scenario, instance->schema(), statements);
   state.SetItemsProcessed(state.iterations());
   state.counters["statements"] = static_cast<double>(statements.size());
 }
@@ -102,16 +108,19 @@ BENCHMARK_CAPTURE(BM_SameStatementsOnOneConnection, concurrent_duplicates, "conc
 BENCHMARK_CAPTURE(BM_SameStatementsOnOneConnection, concurrent_topups, "concurrent-topups")->UseRealTime();
 BENCHMARK_CAPTURE(BM_SameStatementsOnOneConnection, sequential_duplicates, "sequential-duplicates")->UseRealTime();
 
-// Making and seeding the database alone: both of the above pay it once per
-// run, so subtracting it gives the cost per statement with and without the
-// simulator.
+// Making the seeded database (a copy) and opening it, alone: both of the
+// above pay it once per run, so subtracting it gives the cost per statement
+// with and without the simulator.
 void BM_SeedDatabaseOnly(benchmark::State& state, const char* scenario_name) {
   const gateway::Scenario& scenario = bundled_scenario(scenario_name);
   const HandlerInfo* handler = find_handler("unique-key+cas");
   if (!handler) return state.SkipWithError("unique-key+cas is not registered");
   const auto instance = handler->make();
-  int iteration = 0;
-  for (auto _ : state) sqlite3_close(seeded_database(scenario, instance->schema(), iteration++));
+  for (auto _ : state) {
+    const std::string path = seeded_database(scenario, instance->schema());
+    sqlite3_close(env::open_database(path));
+    env::remove_database(path);
+  }
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK_CAPTURE(BM_SeedDatabaseOnly, concurrent_duplicates, "concurrent-duplicates")->UseRealTime();
@@ -126,7 +135,7 @@ void BM_SchedulesPerSecond(benchmark::State& state, const char* handler_name) {
   std::uint64_t i = 0;
   long failing = 0;
   for (auto _ : state) {
-    const run::RunResult r = run::simulate(spec_for(scenario, *handler, sim::derive_seed(1, i++)));
+    const run::RunResult r = run::simulate(spec_for(scenario, *handler, sim::derive_seed(1, i++), false));
     if (!r.verdict.violations.empty()) ++failing;
   }
   state.SetItemsProcessed(state.iterations());

@@ -39,31 +39,34 @@ bool LockService::compare_and_delete(std::string_view key, std::string_view owne
 }
 
 bool TaskLocks::set_if_absent(std::string_view key, std::string_view owner, Micros ttl) {
-  std::string text = fmt::format("SET {} {} NX PX {}", key, owner, ttl / kMillisecond);
+  std::string text = scheduler_.tracing() ? fmt::format("SET {} {} NX PX {}", key, owner, ttl / kMillisecond) : "";
   if (!scheduler_.point(text)) return false;
   const bool ok = service_.set_if_absent(key, owner, ttl);
-  scheduler_.record(sim::EventKind::kLock, std::move(text), ok ? "OK" : "nil (held)");
+  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kLock, std::move(text), ok ? "OK" : "nil (held)");
   return ok;
 }
 
 std::optional<std::string> TaskLocks::get(std::string_view key) {
-  if (!scheduler_.point(fmt::format("GET {}", key))) return std::nullopt;
+  std::string text = scheduler_.tracing() ? fmt::format("GET {}", key) : "";
+  if (!scheduler_.point(text)) return std::nullopt;
   auto owner = service_.get(key);
-  scheduler_.record(sim::EventKind::kLock, fmt::format("GET {}", key), owner ? *owner : "nil");
+  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kLock, std::move(text), owner ? *owner : "nil");
   return owner;
 }
 
 bool TaskLocks::del(std::string_view key) {
-  if (!scheduler_.point(fmt::format("DEL {}", key))) return false;
+  std::string text = scheduler_.tracing() ? fmt::format("DEL {}", key) : "";
+  if (!scheduler_.point(text)) return false;
   const bool ok = service_.del(key);
-  scheduler_.record(sim::EventKind::kLock, fmt::format("DEL {}", key), ok ? "1" : "0");
+  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kLock, std::move(text), ok ? "1" : "0");
   return ok;
 }
 
 bool TaskLocks::compare_and_delete(std::string_view key, std::string_view owner) {
-  if (!scheduler_.point(fmt::format("DEL {} IF OWNER {}", key, owner))) return false;
+  std::string text = scheduler_.tracing() ? fmt::format("DEL {} IF OWNER {}", key, owner) : "";
+  if (!scheduler_.point(text)) return false;
   const bool ok = service_.compare_and_delete(key, owner);
-  scheduler_.record(sim::EventKind::kLock, fmt::format("DEL {} IF OWNER {}", key, owner), ok ? "1" : "0 (not owner)");
+  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kLock, std::move(text), ok ? "1" : "0 (not owner)");
   return ok;
 }
 

@@ -213,7 +213,7 @@ SqliteDb::SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool)
       statements_(connection_->statements) {}
 
 SqliteDb::~SqliteDb() {
-  if (in_transaction() && !uncommitted_.empty()) {
+  if (in_transaction() && !uncommitted_.empty() && scheduler_.tracing()) {
     std::string undone;
     for (const auto& w : uncommitted_) undone += (undone.empty() ? "" : "; ") + w;
     scheduler_.record(sim::EventKind::kTask,
@@ -236,7 +236,9 @@ Result SqliteDb::exec(std::string_view sql, std::initializer_list<Value> params)
 }
 
 Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
-  const std::string text = describe(sql, params);
+  // Without a trace the statement's text is never built; `text` stays empty.
+  const bool tracing = scheduler_.tracing();
+  const std::string text = tracing ? describe(sql, params) : std::string();
   if (!scheduler_.point(text)) {
     Result r;
     r.status = Status::crashed();
@@ -249,7 +251,7 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
     if (sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
       Result r;
       r.status = Status::error(sqlite3_errmsg(conn_));
-      scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
+      if (tracing) scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
       return r;
     }
     it = statements_.emplace(std::string(sql), stmt).first;
@@ -261,20 +263,20 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
   for (;;) {
     Result r = step_all(conn_, stmt);
     if (r.status.is_busy()) {
-      scheduler_.record(sim::EventKind::kSql, text, "SQLITE_BUSY, waits for the lock");
+      if (tracing) scheduler_.record(sim::EventKind::kSql, text, "SQLITE_BUSY, waits for the lock");
       if (scheduler_.block_on_db()) {
         if (scheduler_.killed()) {
           r.status = Status::crashed();
           return r;
         }
         r.status = Status::busy("database is locked (every task was waiting: deadlock)");
-        scheduler_.record(sim::EventKind::kSql, text, r.status.to_string());
+        if (tracing) scheduler_.record(sim::EventKind::kSql, text, r.status.to_string());
         return r;
       }
       bind(stmt, params);
       continue;
     }
-    scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
+    if (tracing) scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
     const bool wrote = r.ok() && !sqlite3_stmt_readonly(stmt) && r.changes > 0 && r.columns.empty();
     if (in_transaction()) {
       if (wrote) uncommitted_.push_back(text);

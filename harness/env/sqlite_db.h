@@ -2,7 +2,7 @@
 // shared in-memory database (the memdb VFS). Each exec() is a scheduling point;
 // SQLITE_BUSY parks the task until another task releases its locks (see
 // Scheduler::block_on_db). Prepared statements are cached per connection.
-// Used by one task at a time, from its own thread.
+// Used by one task at a time, from its own fiber.
 #pragma once
 
 #include <map>

@@ -5,7 +5,7 @@
 namespace twice::env {
 
 Micros TaskClock::now() {
-  if (scheduler_.point("now()")) {
+  if (scheduler_.point("now()") && scheduler_.tracing()) {
     scheduler_.record(sim::EventKind::kClock, "now()", format_time(scheduler_.now()));
   }
   return scheduler_.now();
@@ -13,7 +13,7 @@ Micros TaskClock::now() {
 
 void TaskClock::sleep(Micros duration) {
   if (scheduler_.killed()) return;
-  scheduler_.record(sim::EventKind::kClock, fmt::format("sleep({})", format_duration(duration)));
+  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kClock, fmt::format("sleep({})", format_duration(duration)));
   scheduler_.sleep_for(duration);
 }
 
@@ -30,7 +30,9 @@ std::string TaskEnv::token() {
   return n == 0 ? sim::task_label(scheduler_.current()) : fmt::format("{}-{}", sim::task_label(scheduler_.current()), n);
 }
 
-void TaskEnv::note(std::string_view text) { scheduler_.record(sim::EventKind::kNote, std::string(text)); }
+void TaskEnv::note(std::string_view text) {
+  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kNote, std::string(text));
+}
 
 }  // namespace twice::env
 
@@ -39,16 +41,19 @@ namespace twice::env {
 Status TaskEnv::verify(const Notify& notify) {
   if (!scheduler_.point("verify signature")) return Status::crashed();
   Status s = gateway_.verify(notify);
-  scheduler_.record(sim::EventKind::kCall, fmt::format("verify signature of {}", notify.event_id),
-                    s.is_ok() ? "valid" : s.message());
+  if (scheduler_.tracing())
+    scheduler_.record(sim::EventKind::kCall, fmt::format("verify signature of {}", notify.event_id),
+                      s.is_ok() ? "valid" : s.message());
   return s;
 }
 
 std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
-  if (!scheduler_.point(fmt::format("query payment {}", out_trade_no))) return std::nullopt;
+  if (!scheduler_.point(scheduler_.tracing() ? fmt::format("query payment {}", out_trade_no) : ""))
+    return std::nullopt;
   auto n = gateway_.query_payment(out_trade_no);
-  scheduler_.record(sim::EventKind::kCall, fmt::format("query gateway for {}", out_trade_no),
-                    n ? fmt::format("paid {} {} ({})", n->amount, n->currency, n->transaction_id) : "not paid");
+  if (scheduler_.tracing())
+    scheduler_.record(sim::EventKind::kCall, fmt::format("query gateway for {}", out_trade_no),
+                      n ? fmt::format("paid {} {} ({})", n->amount, n->currency, n->transaction_id) : "not paid");
   return n;
 }
 
@@ -60,7 +65,8 @@ void TaskEnv::respond_now(const Reply& reply) {
     return;
   }
   responded_ = true;
-  scheduler_.record(sim::EventKind::kTask, fmt::format("responds early: HTTP {} {}", reply.http_status, reply.body));
+  if (scheduler_.tracing())
+    scheduler_.record(sim::EventKind::kTask, fmt::format("responds early: HTTP {} {}", reply.http_status, reply.body));
   respond_(reply);
 }
 

@@ -60,14 +60,22 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
 
   ChoiceSequence best = original.choices;
   if (budget > 0 && original.has(invariant)) {
+    // The passes propose a quarter of their candidates more than once, and a
+    // run is a function of its choices: a repeat is answered from memory. It
+    // still counts against the budget, so the shrink takes the same path.
+    std::map<ChoiceSequence, std::optional<ChoiceSequence>> answered;
     best = shrink(
         original.choices,
         [&](const ChoiceSequence& candidate) -> std::optional<ChoiceSequence> {
+          if (auto it = answered.find(candidate); it != answered.end()) return it->second;
           run::RunSpec s = spec;
           s.choices = candidate;
+          s.record_trace = false;  // only the verdict and the choices count here
           run::RunResult r = run::simulate(s);
-          if (!r.has(invariant)) return std::nullopt;
-          return r.choices;
+          std::optional<ChoiceSequence> answer;
+          if (r.has(invariant)) answer = std::move(r.choices);
+          answered.emplace(candidate, answer);
+          return answer;
         },
         budget);
   }
@@ -102,7 +110,9 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   std::map<std::string, ViolationResult> found;
   for (int i = 0; i < options.seeds; ++i) {
     const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
-    const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, options.strategy, seed, std::nullopt});
+    // A failure's trace is made again by shrink_counterexample(): none is needed here.
+    const run::RunResult r =
+        run::simulate(run::RunSpec{&scenario, &handler, options.strategy, seed, std::nullopt, false});
     ++cell.seeds_run;
     cell.max_tasks = std::max(cell.max_tasks, static_cast<int>(r.tasks.size()));
     cell.max_steps = std::max(cell.max_steps, r.steps);

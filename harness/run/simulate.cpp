@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "env/lock_service.h"
+#include "env/seeded_database.h"
 #include "env/sqlite_db.h"
 #include "env/task_env.h"
 #include "gateway/gateway.h"
@@ -38,6 +39,22 @@ void seed_database(sqlite3* conn, const gateway::Scenario& scenario, const Schem
         throw std::runtime_error("seeding account " + o.user + ": " + r.status.to_string());
     }
   }
+}
+
+// Everything seed_database() reads: runs with equal keys start from equal databases.
+std::string seed_key(const gateway::Scenario& scenario, const Schema& schema) {
+  std::string key;
+  auto add = [&key](std::string_view field) { key += fmt::format("{}:{};", field.size(), field); };
+  add(schema.setup_sql);
+  add(schema.insert_order_sql);
+  add(schema.insert_account_sql);
+  for (const auto& o : scenario.orders) {
+    add(o.order_no);
+    add(o.user);
+    add(std::to_string(o.amount));
+    add(o.currency);
+  }
+  return key;
 }
 
 std::string describe_reply(const Reply& r) {
@@ -261,13 +278,15 @@ RunResult simulate(const RunSpec& spec) {
 
   RunResult result;
   result.seed = spec.seed;
+  result.trace.set_recording(spec.record_trace);
   sim::Choices choices = spec.choices ? sim::Choices(*spec.choices) : sim::Choices(spec.seed);
 
   const std::string db_name = env::fresh_database_path();
-  sqlite3* checker_conn = env::open_database(db_name);
   std::unique_ptr<Handler> handler = spec.handler->make();
+  env::create_seeded_database(db_name, seed_key(scenario, handler->schema()),
+                              [&](sqlite3* conn) { seed_database(conn, scenario, handler->schema()); });
+  sqlite3* checker_conn = env::open_database(db_name);
   try {
-    seed_database(checker_conn, scenario, handler->schema());
     Run run(spec, result, choices, checker_conn, *handler, db_name);
     run.run();
   } catch (...) {

@@ -26,6 +26,9 @@ struct RunSpec {
   std::uint64_t seed = 0;
   // When set, replays this choice sequence instead of drawing from `seed`.
   std::optional<std::vector<std::uint64_t>> choices;
+  // Off: RunResult::trace stays empty and no trace text is built. The run
+  // itself is the same; the explorer turns it off where nobody reads a trace.
+  bool record_trace = true;
 };
 
 struct TaskInfo {

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 
-#include <boost/thread/thread.hpp>
 #include <fmt/format.h>
+
+#include "sim/fiber.h"
 
 namespace twice::sim {
 
@@ -22,8 +23,7 @@ struct Scheduler::Task {
   int dead_calls = 0;
   bool paused_here = false;  // this scheduling point already drew its pause
   std::string pending;       // what the task will do when resumed
-  std::binary_semaphore go{0};
-  boost::thread thread;
+  std::unique_ptr<Fiber> fiber;  // from its start to its end
 };
 
 Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits,
@@ -36,15 +36,14 @@ Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trac
 
 Scheduler::~Scheduler() {
   // A run that ended early (an exception on the scheduler side) may leave
-  // started tasks parked at a scheduling point: unwind them before joining.
+  // started tasks parked at a scheduling point: unwind them before their
+  // stacks go (their destructors release what they hold).
   for (auto& [id, t] : tasks_) {
     if (t->started && t->state != State::kDone) {
       t->kill_requested = true;
       current_ = id;
-      t->go.release();
-      baton_back_.acquire();
+      t->fiber->resume();
     }
-    if (t->thread.joinable()) t->thread.join();
   }
 }
 
@@ -130,8 +129,9 @@ void Scheduler::run() {
       t.state = State::kSleeping;
       const Micros pause = choices_.between(faults_.pause_min, faults_.pause_max);
       t.wake_at = now_ + pause;
-      trace_.add(TraceEvent{now_, t.id, EventKind::kFault,
-                            fmt::format("pauses for {} before: {}", format_duration(pause), t.pending), {}});
+      if (tracing())
+        trace_.add(TraceEvent{now_, t.id, EventKind::kFault,
+                              fmt::format("pauses for {} before: {}", format_duration(pause), t.pending), {}});
       continue;
     }
     if (t.started && choices_.chance(faults_.crash)) {
@@ -161,25 +161,20 @@ void Scheduler::resume(Task& t) {
   last_ = t.id;
   if (!t.started) {
     t.started = true;
-    record(EventKind::kTask, fmt::format("starts {}", t.name));
-    t.thread = boost::thread([this, &t] {
-      t.go.acquire();
-      bool killed = false;
+    if (tracing()) record(EventKind::kTask, fmt::format("starts {}", t.name));
+    t.fiber = std::make_unique<Fiber>([&t] {
       try {
         t.body();
       } catch (const TaskKilled&) {
-        killed = true;
+        // taken down: the body ended without effect
       }
       t.state = State::kDone;
-      (void)killed;
-      baton_back_.release();
     });
   }
-  t.go.release();
-  baton_back_.acquire();
+  t.fiber->resume();
   current_ = 0;
   if (t.state == State::kDone) {
-    t.thread.join();
+    t.fiber.reset();
     // A finished task's connection is closed: whatever it held is released.
     wake_db_waiters();
     if (t.on_finish) t.on_finish(t.kill_requested);
@@ -188,7 +183,7 @@ void Scheduler::resume(Task& t) {
 
 void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
   if (stuck) stuck_.push_back(why);
-  trace_.add(TraceEvent{now_, t.id, EventKind::kTask, fmt::format("killed: {}", why), {}});
+  if (tracing()) trace_.add(TraceEvent{now_, t.id, EventKind::kTask, fmt::format("killed: {}", why), {}});
   t.kill_requested = true;
   if (t.started) {
     resume(t);  // unwinds to the body's end
@@ -201,8 +196,10 @@ void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
 void Scheduler::crash(Task& at) {
   const int where = at.id;
   const std::string before = at.pending;
-  trace_.add(TraceEvent{now_, where, EventKind::kFault,
-                        fmt::format("the merchant's process crashes before: {}", before.empty() ? "(start)" : before), {}});
+  if (tracing())
+    trace_.add(TraceEvent{now_, where, EventKind::kFault,
+                          fmt::format("the merchant's process crashes before: {}", before.empty() ? "(start)" : before),
+                          {}});
   // Every task of the process dies: running ones unwind (their connections
   // close, rolling back open transactions); requests that had arrived but not
   // started are lost with the process.
@@ -223,8 +220,7 @@ bool Scheduler::point(std::string what) {
   }
   t.pending = std::move(what);
   const int self = current_;
-  baton_back_.release();
-  t.go.acquire();
+  t.fiber->suspend();
   current_ = self;
   if (t.kill_requested) {
     t.unwinding = true;

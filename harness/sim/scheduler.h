@@ -1,20 +1,20 @@
 // Scheduler: runs the tasks of one run one at a time, on a virtual clock.
 //
-// Each task (a delivery to the handler, a background job) runs on its own
-// worker thread, but only while it holds the baton: the scheduler hands the
+// Each task (a delivery to the handler, a background job) runs as a fiber (a
+// stack of its own), but only while it holds the baton: the scheduler hands the
 // baton to one task, which runs until its next scheduling point (an Env call)
-// and hands it back. So exactly one thread runs at any moment, and the run is a
+// and hands it back. So exactly one task runs at any moment, and the run is a
 // function of the Choices alone. Timers (the gateway's retries and timeouts)
-// run on the scheduler's thread between steps.
+// run on the scheduler's own stack between steps.
 //
 // Virtual time: every step costs a latency drawn from [latency_min,
 // latency_max]; when no task can run, the clock jumps to the next timer or
 // sleeper. A day of retries takes microseconds.
 //
-// Threads: construct, spawn and run() from one thread. The task-side calls
-// (point, block_on_db, sleep_for, ...) are made only by the task holding the
-// baton. The worker threads are an implementation detail behind this class; a
-// fiber backend can replace them without changing the interface.
+// Threads: everything happens on the thread that calls run(): construct,
+// spawn and run() there. The task-side calls (point, block_on_db, sleep_for,
+// ...) are made only by the task holding the baton. The fibers are an
+// implementation detail behind this class.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,6 @@
 #include <map>
 #include <memory>
 #include <queue>
-#include <semaphore>
 #include <string>
 #include <vector>
 
@@ -55,7 +54,7 @@ struct SchedulerFaults {
   Micros pause_min = 1 * kSecond;
   Micros pause_max = 30 * kSecond;
   double crash = 0.0;  // the merchant's process dies before a task's next operation
-  // Called on the scheduler thread after a crash took every task down.
+  // Called outside any task after a crash took every task down.
   std::function<void(int task, const std::string& before)> on_crash;
 };
 
@@ -69,10 +68,10 @@ class Scheduler {
 
   // --- scheduler side -------------------------------------------------------
   // A task that becomes runnable at virtual time `at`; `on_finish` runs on the
-  // scheduler thread when the body returns (or is killed). Returns the task id.
+  // scheduler's side when the body returns (or is killed). Returns the task id.
   int spawn(std::string name, Micros at, std::function<void()> body,
             std::function<void(bool killed)> on_finish = {});
-  // `fn` runs on the scheduler thread once the clock reaches `at`.
+  // `fn` runs on the scheduler's side once the clock reaches `at`.
   void at(Micros at, std::function<void()> fn);
   // Runs until no task can run and no timer is pending.
   void run();
@@ -101,6 +100,9 @@ class Scheduler {
   // True once this task is being unwound: Env calls then do nothing.
   bool killed() const;
   void record(EventKind kind, std::string text, std::string result = {});
+  // False when the run's trace is not being recorded: callers then skip
+  // building the text they would pass to record() and point().
+  bool tracing() const { return trace_.recording(); }
 
  private:
   enum class State { kWaiting, kReady, kBlockedDb, kSleeping, kDone };
@@ -134,7 +136,6 @@ class Scheduler {
   Micros now_ = 0;
   int steps_ = 0;
   std::vector<std::string> stuck_;
-  std::binary_semaphore baton_back_{0};
 };
 
 }  // namespace twice::sim

@@ -31,14 +31,23 @@ struct TraceEvent {
   std::string result;  // what it returned; empty when nothing
 };
 
+// Recording is on unless switched off. The explorer switches it off for the
+// many runs whose trace nobody reads; then add() keeps nothing, and the code
+// that builds an event's text asks recording() first and skips it. What a run
+// does never depends on its trace, so the run is the same either way.
 class Trace {
  public:
-  void add(TraceEvent e) { events_.push_back(std::move(e)); }
+  void add(TraceEvent e) {
+    if (recording_) events_.push_back(std::move(e));
+  }
   const std::vector<TraceEvent>& events() const { return events_; }
   void clear() { events_.clear(); }
+  bool recording() const { return recording_; }
+  void set_recording(bool on) { recording_ = on; }
 
  private:
   std::vector<TraceEvent> events_;
+  bool recording_ = true;
 };
 
 const char* kind_name(EventKind kind);

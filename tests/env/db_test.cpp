@@ -1,5 +1,9 @@
+#include <filesystem>
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
+#include "env/seeded_database.h"
 #include "env/sqlite_db.h"
 #include "sim/scheduler.h"
 
@@ -131,6 +135,45 @@ TEST_F(DbTest, DeadlockGivesOneTaskSqliteBusy) {
   EXPECT_EQ(busy, 1) << trace_;
   EXPECT_NE(trace_.find("SQLITE_BUSY, waits for the lock"), std::string::npos) << trace_;
   EXPECT_EQ(query(keeper_, "SELECT COUNT(*) FROM t").rows[0][0].as_int(), 1) << "the victim's row rolled back";
+}
+
+// A run's database is a copy of the first one seeded for the same key: the
+// seed runs once, and each copy reads as the seeded database did.
+TEST(SeededDatabase, SeedsOncePerKeyAndEachCopyHoldsTheSeed) {
+  const std::string key = "db_test: one table, two rows";
+  int seeded = 0;
+  auto seed = [&seeded](sqlite3* conn) {
+    ++seeded;
+    ASSERT_EQ(exec_script(conn, "CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER); INSERT INTO t VALUES ('a', 1), ('b', 2);"),
+              "");
+  };
+  for (int copy = 0; copy < 2; ++copy) {
+    const std::string path = fresh_database_path();
+    create_seeded_database(path, key, seed);
+    sqlite3* conn = open_database(path);
+    const Result r = query(conn, "SELECT k, v FROM t ORDER BY k");
+    ASSERT_EQ(r.rows.size(), 2u) << "copy " << copy;
+    EXPECT_EQ(r.rows[1][0].as_text(), "b");
+    EXPECT_TRUE(query(conn, "INSERT INTO t VALUES ('c', 3)").ok()) << "a copy is writable";
+    sqlite3_close(conn);
+    remove_database(path);
+  }
+  EXPECT_EQ(seeded, 1);
+}
+
+TEST(SeededDatabase, AFailingSeedLeavesNoFileAndIsTriedAgain) {
+  const std::string key = "db_test: a schema that fails";
+  int tries = 0;
+  auto seed = [&tries](sqlite3*) {
+    ++tries;
+    throw std::runtime_error("the handler's schema: syntax error");
+  };
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::string path = fresh_database_path();
+    EXPECT_THROW(create_seeded_database(path, key, seed), std::runtime_error);
+    EXPECT_FALSE(std::filesystem::exists(path));
+  }
+  EXPECT_EQ(tries, 2);
 }
 
 }  // namespace

@@ -151,5 +151,31 @@ TEST(Faults, AnAckBeforeTheCommitIsSeenAtTheMomentOfTheAck) {
   EXPECT_EQ(invariants_of(r), std::vector<std::string>{"ack_before_commit"}) << sim::format_trace(r.trace);
 }
 
+// The explorer runs seeds without a trace; a run must not depend on it: the
+// same choices, steps, clock and verdict, across crashes, pauses, lock expiry
+// and redelivery.
+TEST(Faults, ARunWithoutItsTraceIsTheSameRun) {
+  for (const char* scenario : {"crash-mid-handler", "slow-handler-retry", "lock-ttl-expiry", "mq-redelivery"}) {
+    const gateway::Scenario s = bundled(scenario);
+    for (const char* handler : {"check-then-act", "lock-check", "unique-key-no-txn"}) {
+      for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        run::RunSpec spec{&s, &testing::handler(handler), {}, seed, std::nullopt};
+        const run::RunResult traced = run::simulate(spec);
+        spec.record_trace = false;
+        const run::RunResult untraced = run::simulate(spec);
+        const std::string where = std::string(handler) + " on " + scenario + ", seed " + std::to_string(seed);
+        EXPECT_FALSE(traced.trace.events().empty()) << where;
+        EXPECT_TRUE(untraced.trace.events().empty()) << where;
+        EXPECT_EQ(untraced.choices, traced.choices) << where;
+        EXPECT_EQ(untraced.steps, traced.steps) << where;
+        EXPECT_EQ(untraced.end_time, traced.end_time) << where;
+        ASSERT_EQ(untraced.verdict.violations.size(), traced.verdict.violations.size()) << where;
+        for (std::size_t i = 0; i < traced.verdict.violations.size(); ++i)
+          EXPECT_EQ(untraced.verdict.violations[i].detail, traced.verdict.violations[i].detail) << where;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace twice

@@ -1,5 +1,9 @@
 #include "sim/scheduler.h"
 
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 namespace twice::sim {
@@ -142,6 +146,56 @@ TEST(Scheduler, WhenEveryTaskWaitsOnTheDatabaseOneIsChosenAsVictim) {
     });
   s.run();
   EXPECT_EQ(victims, 1);
+}
+
+// Tasks share one thread, yet each keeps its own exception state, as a thread
+// of its own would: a handler that yields inside a catch block (a ROLLBACK in
+// a handler's catch) rethrows its own exception, and a destructor that yields
+// during unwinding does not make another task see an exception in flight.
+TEST(Scheduler, EachTaskKeepsItsOwnExceptionState) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Choices choices(seed);
+    Trace trace;
+    Scheduler s({}, choices, trace, SchedulerLimits{});
+    std::vector<std::string> rethrown;
+    std::vector<int> in_flight_elsewhere;
+    for (const char* what : {"first", "second"}) {
+      s.spawn("catcher", 0, [&s, &rethrown, what] {
+        try {
+          throw std::runtime_error(what);
+        } catch (...) {
+          (void)s.point();
+          (void)s.point();
+          try {
+            throw;
+          } catch (const std::runtime_error& e) {
+            rethrown.emplace_back(e.what());
+          }
+        }
+      });
+    }
+    struct YieldsWhileUnwinding {
+      Scheduler& s;
+      ~YieldsWhileUnwinding() { (void)s.point(); }
+    };
+    s.spawn("unwinder", 0, [&s] {
+      try {
+        YieldsWhileUnwinding guard{s};
+        throw 1;
+      } catch (int) {
+      }
+    });
+    s.spawn("bystander", 0, [&s, &in_flight_elsewhere] {
+      for (int p = 0; p < 4; ++p) {
+        (void)s.point();
+        in_flight_elsewhere.push_back(std::uncaught_exceptions());
+      }
+    });
+    s.run();
+    std::sort(rethrown.begin(), rethrown.end());
+    EXPECT_EQ(rethrown, (std::vector<std::string>{"first", "second"})) << "seed " << seed;
+    EXPECT_EQ(in_flight_elsewhere, std::vector<int>(4, 0)) << "seed " << seed;
+  }
 }
 
 TEST(Scheduler, ScriptedStrategyFollowsTheScript) {

@@ -1,0 +1,148 @@
+#include "sim/fiber.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cxxabi.h>
+#include <exception>
+#include <new>
+#include <utility>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TWICE_FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TWICE_FIBER_ASAN 1
+#endif
+#endif
+#ifdef TWICE_FIBER_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace twice::sim {
+namespace {
+
+// As much as a thread gets by default; only the pages a task touches are
+// ever backed by memory. The lowest page stays inaccessible, so an overflow
+// faults instead of writing over something else.
+constexpr std::size_t kStackSize = 8 << 20;
+
+// Mapping a stack, faulting its first pages in and unmapping it cost more
+// than the task's statements, and a run starts a task per delivery; so each
+// thread keeps the stacks of its finished fibers for the next ones.
+class StackCache {
+ public:
+  StackCache() = default;
+  StackCache(const StackCache&) = delete;
+  StackCache& operator=(const StackCache&) = delete;
+  ~StackCache() {
+    for (void* stack : free_) ::munmap(stack, kStackSize);
+  }
+
+  void* take() {
+    if (free_.empty()) return map();
+    void* stack = free_.back();
+    free_.pop_back();
+#ifdef TWICE_FIBER_ASAN
+    // The last fiber's frames never returned (its entry switched away).
+    ASAN_UNPOISON_MEMORY_REGION(stack, kStackSize);
+#endif
+    return stack;
+  }
+
+  void give(void* stack) {
+    if (free_.size() < kKept) free_.push_back(stack);
+    else ::munmap(stack, kStackSize);
+  }
+
+ private:
+  static constexpr std::size_t kKept = 16;  // plenty for the tasks alive at once in a run
+
+  static void* map() {
+    void* stack = ::mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) throw std::bad_alloc();
+    ::mprotect(stack, static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), PROT_NONE);  // the guard page
+    return stack;
+  }
+
+  std::vector<void*> free_;
+};
+
+thread_local StackCache stacks;
+
+// AddressSanitizer must be told when the stack changes under it, or it reports
+// the other stack's frames as overflows. Without it these do nothing.
+void start_switch(void** fake_stack_save, const void* bottom, std::size_t size) {
+#ifdef TWICE_FIBER_ASAN
+  __sanitizer_start_switch_fiber(fake_stack_save, bottom, size);
+#else
+  (void)fake_stack_save, (void)bottom, (void)size;
+#endif
+}
+
+void finish_switch(void* fake_stack_save, const void** bottom_old, std::size_t* size_old) {
+#ifdef TWICE_FIBER_ASAN
+  __sanitizer_finish_switch_fiber(fake_stack_save, bottom_old, size_old);
+#else
+  (void)fake_stack_save, (void)bottom_old, (void)size_old;
+#endif
+}
+
+}  // namespace
+
+Fiber::Fiber(std::function<void()> body) : body_(std::move(body)) {
+  stack_size_ = kStackSize;
+  stack_ = stacks.take();
+
+  ::getcontext(&fiber_);
+  fiber_.uc_stack.ss_sp = stack_;
+  fiber_.uc_stack.ss_size = stack_size_;
+  fiber_.uc_link = nullptr;  // entry() never returns: it switches back itself
+  // makecontext passes int arguments only: the pointer travels in two halves.
+  const auto self = reinterpret_cast<std::uintptr_t>(this);
+  ::makecontext(&fiber_, reinterpret_cast<void (*)()>(&Fiber::entry), 2, static_cast<unsigned int>(self),
+                static_cast<unsigned int>(self >> 32));
+}
+
+Fiber::~Fiber() { stacks.give(stack_); }
+
+void Fiber::entry(unsigned int low, unsigned int high) noexcept {
+  auto* self = reinterpret_cast<Fiber*>((static_cast<std::uintptr_t>(high) << 32) | low);
+  finish_switch(nullptr, &self->caller_stack_, &self->caller_stack_size_);
+  self->body_();
+  self->finished_ = true;
+  // This stack is done with: nothing of it is to be kept.
+  start_switch(nullptr, self->caller_stack_, self->caller_stack_size_);
+  ::setcontext(&self->caller_);
+  std::terminate();  // setcontext() returns only on failure
+}
+
+void Fiber::resume() {
+  swap_exception_state();
+  void* fake_stack = nullptr;
+  start_switch(&fake_stack, stack_, stack_size_);
+  ::swapcontext(&caller_, &fiber_);
+  finish_switch(fake_stack, nullptr, nullptr);
+  swap_exception_state();
+}
+
+void Fiber::suspend() {
+  void* fake_stack = nullptr;
+  start_switch(&fake_stack, caller_stack_, caller_stack_size_);
+  ::swapcontext(&fiber_, &caller_);
+  finish_switch(fake_stack, &caller_stack_, &caller_stack_size_);
+}
+
+// Called on the resuming side only, before entering the fiber and after it
+// comes back: the fiber finds its own exception state in place, and the
+// resumer gets its own back. So a task that yields inside a catch block, or
+// while an exception unwinds it, leaves no trace of that in the others.
+void Fiber::swap_exception_state() {
+  std::swap(*reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals()), other_side_);
+}
+
+}  // namespace twice::sim
