@@ -172,8 +172,8 @@ std::string matrix_table(const explore::MatrixResult& m) {
   }
   out += "</tbody></table>\n<p class=\"legend\"><span class=\"swatch pass\"></span>pass: no violation, none expected"
          "<span class=\"swatch caught\"></span>caught k/n: a known-buggy handler caught in k of n runs, as expected"
-         "<span class=\"swatch differs\"></span>differs from scenarios/expected.toml"
-         "<span class=\"swatch notrun\"></span>not run</p>\n";
+         "<span class=\"swatch differs\"></span>differs from " +
+         esc(m.expected_path) + "<span class=\"swatch notrun\"></span>not run</p>\n";
   return out;
 }
 
@@ -304,12 +304,12 @@ std::string render_html(const explore::MatrixResult& m) {
     out += fmt::format("<div class=\"banner warn\">Interrupted: {} of {} cells ran; the matrix is incomplete.</div>\n",
                        run, total);
   if (differing == 0) {
-    out += fmt::format("<div class=\"banner ok\">✓ The matrix matches scenarios/expected.toml: {} cells, {} pass, {} "
+    out += fmt::format("<div class=\"banner ok\">✓ The matrix matches {}: {} cells, {} pass, {} "
                        "known bug{} caught as expected.</div>\n",
-                       run, run - caught, caught, caught == 1 ? "" : "s");
+                       esc(m.expected_path), run, run - caught, caught, caught == 1 ? "" : "s");
   } else {
-    out += fmt::format("<div class=\"banner bad\">✗ {} of {} cells differ from scenarios/expected.toml<ul>", differing,
-                       total);
+    out += fmt::format("<div class=\"banner bad\">✗ {} of {} cells differ from {}<ul>", differing, total,
+                       esc(m.expected_path));
     for (const auto& c : m.cells)
       if (differs(verdict_of(&c)))
         out += fmt::format("<li><span class=\"mono\">{} × {}</span>: {}</li>", esc(c.handler), esc(c.scenario),

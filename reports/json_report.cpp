@@ -90,6 +90,7 @@ nlohmann::json to_json(const explore::MatrixResult& m) {
               {"scenarios", m.scenarios},
               {"interrupted", m.interrupted},
               {"all_matched", m.all_matched()},
+              {"expected_path", m.expected_path},
               {"cells", cells}};
 }
 

@@ -50,9 +50,9 @@ std::string testcase(const explore::MatrixResult& m, const std::string& handler,
     std::string body = mismatch_sentence(*c) + "\n" + statistics_line(*c) + "\n";
     if (!c->expected_reason.empty()) body += "expected because: " + c->expected_reason + "\n";
     if (verdict == CellVerdict::kCanaryLost)
-      body += fmt::format("\nNo run of {} showed {}. Either the handler was fixed (update scenarios/expected.toml) or "
+      body += fmt::format("\nNo run of {} showed {}. Either the handler was fixed (update {}) or "
                           "the scenario no longer exercises the bug.\n",
-                          c->seeds_run, expected_summary(*c));
+                          c->seeds_run, expected_summary(*c), m.expected_path);
     body += "\n" + violations_text(*c);
     out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", attr(failure_message(*c)),
                        attr(verdict_name(verdict)), xml_cdata(body));
@@ -89,6 +89,7 @@ std::string render_junit(const explore::MatrixResult& m) {
     suites += fmt::format("      <property name=\"strategy\" value=\"{}\"/>\n", attr(m.strategy));
     suites += fmt::format("      <property name=\"seeds\" value=\"{}\"/>\n", m.seeds);
     suites += fmt::format("      <property name=\"base_seed\" value=\"{}\"/>\n", m.base_seed);
+    suites += fmt::format("      <property name=\"expected_path\" value=\"{}\"/>\n", attr(m.expected_path));
     suites += "    </properties>\n" + cases + "  </testsuite>\n";
     tests += suite_tests;
     failures += suite_failures;

@@ -69,7 +69,8 @@ std::string render_markdown_matrix(const explore::MatrixResult& m) {
     out += "\n";
   }
   out += "\n✅ pass: no violation, none expected · 🐞 caught k/n: a known-buggy handler caught in k of n runs, as "
-         "expected · ❌ differs from `scenarios/expected.toml`\n";
+         "expected · ❌ differs from " +
+         markdown_code_span(m.expected_path) + "\n";
   return out;
 }
 
@@ -153,7 +154,8 @@ std::string render_markdown_transcript(const explore::Counterexample& cex) {
   return out;
 }
 
-std::string render_markdown_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v) {
+std::string render_markdown_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v,
+                                           const std::string& expected_path) {
   const auto& cex = v.counterexample;
   const CellVerdict verdict = verdict_of(&cell);
   std::string out = fmt::format("#### {} {} × {}: {}\n\n", verdict_mark(verdict), markdown_text(cell.handler),
@@ -165,7 +167,7 @@ std::string render_markdown_counterexample(const explore::CellResult& cell, cons
   out += fmt::format("Shrunk to {} step{}{}.\n", cex.steps, cex.steps == 1 ? "" : "s",
                      cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "");
   if (differs(verdict)) {
-    out += fmt::format("\n❌ This cell differs from `scenarios/expected.toml`: {}.\n",
+    out += fmt::format("\n❌ This cell differs from {}: {}.\n", markdown_code_span(expected_path),
                        markdown_text(mismatch_sentence(cell)));
   } else if (!cell.expected_reason.empty()) {
     out += "\nExpected: " + markdown_text(cell.expected_reason) + "\n";
@@ -203,11 +205,12 @@ std::string render_markdown(const explore::MatrixResult& m) {
   if (m.interrupted)
     out += fmt::format("⚠️ **Interrupted**: {} of {} cells ran; the matrix is incomplete.\n\n", run, total);
   if (differing == 0) {
-    out += fmt::format("✅ **The matrix matches `scenarios/expected.toml`**: {} cells, {} pass, {} known bug{} "
+    out += fmt::format("✅ **The matrix matches {}**: {} cells, {} pass, {} known bug{} "
                        "caught as expected.\n\n",
-                       run, run - caught, caught, caught == 1 ? "" : "s");
+                       markdown_code_span(m.expected_path), run, run - caught, caught, caught == 1 ? "" : "s");
   } else {
-    out += fmt::format("❌ **{} of {} cells differ from `scenarios/expected.toml`**\n\n", differing, total);
+    out += fmt::format("❌ **{} of {} cells differ from {}**\n\n", differing, total,
+                       markdown_code_span(m.expected_path));
     for (const auto& c : m.cells)
       if (differs(verdict_of(&c)))
         out += fmt::format("- {} × {}: {}\n", markdown_text(c.handler), markdown_text(c.scenario),
@@ -225,7 +228,7 @@ std::string render_markdown(const explore::MatrixResult& m) {
   int omitted = 0;
   for (const auto& c : m.cells)
     for (const auto& v : c.violations) {
-      std::string one = render_markdown_counterexample(c, v);
+      std::string one = render_markdown_counterexample(c, v, m.expected_path);
       if (out.size() + examples.size() + one.size() > kSummaryBudget) {
         ++omitted;
         continue;

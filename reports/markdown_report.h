@@ -20,7 +20,9 @@ std::string render_markdown_statistics(const explore::MatrixResult& m);
 std::string render_mermaid_sequence(const explore::Counterexample& cex);
 // The transcript: a step/time column, then one column per task.
 std::string render_markdown_transcript(const explore::Counterexample& cex);
-std::string render_markdown_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v);
+// `expected_path`: the expected matrix the cell was compared with (MatrixResult::expected_path).
+std::string render_markdown_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v,
+                                           const std::string& expected_path);
 // The whole report.
 std::string render_markdown(const explore::MatrixResult& m);
 

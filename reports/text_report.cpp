@@ -80,7 +80,8 @@ std::string render_matrix(const explore::MatrixResult& m, const TextOptions& o) 
     out += '\n';
   }
   out += fmt::format("{} seeds per cell, strategy {}, base seed {}. ", m.seeds, m.strategy, m.base_seed);
-  out += "pass = no violation; a violation is shown as caught/runs; ! = differs from scenarios/expected.toml\n";
+  out += "pass = no violation; a violation is shown as caught/runs; ! = differs from " + printable(m.expected_path) +
+         "\n";
   return out;
 }
 
@@ -144,10 +145,11 @@ std::string render_text(const explore::MatrixResult& m, const TextOptions& o) {
   out += "\n";
   if (m.interrupted) out += paint(o, "1;33", "interrupted: the matrix is incomplete") + "\n";
   if (mismatches.empty() && !m.interrupted) {
-    out += paint(o, "1;32", fmt::format("matrix matches scenarios/expected.toml ({} cells)", m.cells.size())) + "\n";
+    out += paint(o, "1;32", fmt::format("matrix matches {} ({} cells)", printable(m.expected_path), m.cells.size())) +
+           "\n";
   } else if (!mismatches.empty()) {
-    out += paint(o, "1;31", fmt::format("{} cell{} differ from scenarios/expected.toml:", mismatches.size(),
-                                        mismatches.size() == 1 ? "" : "s")) + "\n";
+    out += paint(o, "1;31", fmt::format("{} cell{} differ from {}:", mismatches.size(),
+                                        mismatches.size() == 1 ? "" : "s", printable(m.expected_path))) + "\n";
     out += join(mismatches, "\n") + "\n";
   }
   return out;

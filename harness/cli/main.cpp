@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -97,6 +98,26 @@ std::vector<const HandlerInfo*> find_handlers(const std::vector<std::string>& wa
   return out;
 }
 
+// A path as the reports should show it: relative to the current directory when
+// it lies under it (so a checkout reads "scenarios/expected.toml"), else absolute.
+std::string shown_path(const std::string& path) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec) return path;
+  const fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  if (ec) return path;
+  const auto under_cwd = [&](const fs::path& p) -> std::optional<fs::path> {
+    const fs::path rel = p.lexically_relative(cwd);
+    if (rel.empty() || rel == "." || *rel.begin() == "..") return std::nullopt;
+    return rel;
+  };
+  if (auto rel = under_cwd(absolute)) return rel->string();
+  // The current directory has its symlinks resolved; resolve the path's too.
+  if (const fs::path real = fs::weakly_canonical(absolute, ec); !ec)
+    if (auto rel = under_cwd(real)) return rel->string();
+  return absolute.string();
+}
+
 sim::StrategySpec strategy_from(const std::string& name, int depth) {
   sim::StrategySpec s;
   s.kind = name == "pct" ? sim::StrategyKind::kPct : sim::StrategyKind::kRandom;
@@ -165,8 +186,10 @@ int cmd_run(const RunArgs& a) {
   };
 
   std::signal(SIGINT, on_sigint);
-  const explore::MatrixResult m = explore::explore_matrix(handlers, scenarios, options, expected);
+  explore::MatrixResult m = explore::explore_matrix(handlers, scenarios, options, expected);
   std::signal(SIGINT, SIG_DFL);
+  // The file read, or, when there was none (every cell then expected to pass), the one looked for.
+  m.expected_path = shown_path(expected_path);
 
   reports::TextOptions text;
   text.color = ::isatty(STDOUT_FILENO);

@@ -72,6 +72,8 @@ struct MatrixResult {
   int seeds = 0;
   std::uint64_t base_seed = 0;
   bool interrupted = false;        // stopped early (Ctrl-C): the cells here are complete, others missing
+  // The expected matrix this result was compared with, as the user should read it.
+  std::string expected_path = "scenarios/expected.toml";
   bool all_matched() const;
   const CellResult* cell(const std::string& handler, const std::string& scenario) const;
 };

@@ -154,6 +154,22 @@ INSTANTIATE_TEST_SUITE_P(
                   7, "'refund_after' needs a paid order; remove it or drop 'paid = false'"}),
     [](const auto& info) { return std::string(info.param.name); });
 
+TEST(Cli, TheSummaryNamesTheExpectedMatrixActuallyRead) {
+  // A copy of the bundled scenarios outside the directory twice runs in: shown absolute.
+  const std::string dir = temp_path("scenarios-copy");
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(std::string(TWICE_SOURCE_DIR) + "/scenarios", dir, std::filesystem::copy_options::recursive);
+  const auto o = twice("run --handler cas --scenario sequential-duplicates --seeds 2 --scenarios-dir " + dir);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("matrix matches " + dir + "/expected.toml (1 cells)"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("scenarios/expected.toml"), std::string::npos) << o.out;
+
+  // The bundled ones, from the checkout twice runs in: shown relative, as before.
+  const auto here = twice("run --handler cas --scenario sequential-duplicates --seeds 2");
+  EXPECT_EQ(here.exit_code, 0) << here.out;
+  EXPECT_NE(here.out.find("matrix matches scenarios/expected.toml (1 cells)"), std::string::npos) << here.out;
+}
+
 TEST(Cli, AMisspeltHandlerInTheExpectedMatrixIsAnErrorNotASilentPass) {
   const std::string dir = temp_path("expected-typo");
   std::filesystem::create_directories(dir);

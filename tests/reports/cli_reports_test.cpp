@@ -92,6 +92,33 @@ TEST(CliReports, RejectsUnknownFormatsAndConflictingOptions) {
   EXPECT_FALSE(std::filesystem::exists(m.dir / "x"));
 }
 
+TEST(CliReports, ReportsNameTheExpectedMatrixReadRelativeToTheCurrentDirectory) {
+  SmallMatrix m;
+  write_file(m.dir / "scenarios" / "expected.toml", "[\"cas\"]\nconcurrent-duplicates = \"pass\"\n");
+  // The path the JSON report gives for the expected matrix of a run in m.dir.
+  const auto expected_path = [&](const std::string& args) -> std::string {
+    std::filesystem::remove(m.dir / "r.json");
+    const auto r = run_command("cd " + shell_quote(m.dir.path().string()) + " && " + shell_quote(TWICE_BINARY) +
+                               " run --handler cas --scenario concurrent-duplicates --seeds 3 --no-report" +
+                               " --json r.json " + args + " 2>&1 >/dev/null");
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.output;
+    if (r.exit_code != 0) return "(failed)";
+    return nlohmann::json::parse(read_file(m.dir / "r.json"))["expected_path"];
+  };
+  // However the folder is given, a file under the current directory is shown relative to it.
+  for (const std::string& dir :
+       {std::string("scenarios"), std::string("./scenarios/../scenarios"), (m.dir / "scenarios").string()})
+    EXPECT_EQ(expected_path("--scenarios-dir " + shell_quote(dir)), "scenarios/expected.toml") << dir;
+  // --expected names the file itself; outside the current directory it stays absolute.
+  ScratchDir elsewhere;
+  write_file(elsewhere / "mine.toml", "[\"cas\"]\nconcurrent-duplicates = \"pass\"\n");
+  const std::string mine = (elsewhere / "mine.toml").string();
+  EXPECT_EQ(expected_path("--scenarios-dir scenarios --expected " + shell_quote(mine)), mine);
+  // No expected file: the path looked for, every cell expected to pass as before.
+  std::filesystem::remove(m.dir / "scenarios" / "expected.toml");
+  EXPECT_EQ(expected_path("--scenarios-dir scenarios"), "scenarios/expected.toml");
+}
+
 TEST(CliReports, AFolderThatCannotBeCreatedIsAUsageError) {
   SmallMatrix m;
   write_file(m.dir / "blocker", "a file, not a folder");

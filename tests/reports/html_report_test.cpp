@@ -31,6 +31,18 @@ TEST(HtmlReport, IsSelfContainedAndEscapesThePayload) {
   EXPECT_EQ(html.find('\x01'), std::string::npos);
 }
 
+TEST(HtmlReport, NamesTheExpectedMatrixItWasComparedWithEscaped) {
+  const std::string html = render_html(hostile_matrix());
+  const std::string path = "/tmp/a&lt;b&gt;&amp;&quot;c&quot;`d/expected.toml";
+  EXPECT_NE(html.find("cells differ from " + path + "<ul>"), std::string::npos) << html;
+  EXPECT_NE(html.find("differs from " + path + "<span class=\"swatch notrun\">"), std::string::npos);
+  EXPECT_EQ(html.find(kExpectedPath), std::string::npos);
+  EXPECT_EQ(html.find("scenarios/expected.toml"), std::string::npos);
+  // A run compared with the default file says so.
+  EXPECT_NE(render_html(plain_matrix()).find("✓ The matrix matches scenarios/expected.toml: 4 cells"),
+            std::string::npos);
+}
+
 TEST(HtmlReport, HasMatrixChartAndSwimlanes) {
   const std::string html = render_html(hostile_matrix());
   EXPECT_NE(html.find("<table class=\"matrix\">"), std::string::npos);

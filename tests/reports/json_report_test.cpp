@@ -50,6 +50,15 @@ TEST(JsonReport, DocumentedFieldsAreExactlyTheFieldsWritten) {
   for (const auto& f : documented) EXPECT_TRUE(written.count(f)) << "documented but not written: " << f;
 }
 
+TEST(JsonReport, NamesTheExpectedMatrixItWasComparedWith) {
+  const nlohmann::json j = to_json(hostile_matrix());
+  EXPECT_EQ(j["expected_path"], kExpectedPath);
+  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  EXPECT_NE(text.find(R"("expected_path":"/tmp/a<b>&\"c\"`d/expected.toml")"), std::string::npos) << text;
+  EXPECT_EQ(text.find(kExpectedPath), std::string::npos);  // its quotes are escaped
+  EXPECT_EQ(to_json(plain_matrix())["expected_path"], "scenarios/expected.toml");
+}
+
 TEST(JsonReport, CarriesStatisticsAndVerdicts) {
   const nlohmann::json j = to_json(hostile_matrix());
   EXPECT_EQ(j["schema_version"], 1);

@@ -38,6 +38,18 @@ TEST(JunitReport, OneTestcasePerCellAndNoRawMarkup) {
   EXPECT_EQ(all.find('\xff'), std::string::npos);
 }
 
+TEST(JunitReport, NamesTheExpectedMatrixItWasComparedWithEscaped) {
+  const std::string all = render_junit(hostile_matrix());
+  EXPECT_EQ(count(all, "<property name=\"expected_path\" value=\"/tmp/a&lt;b&gt;&amp;&quot;c&quot;`d/expected.toml\"/>"),
+            2)
+      << all;
+  // Outside CDATA (whose content is text by definition) the path never appears as is.
+  EXPECT_EQ(outside_cdata(all).find(kExpectedPath), std::string::npos);
+  EXPECT_EQ(all.find("scenarios/expected.toml"), std::string::npos);
+  EXPECT_NE(render_junit(plain_matrix()).find("<property name=\"expected_path\" value=\"scenarios/expected.toml\"/>"),
+            std::string::npos);
+}
+
 nlohmann::json read_back(const std::string& xml) {
   ScratchDir dir;
   write_file(dir / "r.junit.xml", xml);
@@ -59,6 +71,7 @@ TEST(JunitReport, PythonParsesItAndGetsThePayloadBackIntact) {
   ASSERT_EQ(doc["suites"].size(), 2u);
   EXPECT_EQ(doc["suites"][1]["attrib"]["name"], m.handlers[1]);  // the markup survives as text
   EXPECT_EQ(doc["suites"][0]["properties"]["strategy"], "random");
+  EXPECT_EQ(doc["suites"][0]["properties"]["expected_path"], kExpectedPath);
 
   const auto& cases = doc["suites"][0]["cases"];
   ASSERT_EQ(cases.size(), 3u);
@@ -73,6 +86,8 @@ TEST(JunitReport, PythonParsesItAndGetsThePayloadBackIntact) {
   EXPECT_EQ(cases[1]["name"], m.scenarios[1]);
   // The lost canary fails.
   EXPECT_EQ(cases[2]["failure_type"], "canary lost");
+  const std::string lost = cases[2]["failure_text"];
+  EXPECT_NE(lost.find("Either the handler was fixed (update " + kExpectedPath + ")"), std::string::npos) << lost;
 
   // The regression: message and body carry the payload, the seed and the
   // replay command, decoded to exactly the text (after the control character

@@ -96,6 +96,21 @@ TEST(MarkdownReport, ShowsVerdictsStatisticsAndCounterexamples) {
   EXPECT_NE(md.find("twice replay --handler check-then-act"), std::string::npos);
 }
 
+TEST(MarkdownReport, NamesTheExpectedMatrixItWasComparedWithInCodeSpans) {
+  const std::string md = render_markdown(hostile_matrix());
+  // The path holds a backtick: each span is fenced by two.
+  const std::string span = "``" + kExpectedPath + "``";
+  EXPECT_NE(md.find("❌ **2 of 6 cells differ from " + span + "**"), std::string::npos) << md;
+  EXPECT_NE(md.find("❌ differs from " + span + "\n"), std::string::npos);
+  EXPECT_NE(md.find("❌ This cell differs from " + span + ": "), std::string::npos);
+  // Every occurrence of the path is inside such a span.
+  EXPECT_EQ(count(md, kExpectedPath), 3);
+  EXPECT_EQ(count(md, span), 3);
+  EXPECT_EQ(md.find("scenarios/expected.toml"), std::string::npos);
+  EXPECT_NE(render_markdown(plain_matrix()).find("✅ **The matrix matches `scenarios/expected.toml`**: 4 cells"),
+            std::string::npos);
+}
+
 TEST(MarkdownReport, MermaidDiagramUsesOnlyTheLinesWeMeanToWrite) {
   const auto blocks = mermaid_blocks(render_markdown(hostile_matrix()));
   ASSERT_FALSE(blocks.empty());
@@ -126,6 +141,9 @@ TEST(MarkdownReport, CmarkGfmRendersTablesAndKeepsPayloadAsText) {
   // Pipes and backticks of the payload come out as text inside their cell.
   EXPECT_NE(html.find("a|b ``x`` `y` line1<br>line2"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  // The expected matrix's path is code, its markup text.
+  EXPECT_EQ(count(html, "<code>/tmp/a&lt;b&gt;&amp;&quot;c&quot;`d/expected.toml</code>"), 3) << html;
+  EXPECT_EQ(html.find(kExpectedPath), std::string::npos);
   // Every body row of the matrix has one cell per scenario plus the handler.
   const std::size_t matrix = html.find("<table>");
   const std::size_t matrix_end = html.find("</table>", matrix);

@@ -73,8 +73,11 @@ void fail_at(CellResult& c, std::initializer_list<int> indices) {
 const std::string kPayload = std::string("<script>alert(1)</script> ]]> a|b ``x`` `y` line1\nline2 #; %%{init}%% ") +
                              "\"q\" 'q' &amp; &#60; *em* _u_ [l](javascript:alert(1)) @here $x$ \x01 \xff \\| end";
 
+const std::string kExpectedPath = "/tmp/a<b>&\"c\"`d/expected.toml";
+
 MatrixResult hostile_matrix() {
   MatrixResult m;
+  m.expected_path = kExpectedPath;
   const std::string evil_handler = "1. evil<script>alert(2)</script>|`h`";
   const std::string evil_scenario = "pay]]>load|`s`\nx";
   m.handlers = {"check-then-act", evil_handler};

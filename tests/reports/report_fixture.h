@@ -14,11 +14,15 @@ namespace twice::reports::testing {
 // character and a byte that is not UTF-8.
 extern const std::string kPayload;
 
+// An expected-matrix path no report may print as is: markup, an ampersand,
+// quotes and a backtick.
+extern const std::string kExpectedPath;
+
 // Two handlers × three scenarios, covering every verdict: pass, a known bug
 // caught (with a counterexample whose SQL carries kPayload), a regression
 // (kPayload in the detail and the replay command), a canary no longer caught,
 // a PCT cell, and a cell missing because the run was interrupted. Handler and
-// scenario names carry markup too.
+// scenario names carry markup too, and its expected_path is kExpectedPath.
 explore::MatrixResult hostile_matrix();
 
 // A realistic, well-behaved matrix: the check-then-act double credit as the
