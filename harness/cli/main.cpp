@@ -229,6 +229,7 @@ struct ReplayArgs {
   std::string scenarios_dir;
   bool shrunk = false;
   std::string invariant;
+  int shrink_budget = explore::kReplayShrinkBudget;
 };
 
 int cmd_replay(const ReplayArgs& a) {
@@ -249,7 +250,7 @@ int cmd_replay(const ReplayArgs& a) {
     }
     const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
     // Same budget as `twice run`'s default, so the same counterexample.
-    const auto cex = explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, 500);
+    const auto cex = explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget);
     spec.choices = cex.choices;
   }
   const run::RunResult r = run::simulate(spec);
@@ -346,6 +347,10 @@ int main(int argc, char** argv) {
   replay->add_option("--scenarios-dir", replay_args.scenarios_dir, "Folder of bundled scenarios");
   replay->add_flag("--shrunk", replay_args.shrunk, "Replay the shrunk counterexample of this seed instead of the run itself");
   replay->add_option("--invariant", replay_args.invariant, "With --shrunk: which violation to shrink for (default: the first)");
+  replay->add_option("--shrink-budget", replay_args.shrink_budget,
+                     "With --shrunk: runs spent shrinking (a counterexample's replay command says when it differs)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
 
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");

@@ -35,10 +35,11 @@ std::string scenario_ref(const gateway::Scenario& scenario) {
 }
 
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
-                           const sim::StrategySpec& strategy, bool shrunk) {
+                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget) {
   std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", handler, scenario_ref(scenario), seed);
   if (strategy.kind == sim::StrategyKind::kPct) cmd += fmt::format(" --strategy pct --pct-depth {}", strategy.pct_depth);
   if (shrunk) cmd += " --shrunk";
+  if (shrunk && shrink_budget != kReplayShrinkBudget) cmd += fmt::format(" --shrink-budget {}", shrink_budget);
   return cmd;
 }
 
@@ -86,7 +87,8 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   cex.seed = seed;
   cex.choices = best;
   cex.replay_command = replay_command(handler.name, scenario, seed, strategy, false);
-  cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, true);
+  // Not shrunk (budget 0): the counterexample is the failing run itself.
+  cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, budget > 0, budget);
   const check::Violation* v = find_violation(shrunk, invariant);
   if (!v) v = find_violation(original, invariant);
   if (v) {

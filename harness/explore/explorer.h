@@ -33,9 +33,14 @@ struct ExploreOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
+// What `twice replay --shrunk` spends shrinking unless told otherwise; a
+// counterexample shrunk with another budget prints `--shrink-budget N` in its
+// replay command, so that the replay shows the same steps.
+inline constexpr int kReplayShrinkBudget = 500;
+
 // "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk]"
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
-                           const sim::StrategySpec& strategy, bool shrunk);
+                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget);
 // How a scenario is named on the command line: its name when bundled, else its path.
 std::string scenario_ref(const gateway::Scenario& scenario);
 
