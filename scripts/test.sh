@@ -32,8 +32,22 @@ elif [ ! -d "$MERMAID/node_modules" ]; then
   fi
 fi
 
-cd "$BUILD_DIR"
+# AddressSanitizer and UndefinedBehaviorSanitizer over the core suite
+# (simulator and fibers, database layer, gateway, checker, explorer, the
+# reference handlers), as STYLE.md asks. The report tests are left out: GCC 12
+# reports a false uninitialised variable inside <regex> under -fsanitize.
+# TWICE_SKIP_SANITIZERS=1 skips this step (about 6 minutes of building).
 rc=0
+if [ "${TWICE_SKIP_SANITIZERS:-0}" != 1 ]; then
+  SAN_DIR="$ROOT/build-sanitize"
+  cmake -S "$ROOT" -B "$SAN_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTWICE_SANITIZE=ON -DCMAKE_CXX_FLAGS=-O1 >/dev/null
+  ninja -C "$SAN_DIR" -j"${TWICE_JOBS:-2}" tests/twice_tests >"$SAN_DIR/build.log" 2>&1 ||
+    { tail -40 "$SAN_DIR/build.log" >&2; echo "twice: the sanitizer build failed ($SAN_DIR/build.log)" >&2; exit 1; }
+  echo "== core tests under ASan+UBSan" >&2
+  "$SAN_DIR/tests/twice_tests" --gtest_brief=1 || rc=$?
+fi
+
+cd "$BUILD_DIR"
 ctest -j2 --output-on-failure --timeout 600 "$@" || rc=$?
 [ -z "$mermaid_note" ] || echo "twice: the Mermaid test (MarkdownReport.MermaidParsesEveryDiagram) $mermaid_note" >&2
 exit "$rc"
