@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <mutex>
-#include <set>
-#include <string_view>
 
 #include <fmt/format.h>
 
@@ -63,20 +61,6 @@ std::string Value::to_sql() const {
     return out + "'";
   }
   return as_text();
-}
-
-EventKind event_kind(const Notify& n) {
-  static const std::set<std::string_view> kPaid = {"TRANSACTION.SUCCESS",       "TRADE_SUCCESS", "TRADE_FINISHED",
-                                                   "payment_intent.succeeded",  "charge.succeeded",
-                                                   "PAYMENT.CAPTURE.COMPLETED", "AUTHORISATION"};
-  static const std::set<std::string_view> kRefunded = {"REFUND.SUCCESS", "charge.refunded", "PAYMENT.CAPTURE.REFUNDED",
-                                                       "REFUND"};
-  static const std::set<std::string_view> kClosed = {"TRADE_CLOSED", "payment_intent.canceled", "CANCELLATION"};
-  // Alipay: TRADE_CLOSED with a refund_fee is a paid trade fully refunded.
-  if (n.refund_amount > 0 || kRefunded.count(n.event_type)) return EventKind::kRefunded;
-  if (kClosed.count(n.event_type)) return EventKind::kClosed;
-  if (kPaid.count(n.event_type)) return EventKind::kPaid;
-  return EventKind::kOther;
 }
 
 Reply Reply::ack(const Notify& n) {

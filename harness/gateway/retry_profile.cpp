@@ -88,6 +88,29 @@ const std::vector<RetryProfile>& all_profiles() {
   return kProfiles;
 }
 
+}  // namespace twice::gateway
+
+namespace twice {
+
+// Read off the profiles' own event types, so that a new profile is classified
+// by writing it down once.
+EventKind event_kind(const Notify& n) {
+  // Alipay's TRADE_CLOSED names both a close and a full refund: the refund amount tells.
+  if (n.refund_amount > 0) return EventKind::kRefunded;
+  if (n.event_type.empty()) return EventKind::kOther;  // profiles without a close event leave theirs empty
+  for (const auto& p : gateway::all_profiles())
+    if (n.event_type == p.closed_event_type) return EventKind::kClosed;
+  for (const auto& p : gateway::all_profiles())
+    if (n.event_type == p.refunded_event_type) return EventKind::kRefunded;
+  for (const auto& p : gateway::all_profiles())
+    if (n.event_type == p.paid_event_type || n.event_type == p.second_paid_event_type) return EventKind::kPaid;
+  return EventKind::kOther;
+}
+
+}  // namespace twice
+
+namespace twice::gateway {
+
 const RetryProfile* find_profile(std::string_view name) {
   for (const auto& p : all_profiles())
     if (p.name == name) return &p;

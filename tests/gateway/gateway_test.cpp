@@ -147,6 +147,7 @@ TEST(Gateway, EachProfileNamesItsRefundAndCloseEvents) {
                         "charge.succeeded", "PAYMENT.CAPTURE.COMPLETED", "AUTHORISATION"})
     EXPECT_EQ(kind_of(t), EventKind::kPaid) << t;
   EXPECT_EQ(kind_of("customer.created"), EventKind::kOther);
+  EXPECT_EQ(kind_of(""), EventKind::kOther) << "WeChat's empty close event type is no event";
   EXPECT_EQ(kind_of("TRADE_CLOSED", 990), EventKind::kRefunded) << "Alipay's full refund";
 }
 
