@@ -159,10 +159,10 @@ int cmd_run(const RunArgs& a) {
     for (const auto* h : HandlerRegistry::instance().all()) handler_names.push_back(h->name);
     // The scenarios of this run, and every file in the folder beside it.
     for (const auto& sc : scenarios) scenario_names.push_back(sc.name);
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".toml" && entry.path().filename() != "expected.toml")
-        scenario_names.push_back(entry.path().stem().string());
+    std::vector<std::string> paths;
+    gateway::ScenarioError ignored;  // an unreadable folder leaves only this run's scenarios to check against
+    gateway::scenario_files(dir, paths, ignored);
+    for (const auto& path : paths) scenario_names.push_back(fs::path(path).stem().string());
     std::sort(scenario_names.begin(), scenario_names.end());
     scenario_names.erase(std::unique(scenario_names.begin(), scenario_names.end()), scenario_names.end());
     if (!expected.check_names(handler_names, scenario_names, err)) throw UsageError{err};

@@ -248,8 +248,7 @@ bool load_scenario(const std::string& path, Scenario& out, ScenarioError& error)
   return true;
 }
 
-bool load_scenario_dir(const std::string& dir, std::vector<Scenario>& out, ScenarioError& error) {
-  std::vector<std::string> paths;
+bool scenario_files(const std::string& dir, std::vector<std::string>& paths, ScenarioError& error) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
     if (entry.path().extension() == ".toml" && entry.path().filename() != "expected.toml")
@@ -259,6 +258,12 @@ bool load_scenario_dir(const std::string& dir, std::vector<Scenario>& out, Scena
     return false;
   }
   std::sort(paths.begin(), paths.end());
+  return true;
+}
+
+bool load_scenario_dir(const std::string& dir, std::vector<Scenario>& out, ScenarioError& error) {
+  std::vector<std::string> paths;
+  if (!scenario_files(dir, paths, error)) return false;
   for (const auto& p : paths) {
     Scenario s;
     if (!load_scenario(p, s, error)) return false;

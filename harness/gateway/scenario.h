@@ -87,6 +87,8 @@ struct ScenarioError {
 
 // Reads and validates one scenario file. On error returns false and sets `error`.
 bool load_scenario(const std::string& path, Scenario& out, ScenarioError& error);
+// The paths of every *.toml in `dir` except expected.toml, sorted by name.
+bool scenario_files(const std::string& dir, std::vector<std::string>& paths, ScenarioError& error);
 // Reads every *.toml in `dir` except expected.toml, sorted by name.
 bool load_scenario_dir(const std::string& dir, std::vector<Scenario>& out, ScenarioError& error);
 
