@@ -4,8 +4,8 @@
 // BUG (ack_before_commit, lost_payment): the gateway stops retrying as soon as
 // it has the ack; if the process dies before the commit, nobody will ever
 // deliver this payment again.
-#include "impl/events.h"
-#include "impl/recommended.h"
+#include "events.h"
+#include "recommended.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

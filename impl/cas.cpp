@@ -4,8 +4,8 @@
 //
 // DEFENCE: the state transition is a compare-and-swap; of any number of
 // concurrent deliveries exactly one changes the row.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

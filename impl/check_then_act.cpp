@@ -4,8 +4,8 @@
 // BUG (double_credit): two deliveries of one notify can both read WAIT_PAY
 // before either writes PAID; both then credit. Sequential duplicates are
 // harmless: the second delivery reads PAID.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

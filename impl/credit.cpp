@@ -1,4 +1,4 @@
-#include "impl/credit.h"
+#include "credit.h"
 
 namespace twice::impl {
 

@@ -5,8 +5,8 @@
 // (Alipay TRADE_SUCCESS then TRADE_FINISHED; Stripe payment_intent.succeeded
 // and charge.succeeded). Each passes the dedupe and credits. Dedupe on the
 // payment, not on the event.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

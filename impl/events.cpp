@@ -1,6 +1,6 @@
-#include "impl/events.h"
+#include "events.h"
 
-#include "impl/credit.h"
+#include "credit.h"
 
 namespace twice::impl {
 namespace {

@@ -4,8 +4,8 @@
 // BUG (lost_payment, ack_before_commit): WeChat v3 reads the status before the
 // body, so the 200 is an ack and it never retries. When the error was real (a
 // crashed holder's lock still alive), the payment is never credited.
-#include "impl/events.h"
-#include "impl/recommended.h"
+#include "events.h"
+#include "recommended.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

@@ -4,8 +4,8 @@
 //
 // BUG (double_credit): Alipay never sees its ack, re-notifies at 4m, 10m, 10m,
 // 1h ..., and each resend pays the rebate again.
-#include "impl/events.h"
-#include "impl/recommended.h"
+#include "events.h"
+#include "recommended.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

@@ -5,8 +5,8 @@
 // a holder pauses past the TTL: a second delivery takes the expired lock, both
 // read WAIT_PAY, both credit; the first one's plain DEL then frees the second
 // one's lock too. The base scenarios never pause that long, so it passes them.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

@@ -4,8 +4,8 @@
 // them; a retry that comes after the lock is released (the ack was lost) is
 // credited again. A delivery that finds the lock held answers FAIL, so the
 // gateway retries it later, after the release, and it credits again too.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

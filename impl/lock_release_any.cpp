@@ -4,8 +4,8 @@
 // BUG (double_credit): when the holder pauses past the TTL, a second delivery
 // takes the expired lock; the first one's plain DEL then removes the second
 // one's lock too, and a third walks in. The lock protected nothing.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

@@ -3,7 +3,7 @@
 //
 // BUG (accepted_invalid): a validly signed notify for 1% of the price (the
 // user paid less through a tampered client) marks the order paid in full.
-#include "impl/recommended.h"
+#include "recommended.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

@@ -5,7 +5,7 @@
 // paid moves the order WAIT_PAY -> PAID and credits it; a refund notify for a
 // paid order is taken for a duplicate payment and acknowledged, so the credit
 // is never taken back.
-#include "impl/recommended.h"
+#include "recommended.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

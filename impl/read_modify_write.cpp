@@ -6,8 +6,8 @@
 // BUG (lost_update): two different orders of one user paid at once both read
 // the same old balance; the second write overwrites the first credit. The
 // ledger holds both credits, the balance only one.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

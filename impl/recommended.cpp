@@ -1,7 +1,7 @@
-#include "impl/recommended.h"
+#include "recommended.h"
 
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 
 namespace twice::impl {
 

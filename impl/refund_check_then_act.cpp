@@ -5,9 +5,9 @@
 // BUG (double_refund): two copies of one refund notify both read PAID before
 // either writes REFUNDED; both take the credit back, and the user's balance
 // goes below what they paid for.
-#include "impl/credit.h"
-#include "impl/events.h"
-#include "impl/recommended.h"
+#include "credit.h"
+#include "events.h"
+#include "recommended.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

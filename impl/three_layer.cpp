@@ -2,8 +2,8 @@
 // front of the recommended design (unique key + optimistic status update in
 // one transaction). The lock only sheds load; the database layers carry the
 // guarantee, so an expired lock costs nothing.
-#include "impl/events.h"
-#include "impl/recommended.h"
+#include "events.h"
+#include "recommended.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

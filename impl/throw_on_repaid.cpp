@@ -6,8 +6,8 @@
 // until it gives up; the second payment is never refunded.
 #include <stdexcept>
 
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

@@ -6,8 +6,8 @@
 // LIMIT: the key is the order, and the order's state is never looked at: a
 // second payment for the order is acknowledged and swallowed (lost_payment),
 // and a payment for a closed order is credited (illegal_transition).
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

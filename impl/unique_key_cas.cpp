@@ -3,7 +3,7 @@
 // WAIT_PAY -> PAID with a compare-and-swap, credit. A duplicate acks; a second
 // payment for the order, or a payment for a closed order, is flagged for
 // refund (never credited, never dropped).
-#include "impl/recommended.h"
+#include "recommended.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

@@ -4,8 +4,8 @@
 // BUG (lost_payment): a crash after the log INSERT and before the credit
 // leaves the order unpaid; the gateway's retry hits the UNIQUE key, is taken
 // for a duplicate and acknowledged. The payment is lost for good.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

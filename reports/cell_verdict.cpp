@@ -1,4 +1,4 @@
-#include "reports/cell_verdict.h"
+#include "cell_verdict.h"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 
 }  // namespace
 
-CellVerdict verdict_of(const explore::CellResult* cell) {
+CellVerdict verdict_of(const results::CellResult* cell) {
   if (!cell) return CellVerdict::kNotRun;
   if (cell->matched) return cell->violations.empty() ? CellVerdict::kPass : CellVerdict::kCaught;
   if (cell->expected.empty()) return CellVerdict::kRegression;
@@ -37,18 +37,18 @@ const char* verdict_name(CellVerdict v) {
   return "?";
 }
 
-std::string observed_summary(const explore::CellResult& cell) {
+std::string observed_summary(const results::CellResult& cell) {
   if (cell.violations.empty()) return "pass";
   std::vector<std::string> parts;
   for (const auto& v : cell.violations) parts.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, cell.seeds_run));
   return join(parts, ", ");
 }
 
-std::string expected_summary(const explore::CellResult& cell) {
+std::string expected_summary(const results::CellResult& cell) {
   return cell.expected.empty() ? "pass" : join(cell.expected, "+");
 }
 
-std::string mismatch_sentence(const explore::CellResult& cell) {
+std::string mismatch_sentence(const results::CellResult& cell) {
   const CellVerdict v = verdict_of(&cell);
   if (!differs(v)) return {};
   const char* why = v == CellVerdict::kRegression   ? " (a regression)"

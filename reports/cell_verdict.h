@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
@@ -19,18 +19,18 @@ enum class CellVerdict {
   kNotRun,      // no result (an interrupted run)
 };
 
-CellVerdict verdict_of(const explore::CellResult* cell);
+CellVerdict verdict_of(const results::CellResult* cell);
 // True for the verdicts that make `twice run` exit 1.
 bool differs(CellVerdict v);
 // "pass", "caught", "regression", "canary lost", "mismatch", "not run".
 const char* verdict_name(CellVerdict v);
 
 // "double_credit 30/200, lost_update 2/200", or "pass".
-std::string observed_summary(const explore::CellResult& cell);
+std::string observed_summary(const results::CellResult& cell);
 // "double_credit+lost_update", or "pass".
-std::string expected_summary(const explore::CellResult& cell);
+std::string expected_summary(const results::CellResult& cell);
 // One sentence on why a differing cell differs: "expected pass, observed
 // double_credit 3/200 (a regression)". Empty for cells that match.
-std::string mismatch_sentence(const explore::CellResult& cell);
+std::string mismatch_sentence(const results::CellResult& cell);
 
 }  // namespace twice::reports

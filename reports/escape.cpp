@@ -1,4 +1,4 @@
-#include "reports/escape.h"
+#include "escape.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,15 +1,15 @@
-#include "reports/html_report.h"
+#include "html_report.h"
 
 #include <map>
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
-#include "reports/cell_verdict.h"
-#include "reports/escape.h"
-#include "reports/html_svg.h"
-#include "reports/statistics.h"
-#include "reports/timeline.h"
+#include "cell_verdict.h"
+#include "escape.h"
+#include "html_svg.h"
+#include "statistics.h"
+#include "timeline.h"
 
 namespace twice::reports {
 namespace {
@@ -133,8 +133,8 @@ const char* css_class(CellVerdict v) {
 }
 
 // Anchor of each cell's first counterexample, numbered in report order.
-std::map<const explore::CellResult*, int> anchors(const explore::MatrixResult& m) {
-  std::map<const explore::CellResult*, int> out;
+std::map<const results::CellResult*, int> anchors(const results::MatrixResult& m) {
+  std::map<const results::CellResult*, int> out;
   int next = 0;
   for (const auto& c : m.cells) {
     if (!c.violations.empty()) out[&c] = next;
@@ -143,7 +143,7 @@ std::map<const explore::CellResult*, int> anchors(const explore::MatrixResult& m
   return out;
 }
 
-std::string matrix_table(const explore::MatrixResult& m) {
+std::string matrix_table(const results::MatrixResult& m) {
   const auto anchor = anchors(m);
   std::string out = "<table class=\"matrix\"><thead><tr><th>handler</th>";
   for (const auto& s : m.scenarios) out += "<th>" + esc(s) + "</th>";
@@ -151,7 +151,7 @@ std::string matrix_table(const explore::MatrixResult& m) {
   for (const auto& h : m.handlers) {
     out += "<tr><th>" + esc(h) + "</th>";
     for (const auto& s : m.scenarios) {
-      const explore::CellResult* c = m.cell(h, s);
+      const results::CellResult* c = m.cell(h, s);
       const CellVerdict v = verdict_of(c);
       std::string body;
       if (v == CellVerdict::kNotRun) body = "not run";
@@ -177,7 +177,7 @@ std::string matrix_table(const explore::MatrixResult& m) {
   return out;
 }
 
-std::string statistics_table(const explore::MatrixResult& m) {
+std::string statistics_table(const results::MatrixResult& m) {
   bool any_pct = false;
   for (const auto& c : m.cells) any_pct |= pct_depth(c.strategy).has_value();
   std::string out = "<div class=\"scroll\"><table class=\"stats\"><thead><tr><th class=\"name\">handler</th>"
@@ -208,7 +208,7 @@ std::string statistics_table(const explore::MatrixResult& m) {
   return out;
 }
 
-std::string transcript_table(const explore::Counterexample& cex) {
+std::string transcript_table(const results::Counterexample& cex) {
   std::string out = "<table class=\"transcript\"><colgroup><col class=\"step\"><col class=\"time\">";
   for (std::size_t i = 0; i < cex.columns.size(); ++i) out += "<col>";
   out += "</colgroup><thead><tr><th>step</th><th>time</th>";
@@ -239,7 +239,7 @@ std::string replay_line(const char* what, const std::string& command) {
                      what, esc(command), esc(command));
 }
 
-std::string counterexample_article(const explore::CellResult& c, const explore::ViolationResult& v, int id) {
+std::string counterexample_article(const results::CellResult& c, const results::ViolationResult& v, int id) {
   const auto& cex = v.counterexample;
   const CellVerdict verdict = verdict_of(&c);
   std::string out = fmt::format("<article class=\"cx {}\" id=\"cx-{}\">\n", differs(verdict) ? "differs" : "", id);
@@ -277,7 +277,7 @@ std::string counterexample_article(const explore::CellResult& c, const explore::
 
 }  // namespace
 
-std::string render_html(const explore::MatrixResult& m) {
+std::string render_html(const results::MatrixResult& m) {
   int differing = 0, caught = 0, run = 0, examples = 0;
   for (const auto& h : m.handlers)
     for (const auto& s : m.scenarios) {

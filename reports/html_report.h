@@ -9,10 +9,10 @@
 
 #include <string>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
-std::string render_html(const explore::MatrixResult& m);
+std::string render_html(const results::MatrixResult& m);
 
 }  // namespace twice::reports

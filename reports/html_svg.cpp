@@ -1,14 +1,14 @@
-#include "reports/html_svg.h"
+#include "html_svg.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "reports/cell_verdict.h"
-#include "reports/escape.h"
-#include "reports/statistics.h"
-#include "reports/timeline.h"
+#include "cell_verdict.h"
+#include "escape.h"
+#include "statistics.h"
+#include "timeline.h"
 
 namespace twice::reports {
 namespace {
@@ -40,7 +40,7 @@ std::size_t chars_in(int width) { return static_cast<std::size_t>(std::max(4, (w
 
 }  // namespace
 
-std::string svg_swimlanes(const explore::Counterexample& cex) {
+std::string svg_swimlanes(const results::Counterexample& cex) {
   const auto timeline = build_timeline(cex);
   constexpr int kGutter = 104, kGatewayLane = 260, kTaskLane = 350, kHeader = 40, kRow = 28, kBox = 22;
   const int lanes = static_cast<int>(cex.columns.size());
@@ -93,9 +93,9 @@ std::string svg_swimlanes(const explore::Counterexample& cex) {
   return out + "</svg>\n";
 }
 
-std::string svg_schedules_chart(const explore::MatrixResult& m) {
+std::string svg_schedules_chart(const results::MatrixResult& m) {
   struct Bar {
-    const explore::CellResult* cell;
+    const results::CellResult* cell;
     CellStatistics stats;
   };
   std::vector<Bar> bars;
@@ -162,7 +162,7 @@ std::string svg_schedules_chart(const explore::MatrixResult& m) {
   return out + "</svg>\n";
 }
 
-std::string svg_rate_interval(const explore::CellResult& cell) {
+std::string svg_rate_interval(const results::CellResult& cell) {
   const CellStatistics s = cell_statistics(cell);
   constexpr int kWidth = 150, kHeight = 16, kPad = 4;
   auto x_of = [&](double p) { return kPad + (kWidth - 2 * kPad) * std::clamp(p, 0.0, 1.0); };

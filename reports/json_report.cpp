@@ -1,19 +1,19 @@
-#include "reports/json_report.h"
+#include "json_report.h"
 
 #include <cstdio>
 #include <fstream>
 
 #include <fmt/format.h>
 
-#include "reports/cell_verdict.h"
-#include "reports/statistics.h"
+#include "cell_verdict.h"
+#include "statistics.h"
 
 namespace twice::reports {
 namespace {
 
 // Added in schema version 1 without breaking it: readers that do not know
 // these fields ignore them (docs/report-schema.md).
-nlohmann::json statistics_json(const explore::CellResult& c) {
+nlohmann::json statistics_json(const results::CellResult& c) {
   const CellStatistics s = cell_statistics(c);
   auto optional = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"failure_rate", s.failure_rate},
@@ -24,7 +24,7 @@ nlohmann::json statistics_json(const explore::CellResult& c) {
           {"pct_lower_bound", optional(s.pct_lower_bound)}};
 }
 
-std::string verdict_key(const explore::CellResult& c) {
+std::string verdict_key(const results::CellResult& c) {
   std::string name = verdict_name(verdict_of(&c));
   for (auto& ch : name)
     if (ch == ' ') ch = '_';
@@ -33,7 +33,7 @@ std::string verdict_key(const explore::CellResult& c) {
 
 }  // namespace
 
-nlohmann::json to_json(const explore::MatrixResult& m) {
+nlohmann::json to_json(const results::MatrixResult& m) {
   using nlohmann::json;
   json cells = json::array();
   for (const auto& c : m.cells) {
@@ -94,7 +94,7 @@ nlohmann::json to_json(const explore::MatrixResult& m) {
               {"cells", cells}};
 }
 
-std::string write_json(const explore::MatrixResult& m, const std::string& path) {
+std::string write_json(const results::MatrixResult& m, const std::string& path) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

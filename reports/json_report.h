@@ -7,15 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
 inline constexpr int kJsonSchemaVersion = 1;
 
-nlohmann::json to_json(const explore::MatrixResult& m);
+nlohmann::json to_json(const results::MatrixResult& m);
 // Writes `m` to `path` atomically (a temporary file renamed over it). Returns
 // an error message, empty on success.
-std::string write_json(const explore::MatrixResult& m, const std::string& path);
+std::string write_json(const results::MatrixResult& m, const std::string& path);
 
 }  // namespace twice::reports

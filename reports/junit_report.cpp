@@ -1,11 +1,11 @@
-#include "reports/junit_report.h"
+#include "junit_report.h"
 
 #include <fmt/format.h>
 
-#include "reports/cell_verdict.h"
-#include "reports/escape.h"
-#include "reports/statistics.h"
-#include "reports/text_report.h"
+#include "cell_verdict.h"
+#include "escape.h"
+#include "statistics.h"
+#include "text_report.h"
 
 namespace twice::reports {
 namespace {
@@ -14,14 +14,14 @@ std::string attr(std::string_view s) { return xml_escape_attribute(s); }
 
 // What a reader of the CI page needs to act on a violation: the transcript as
 // the terminal shows it, the seed and both replay commands.
-std::string violations_text(const explore::CellResult& c) {
+std::string violations_text(const results::CellResult& c) {
   TextOptions plain;
   std::string out;
   for (const auto& v : c.violations) out += render_counterexample(c, v, plain) + "\n";
   return out;
 }
 
-std::string statistics_line(const explore::CellResult& c) {
+std::string statistics_line(const results::CellResult& c) {
   const CellStatistics s = cell_statistics(c);
   std::string out = fmt::format("failure rate {} ({} of {} runs), 95% Wilson interval {} to {}", format_percent(s.failure_rate),
                                 s.failures, s.runs, format_percent(s.wilson95.low), format_percent(s.wilson95.high));
@@ -30,7 +30,7 @@ std::string statistics_line(const explore::CellResult& c) {
   return out;
 }
 
-std::string failure_message(const explore::CellResult& c) {
+std::string failure_message(const results::CellResult& c) {
   std::string message = mismatch_sentence(c);
   if (!c.violations.empty()) {
     const auto& v = c.violations.front();
@@ -40,8 +40,8 @@ std::string failure_message(const explore::CellResult& c) {
   return message;
 }
 
-std::string testcase(const explore::MatrixResult& m, const std::string& handler, const std::string& scenario) {
-  const explore::CellResult* c = m.cell(handler, scenario);
+std::string testcase(const results::MatrixResult& m, const std::string& handler, const std::string& scenario) {
+  const results::CellResult* c = m.cell(handler, scenario);
   const CellVerdict verdict = verdict_of(c);
   std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n", attr(handler), attr(scenario));
   if (verdict == CellVerdict::kNotRun) {
@@ -69,7 +69,7 @@ std::string testcase(const explore::MatrixResult& m, const std::string& handler,
 
 }  // namespace
 
-std::string render_junit(const explore::MatrixResult& m) {
+std::string render_junit(const results::MatrixResult& m) {
   int tests = 0, failures = 0, skipped = 0;
   std::string suites;
   for (const auto& h : m.handlers) {

@@ -13,10 +13,10 @@
 
 #include <string>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
-std::string render_junit(const explore::MatrixResult& m);
+std::string render_junit(const results::MatrixResult& m);
 
 }  // namespace twice::reports

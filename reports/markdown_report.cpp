@@ -1,11 +1,11 @@
-#include "reports/markdown_report.h"
+#include "markdown_report.h"
 
 #include <fmt/format.h>
 
-#include "reports/cell_verdict.h"
-#include "reports/escape.h"
-#include "reports/statistics.h"
-#include "reports/timeline.h"
+#include "cell_verdict.h"
+#include "escape.h"
+#include "statistics.h"
+#include "timeline.h"
 
 namespace twice::reports {
 namespace {
@@ -24,7 +24,7 @@ const char* verdict_mark(CellVerdict v) {
   }
 }
 
-std::string matrix_cell(const explore::CellResult* c) {
+std::string matrix_cell(const results::CellResult* c) {
   const CellVerdict v = verdict_of(c);
   if (v == CellVerdict::kNotRun) return fmt::format("{} not run", verdict_mark(v));
   if (v == CellVerdict::kPass) return fmt::format("{} pass", verdict_mark(v));
@@ -57,7 +57,7 @@ std::string transcript_cell(const TimelineEntry& e) {
 
 }  // namespace
 
-std::string render_markdown_matrix(const explore::MatrixResult& m) {
+std::string render_markdown_matrix(const results::MatrixResult& m) {
   std::string out = "| handler |";
   for (const auto& s : m.scenarios) out += " " + markdown_text(s) + " |";
   out += "\n| --- |";
@@ -74,7 +74,7 @@ std::string render_markdown_matrix(const explore::MatrixResult& m) {
   return out;
 }
 
-std::string render_markdown_statistics(const explore::MatrixResult& m) {
+std::string render_markdown_statistics(const results::MatrixResult& m) {
   bool any_pct = false;
   for (const auto& c : m.cells) any_pct |= pct_depth(c.strategy).has_value();
   std::string out = "| handler | scenario | strategy | failing runs | failure rate | 95% Wilson interval | "
@@ -103,7 +103,7 @@ std::string render_markdown_statistics(const explore::MatrixResult& m) {
   return out;
 }
 
-std::string render_mermaid_sequence(const explore::Counterexample& cex) {
+std::string render_mermaid_sequence(const results::Counterexample& cex) {
   const auto timeline = build_timeline(cex);
   bool uses_locks = false;
   for (const auto& e : timeline) uses_locks |= e.kind == "lock";
@@ -138,7 +138,7 @@ std::string render_mermaid_sequence(const explore::Counterexample& cex) {
   return out + "```\n";
 }
 
-std::string render_markdown_transcript(const explore::Counterexample& cex) {
+std::string render_markdown_transcript(const results::Counterexample& cex) {
   std::string out = "| step | time |";
   for (const auto& col : cex.columns) out += " " + markdown_text(col) + " |";
   out += "\n| ---: | ---: |";
@@ -154,7 +154,7 @@ std::string render_markdown_transcript(const explore::Counterexample& cex) {
   return out;
 }
 
-std::string render_markdown_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v,
+std::string render_markdown_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
                                            const std::string& expected_path) {
   const auto& cex = v.counterexample;
   const CellVerdict verdict = verdict_of(&cell);
@@ -188,7 +188,7 @@ std::string render_markdown_counterexample(const explore::CellResult& cell, cons
   return out;
 }
 
-std::string render_markdown(const explore::MatrixResult& m) {
+std::string render_markdown(const results::MatrixResult& m) {
   int differing = 0;
   int caught = 0;
   int run = 0;

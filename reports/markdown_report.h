@@ -9,21 +9,21 @@
 
 #include <string>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
-std::string render_markdown_matrix(const explore::MatrixResult& m);
-std::string render_markdown_statistics(const explore::MatrixResult& m);
+std::string render_markdown_matrix(const results::MatrixResult& m);
+std::string render_markdown_statistics(const results::MatrixResult& m);
 // A ```mermaid block: participants Gateway, one per task column, DB (and the
 // lock service when the handler used it).
-std::string render_mermaid_sequence(const explore::Counterexample& cex);
+std::string render_mermaid_sequence(const results::Counterexample& cex);
 // The transcript: a step/time column, then one column per task.
-std::string render_markdown_transcript(const explore::Counterexample& cex);
+std::string render_markdown_transcript(const results::Counterexample& cex);
 // `expected_path`: the expected matrix the cell was compared with (MatrixResult::expected_path).
-std::string render_markdown_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v,
+std::string render_markdown_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
                                            const std::string& expected_path);
 // The whole report.
-std::string render_markdown(const explore::MatrixResult& m);
+std::string render_markdown(const results::MatrixResult& m);
 
 }  // namespace twice::reports

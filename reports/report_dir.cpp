@@ -1,4 +1,4 @@
-#include "reports/report_dir.h"
+#include "report_dir.h"
 
 #include <unistd.h>
 
@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "reports/html_report.h"
-#include "reports/json_report.h"
-#include "reports/junit_report.h"
-#include "reports/markdown_report.h"
+#include "html_report.h"
+#include "json_report.h"
+#include "junit_report.h"
+#include "markdown_report.h"
 
 namespace twice::reports {
 
@@ -53,7 +53,7 @@ std::string write_file_atomically(const std::string& path, const std::string& co
   return {};
 }
 
-std::string write_reports(const explore::MatrixResult& m, const std::string& dir,
+std::string write_reports(const results::MatrixResult& m, const std::string& dir,
                           const std::vector<std::string>& formats, std::vector<std::string>* written) {
   const std::vector<std::string>& wanted = formats.empty() ? report_formats() : formats;
   for (const auto& f : wanted)

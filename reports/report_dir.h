@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
@@ -22,7 +22,7 @@ std::string report_file_name(const std::string& format);
 // Returns an error message naming the file, or "" on success. The paths
 // written are appended to `written` when it is given, also on failure for
 // the files written before it.
-std::string write_reports(const explore::MatrixResult& m, const std::string& dir,
+std::string write_reports(const results::MatrixResult& m, const std::string& dir,
                           const std::vector<std::string>& formats, std::vector<std::string>* written = nullptr);
 
 // Writes `content` to `path` atomically (a temporary file renamed over it).

@@ -1,4 +1,4 @@
-#include "reports/statistics.h"
+#include "statistics.h"
 
 #include <algorithm>
 #include <cctype>
@@ -44,7 +44,7 @@ std::optional<double> pct_lower_bound(int tasks, int steps, int depth) {
   return 1.0 / (tasks * std::pow(static_cast<double>(steps), depth - 1));
 }
 
-CellStatistics cell_statistics(const explore::CellResult& cell) {
+CellStatistics cell_statistics(const results::CellResult& cell) {
   CellStatistics s;
   s.runs = cell.seeds_run;
   s.failures = cell.failing_runs;

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
@@ -49,7 +49,7 @@ std::optional<int> pct_depth(const std::string& strategy);
 // 1/(n*k^(d-1)); none unless n >= 1, k >= 1 and d >= 1.
 std::optional<double> pct_lower_bound(int tasks, int steps, int depth);
 
-CellStatistics cell_statistics(const explore::CellResult& cell);
+CellStatistics cell_statistics(const results::CellResult& cell);
 
 // "15.0%", "0.39%", "0.0012%": enough significant digits to compare a rate
 // with a bound that may be orders of magnitude smaller.

@@ -1,4 +1,4 @@
-#include "reports/text_report.h"
+#include "text_report.h"
 
 #include <algorithm>
 
@@ -45,7 +45,7 @@ std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
-std::string cell_text(const explore::CellResult& c) {
+std::string cell_text(const results::CellResult& c) {
   if (c.violations.empty()) return "pass";
   std::vector<std::string> parts;
   for (const auto& v : c.violations) parts.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, c.seeds_run));
@@ -54,7 +54,7 @@ std::string cell_text(const explore::CellResult& c) {
 
 }  // namespace
 
-std::string render_matrix(const explore::MatrixResult& m, const TextOptions& o) {
+std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) {
   std::size_t hw = 7;
   for (const auto& h : m.handlers) hw = std::max(hw, h.size());
   std::vector<std::size_t> widths;
@@ -70,7 +70,7 @@ std::string render_matrix(const explore::MatrixResult& m, const TextOptions& o) 
   for (const auto& h : m.handlers) {
     out += pad(h, hw);
     for (std::size_t j = 0; j < m.scenarios.size(); ++j) {
-      const explore::CellResult* c = m.cell(h, m.scenarios[j]);
+      const results::CellResult* c = m.cell(h, m.scenarios[j]);
       std::string text = c ? cell_text(*c) : "(not run)";
       std::string mark = !c ? "  " : c->matched ? "  " : " !";
       std::string shown = pad(text + mark, widths[j]);
@@ -85,7 +85,7 @@ std::string render_matrix(const explore::MatrixResult& m, const TextOptions& o) 
   return out;
 }
 
-std::string render_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v,
+std::string render_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
                                   const TextOptions& o) {
   const auto& cex = v.counterexample;
   std::string out;
@@ -126,7 +126,7 @@ std::string render_counterexample(const explore::CellResult& cell, const explore
   return out;
 }
 
-std::string render_text(const explore::MatrixResult& m, const TextOptions& o) {
+std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   std::string out = render_matrix(m, o);
   for (const auto& c : m.cells) {
     for (const auto& v : c.violations) out += "\n" + render_counterexample(c, v, o);

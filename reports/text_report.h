@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
@@ -13,10 +13,10 @@ struct TextOptions {
   int column_width = 46;  // width of one task's column in a transcript
 };
 
-std::string render_matrix(const explore::MatrixResult& m, const TextOptions& options);
-std::string render_counterexample(const explore::CellResult& cell, const explore::ViolationResult& v,
+std::string render_matrix(const results::MatrixResult& m, const TextOptions& options);
+std::string render_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
                                   const TextOptions& options);
 // The matrix, then every counterexample, then a one-line summary.
-std::string render_text(const explore::MatrixResult& m, const TextOptions& options);
+std::string render_text(const results::MatrixResult& m, const TextOptions& options);
 
 }  // namespace twice::reports

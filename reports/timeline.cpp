@@ -1,10 +1,10 @@
-#include "reports/timeline.h"
+#include "timeline.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
-#include "reports/escape.h"
+#include "escape.h"
 
 namespace twice::reports {
 namespace {
@@ -81,7 +81,7 @@ std::optional<double> parse_seconds(std::string_view time) {
   return negative ? -total : total;
 }
 
-std::vector<TimelineEntry> build_timeline(const explore::Counterexample& cex) {
+std::vector<TimelineEntry> build_timeline(const results::Counterexample& cex) {
   std::vector<TimelineEntry> rows;
   int step = 0;
   for (const auto& r : cex.rows) {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports {
 
@@ -24,7 +24,7 @@ struct TimelineEntry {
 
 // Rows in transcript order (rows naming no valid column are dropped), each
 // gateway line placed after every row at or before its time.
-std::vector<TimelineEntry> build_timeline(const explore::Counterexample& cex);
+std::vector<TimelineEntry> build_timeline(const results::Counterexample& cex);
 
 // Seconds from format_time's spelling: "0.020s", "1m02.003s", "1h00m02.003s".
 std::optional<double> parse_seconds(std::string_view time);

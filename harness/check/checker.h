@@ -1,9 +1,11 @@
-// Checker: the exactly-once verdict of a run, read after quiescence from the
-// database (through the handler's Schema oracle queries) and the gateway's own
-// ledger. It never trusts what the handler replied: a handler that says
-// "success" and credited nothing, or credited twice, is judged by what the
-// database holds. Two invariants are observed during the run and handed in:
-// ack_before_commit (at each ack) and accepted_invalid (per invalid delivery).
+// Checker: the exactly-once verdict of a run. It never trusts what the
+// handler replied: a handler that says "success" and credited nothing, or
+// credited twice, is judged by what the database holds (the Schema's oracle
+// queries) against the gateway's own ledger.
+//
+// The invariants are units (check/invariant.h): those observed during the run
+// (check/invariants/during_run.h) are handed in as violations; those judged at
+// quiescence run here over the run's Facts (check/facts.h).
 #pragma once
 
 #include <map>
@@ -13,36 +15,28 @@
 
 #include <sqlite3.h>
 
+#include "check/facts.h"
 #include "check/violation.h"
+#include "env/raw_connection.h"
 #include "gateway/gateway.h"
 #include "twice/schema.h"
 
 namespace twice::check {
 
-struct AccountState {
-  std::string user;
-  std::int64_t balance = 0;     // what the accounts table holds
-  std::int64_t ledger_sum = 0;  // the sum of this user's credits in the ledger
-  std::int64_t should_be = 0;   // each payment the gateway settled and that was not refunded, once
-};
-
 struct Verdict {
-  std::vector<Violation> violations;
+  std::vector<Violation> violations;  // by invariant name; within one, in the order found
   std::vector<AccountState> accounts;
   std::map<std::string, int> credits_per_order;
   std::set<std::string> refunded;
 };
 
-struct CheckOptions {
-  bool payload_required = false;
-};
-
-// True when `order_no` has a committed credit or refund flag now. For the
-// ack_before_commit check, run on the scheduler thread between steps.
-bool settled_in_database(sqlite3* conn, const Schema& schema, const std::string& order_no);
-
-// Reads the database through `schema`'s oracle queries. `observed` holds the
-// violations seen during the run (ack_before_commit, accepted_invalid).
+// Judges a run at quiescence. `observed` holds the violations seen during the
+// run (ack_before_commit, accepted_invalid); `stuck` the scheduler's reasons
+// for tasks it took down.
+Verdict check_run(env::RawConnection& db, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
+                  const std::vector<std::string>& stuck, const std::vector<Violation>& observed = {},
+                  const CheckOptions& options = {});
+// The same over a borrowed SQLite connection.
 Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
                   const std::vector<std::string>& stuck, const std::vector<Violation>& observed = {},
                   const CheckOptions& options = {});

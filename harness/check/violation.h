@@ -1,10 +1,11 @@
-// Violation: one broken invariant found after a run, and the catalogue of
-// invariants with their one-line meanings (for `twice list` and reports).
+// Violation: one broken invariant found after a run: which, about what, and
+// one sentence for people. The invariant is spelt by its catalogue name
+// (check/invariant.h), as the result model and the reports carry it.
 #pragma once
 
 #include <string>
-#include <string_view>
-#include <vector>
+
+#include "check/invariant.h"
 
 namespace twice::check {
 
@@ -12,14 +13,11 @@ struct Violation {
   std::string invariant;  // "double_credit", "lost_update", "lost_payment", ..., "stuck"
   std::string subject;    // the order or account it concerns: "O-1001", "alice"
   std::string detail;     // one sentence for people
-};
 
-struct InvariantInfo {
-  std::string_view name;
-  std::string_view violated_when;
+  Violation() = default;
+  Violation(Invariant id, std::string subject_, std::string detail_)
+      : invariant(name_of(id)), subject(std::move(subject_)), detail(std::move(detail_)) {}
+  bool is(Invariant id) const { return invariant == name_of(id); }
 };
-
-const std::vector<InvariantInfo>& invariants();
-bool is_invariant(std::string_view name);
 
 }  // namespace twice::check

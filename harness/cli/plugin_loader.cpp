@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "env/registration.h"
+#include "api/registration.h"
 #include "twice/version.h"
 
 namespace fs = std::filesystem;

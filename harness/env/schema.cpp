@@ -83,6 +83,7 @@ CREATE TABLE callback_log (
       "SELECT order_no, from_status, to_status FROM twice_status_history ORDER BY id",
       "SELECT out_trade_no FROM callback_log WHERE payload IS NOT NULL AND payload <> '' ORDER BY out_trade_no",
       "SELECT order_no, COUNT(*) FROM ledger WHERE amount < 0 GROUP BY order_no ORDER BY order_no",
+      Schema::OrderStates{},
   };
   return kSchema;
 }

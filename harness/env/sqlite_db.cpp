@@ -130,21 +130,6 @@ std::string exec_script(sqlite3* conn, const std::string& sql) {
   return msg;
 }
 
-sqlite3* open_memdb(const std::string& name) {
-  sqlite3* conn = nullptr;
-  const std::string uri = "file:/" + name + "?vfs=memdb";
-  const int rc = sqlite3_open_v2(uri.c_str(), &conn,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI |
-                                     SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = conn ? sqlite3_errmsg(conn) : "out of memory";
-    sqlite3_close(conn);
-    throw std::runtime_error("cannot open in-memory database: " + msg);
-  }
-  return conn;
-}
-
 std::string fresh_database_path() {
   static std::atomic<std::uint64_t> counter{0};
   std::error_code ec;
@@ -277,7 +262,7 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
       continue;
     }
     if (tracing) scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
-    const bool wrote = r.ok() && !sqlite3_stmt_readonly(stmt) && r.changes > 0 && r.columns.empty();
+    const bool wrote = r.ok() && !sqlite3_stmt_readonly(stmt) && r.changes > 0;  // RETURNING or not
     if (in_transaction()) {
       if (wrote) uncommitted_.push_back(text);
     } else {

@@ -1,6 +1,6 @@
 // SqliteDb: the Db a task sees, one SQLite connection per task onto the run's
-// shared in-memory database (the memdb VFS). Each exec() is a scheduling point;
-// SQLITE_BUSY parks the task until another task releases its locks (see
+// database file (on tmpfs; docs/architecture.md says why not memdb). Each
+// exec() is a scheduling point; SQLITE_BUSY parks the task until another task releases its locks (see
 // Scheduler::block_on_db). Prepared statements are cached per connection.
 // Used by one task at a time, from its own fiber.
 #pragma once
@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "env/raw_connection.h"
 #include "sim/scheduler.h"
 #include "twice/db.h"
 
@@ -26,10 +27,6 @@ Value column(sqlite3_stmt* stmt, int c);
 // Runs `sql` (one or more statements, no parameters) on a raw connection,
 // outside any scheduling. Returns the error text, empty on success.
 std::string exec_script(sqlite3* conn, const std::string& sql);
-// Opens a connection to the shared in-memory database `name` (memdb VFS). Note
-// that memdb makes readers wait while another connection holds a write lock,
-// which real SQLite does not; runs use open_database() for that reason.
-sqlite3* open_memdb(const std::string& name);
 // A fresh path for one run's database on a RAM-backed file system (/dev/shm
 // when there is one, else the temporary folder). remove_database() deletes it.
 std::string fresh_database_path();
@@ -40,6 +37,18 @@ void remove_database(const std::string& path);
 sqlite3* open_database(const std::string& path);
 // Runs one query outside the scheduler; the checker's reads.
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params = {});
+
+// A RawConnection over a borrowed SQLite connection.
+class SqliteConnection final : public RawConnection {
+ public:
+  explicit SqliteConnection(sqlite3* conn) : conn_(conn) {}
+  Result query(std::string_view sql, const std::vector<Value>& params = {}) override {
+    return env::query(conn_, sql, params);
+  }
+
+ private:
+  sqlite3* conn_;
+};
 
 // The merchant process's connections to the run's database, reused from one
 // task to the next as a server's pool would, each with its prepared

@@ -20,7 +20,7 @@ void TaskClock::sleep(Micros duration) {
 TaskEnv::TaskEnv(TaskServices s)
     : scheduler_(s.scheduler),
       gateway_(s.gateway),
-      respond_(std::move(s.respond)),
+      responder_(s.responder),
       db_(s.scheduler, s.connections),
       locks_(s.scheduler, s.locks),
       clock_(s.scheduler) {}
@@ -60,14 +60,14 @@ std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
 void TaskEnv::respond_now(const Reply& reply) {
   if (responded_) return;
   if (!scheduler_.point("respond")) return;
-  if (!respond_) {
+  if (!responder_) {
     scheduler_.record(sim::EventKind::kNote, "respond_now() outside a delivery: ignored");
     return;
   }
   responded_ = true;
   if (scheduler_.tracing())
     scheduler_.record(sim::EventKind::kTask, fmt::format("responds early: HTTP {} {}", reply.http_status, reply.body));
-  respond_(reply);
+  responder_->respond_now(reply);
 }
 
 }  // namespace twice::env

@@ -2,7 +2,6 @@
 // database connection, the run's lock service, the virtual clock.
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "env/gateway_port.h"
@@ -23,14 +22,23 @@ class TaskClock final : public Clock {
   sim::Scheduler& scheduler_;
 };
 
-// What a task's Env is wired to. `respond` sends an early response (nullptr:
-// respond_now() is refused with a note in the trace).
+// Where Env::respond_now() sends an early response: the delivery the task
+// serves. Called from the task holding the baton, at most once per task.
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  virtual void respond_now(const Reply& reply) = 0;
+};
+
+// What a task's Env is wired to. `responder` takes an early response
+// (nullptr, as for a background job: respond_now() is refused with a note in
+// the trace).
 struct TaskServices {
   sim::Scheduler& scheduler;
   LockService& locks;
   ConnectionPool& connections;
   const GatewayPort& gateway;
-  std::function<void(const Reply&)> respond;
+  Responder* responder = nullptr;
 };
 
 class TaskEnv final : public Env {
@@ -47,12 +55,11 @@ class TaskEnv final : public Env {
 
   bool in_transaction() const { return db_.in_transaction(); }
   bool committed_writes() const { return db_.committed_writes(); }
-  bool responded() const { return responded_; }
 
  private:
   sim::Scheduler& scheduler_;
   const GatewayPort& gateway_;
-  std::function<void(const Reply&)> respond_;
+  Responder* responder_;
   bool responded_ = false;
   SqliteDb db_;
   TaskLocks locks_;

@@ -14,22 +14,6 @@
 
 namespace twice::explore {
 
-std::vector<std::string> CellResult::observed() const {
-  std::vector<std::string> out;
-  for (const auto& v : violations) out.push_back(v.invariant);
-  return out;
-}
-
-bool MatrixResult::all_matched() const {
-  return !interrupted && std::all_of(cells.begin(), cells.end(), [](const CellResult& c) { return c.matched; });
-}
-
-const CellResult* MatrixResult::cell(const std::string& handler, const std::string& scenario) const {
-  for (const auto& c : cells)
-    if (c.handler == handler && c.scenario == scenario) return &c;
-  return nullptr;
-}
-
 std::string scenario_ref(const gateway::Scenario& scenario) {
   return scenario.source.empty() ? scenario.name : scenario.source;
 }

@@ -7,11 +7,13 @@
 
 namespace twice::gateway {
 
-Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Deliver deliver)
+Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Transport& transport,
+                 fault::FaultPlan& faults)
     : scenario_(scenario),
       profile_(profile),
       scheduler_(scheduler),
-      deliver_(std::move(deliver)),
+      transport_(transport),
+      faults_(faults),
       secret_("whsec_twice_" + profile.name) {
   for (std::size_t i = 0; i < scenario.orders.size(); ++i) {
     PaymentRecord p;
@@ -21,6 +23,7 @@ Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Sch
     if (p.order.paid_twice) {
       // The same order paid again over another channel, a second later.
       p.transaction_id = fmt::format("4300{:06}", i + 1);
+      p.second_payment = true;
       p.order.paid_at += kSecond;
       p.order.refund_after = 0;  // a refund is of the first payment
       payments_.push_back(std::move(p));
@@ -102,19 +105,19 @@ void Gateway::settle_payment(std::size_t i) {
   scheduler_.record(sim::EventKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
                                                           p.order.amount, p.order.currency, p.order.order_no,
                                                           p.transaction_id));
-  const std::string event_id = p.transaction_id.starts_with("43") ? fmt::format("evt-{}-p2", p.order.order_no)
-                                                                  : fmt::format("evt-{}", p.order.order_no);
+  const std::string event_id =
+      p.second_payment ? fmt::format("evt-{}-p2", p.order.order_no) : fmt::format("evt-{}", p.order.order_no);
   notify_later(i, event_id, profile_.paid_event_type, EventKind::kPaid, scheduler_.now());
   // A second success signal for the same payment (Alipay TRADE_FINISHED,
   // a second Stripe event): a notification of its own, with its own id.
-  sim::Choices& c = scheduler_.choices();
-  if (c.chance(scenario_.second_signal)) {
-    const Micros later = c.between(scenario_.second_signal_delay_min, scenario_.second_signal_delay_max);
-    scheduler_.record(sim::EventKind::kFault, fmt::format("a second success event for {} ({}) follows in {}",
-                                                          p.order.order_no, profile_.second_paid_event_type,
-                                                          format_duration(later)));
+  if (faults_.fires(fault::FaultSite::kSecondSignal)) {
+    const Micros later = faults_.duration(fault::FaultSite::kSecondSignalDelay);
+    faults_.trace(fault::FaultSite::kSecondSignal, [&] {
+      return fmt::format("a second success event for {} ({}) follows in {}", p.order.order_no,
+                         profile_.second_paid_event_type, format_duration(later));
+    });
     notify_later(i, fmt::format("evt-{}-2", p.order.order_no), profile_.second_paid_event_type, EventKind::kPaid,
-                 scheduler_.now() + later);
+                 scheduler_.now() + later, /*second_signal=*/true);
   }
 }
 
@@ -139,9 +142,9 @@ void Gateway::close_trade(std::size_t i) {
 }
 
 void Gateway::notify_later(std::size_t payment, const std::string& event_id, const std::string& event_type,
-                           EventKind kind, Micros at) {
-  scheduler_.at(at, [this, payment, event_id, event_type, kind] {
-    notifications_.push_back(Notification{payment, event_id, event_type, kind});
+                           EventKind kind, Micros at, bool second_signal) {
+  scheduler_.at(at, [this, payment, event_id, event_type, kind, second_signal] {
+    notifications_.push_back(Notification{payment, event_id, event_type, kind, second_signal});
     enqueue(notifications_.size() - 1);
   });
 }
@@ -178,84 +181,54 @@ void Gateway::send(std::size_t notification, int number) {
   const Notification& nt = notifications_[notification];
   PaymentRecord& p = payments_[nt.payment];
   ++p.attempts;
-  auto attempt = std::make_shared<Attempt>(Attempt{notification, number});
-  sim::Choices& choices = scheduler_.choices();
-  const std::string what = fmt::format("notify {} {} attempt {}", p.order.order_no, nt.event_type, number);
-
-  int copies = 1;
-  for (int c = 0; c < scenario_.max_copies; ++c)
-    if (choices.chance(scenario_.duplicate)) ++copies;
-
-  const Notify notify = build(nt.payment, nt.event_id, nt.event_type, nt.kind);
-  for (int copy = 0; copy < copies; ++copy) {
-    const bool original = copy == 0;
-    if (choices.chance(scenario_.request_loss)) {
-      scheduler_.record(sim::EventKind::kFault,
-                        fmt::format("{}{} is lost on the way to the merchant", what, original ? "" : " (network copy)"));
-      continue;
-    }
-    Micros delay = choices.between(scenario_.delay_min, scenario_.delay_max);
-    if (!original) delay += choices.between(scenario_.duplicate_delay_min, scenario_.duplicate_delay_max);
-    const std::string name = fmt::format("notify {} #{}{}{}", p.order.order_no, number,
-                                         nt.event_id.ends_with("-2") || nt.kind != EventKind::kPaid
-                                             ? " (" + nt.event_type + ")"
-                                             : "",
-                                         original ? "" : " (network copy)");
-    auto on_reply = [this, attempt, original](std::optional<Reply> reply) {
-      // Only the reply to the gateway's own request can reach it: the
-      // network's copies were answered into the void.
-      if (original) this->on_reply(attempt, std::move(reply));
-    };
-    const int task = deliver_(Delivery{notify, name, scheduler_.now() + delay,
-                                       original ? DeliveryKind::kGateway : DeliveryKind::kNetworkCopy, {}, on_reply});
-    ++p.deliveries;
-    if (original) {
-      scheduler_.record(sim::EventKind::kGateway, fmt::format("sends {} as {}{}", what, sim::task_label(task),
-                                                              delay ? ", arriving in " + format_duration(delay) : ""));
-    } else {
-      scheduler_.record(sim::EventKind::kFault, fmt::format("network duplicates {}: {} arrives in {}", what,
-                                                            sim::task_label(task), format_duration(delay)));
-    }
-  }
-
-  scheduler_.at(scheduler_.now() + profile_.timeout, [this, attempt] {
-    if (attempt->resolved) return;
-    fail_attempt(*attempt, fmt::format("no answer within {}", format_duration(profile_.timeout)));
+  const int request = static_cast<int>(attempts_.size());
+  attempts_.push_back(Attempt{notification, number});
+  const std::string named_event = nt.second_signal || nt.kind != EventKind::kPaid ? " (" + nt.event_type + ")" : "";
+  p.deliveries += transport_.send(Request{build(nt.payment, nt.event_id, nt.event_type, nt.kind), request,
+                                          describe(request),
+                                          fmt::format("notify {} #{}{}", p.order.order_no, number, named_event)});
+  scheduler_.at(scheduler_.now() + profile_.timeout, [this, request] {
+    if (attempts_[static_cast<std::size_t>(request)].resolved) return;
+    fail_attempt(request, fmt::format("no answer within {}", format_duration(profile_.timeout)));
   });
 }
 
-void Gateway::on_reply(const std::shared_ptr<Attempt>& attempt, std::optional<Reply> reply) {
-  const Notification& nt = notifications_[attempt->notification];
-  PaymentRecord& p = payments_[nt.payment];
-  const std::string what = fmt::format("notify {} {} attempt {}", p.order.order_no, nt.event_type, attempt->number);
-  if (!reply) return;  // the task died: no answer went out; the gateway times out
-  if (scheduler_.choices().chance(scenario_.ack_loss)) {
-    scheduler_.record(sim::EventKind::kFault, fmt::format("the reply to {} is lost on the way back", what));
-    return;
-  }
-  if (attempt->resolved) {
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("late reply to {} ignored (already timed out)", what));
-    return;
-  }
-  attempt->resolved = true;
-  if (profile_.is_ack(*reply)) {
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} acked (HTTP {})", what, reply->http_status));
-    if (nt.kind == EventKind::kPaid) {
-      if (!p.acked) p.acked_at = scheduler_.now();
-      p.acked = true;
-      if (on_ack_) on_ack_(nt.payment);
-    }
-    finish(attempt->notification);
-    return;
-  }
-  fail_attempt(*attempt, fmt::format("not acked (HTTP {})", reply->http_status));
+std::string Gateway::describe(int request) const {
+  const Attempt& a = attempts_[static_cast<std::size_t>(request)];
+  const Notification& nt = notifications_[a.notification];
+  return fmt::format("notify {} {} attempt {}", payments_[nt.payment].order.order_no, nt.event_type, a.number);
 }
 
-void Gateway::fail_attempt(Attempt& attempt, const std::string& why) {
+std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
+  Attempt& attempt = attempts_[static_cast<std::size_t>(request)];
+  if (attempt.resolved) {
+    scheduler_.record(sim::EventKind::kGateway, fmt::format("late reply to {} ignored (already timed out)", describe(request)));
+    return std::nullopt;
+  }
   attempt.resolved = true;
-  const Notification& nt = notifications_[attempt.notification];
-  const PaymentRecord& p = payments_[nt.payment];
-  const std::string what = fmt::format("notify {} {} attempt {}", p.order.order_no, nt.event_type, attempt.number);
+  const std::size_t notification = attempt.notification;
+  const Notification& nt = notifications_[notification];
+  if (!profile_.is_ack(reply)) {
+    fail_attempt(request, fmt::format("not acked (HTTP {})", reply.http_status));
+    return std::nullopt;
+  }
+  scheduler_.record(sim::EventKind::kGateway, fmt::format("{} acked (HTTP {})", describe(request), reply.http_status));
+  std::optional<std::size_t> acked;
+  if (nt.kind == EventKind::kPaid) {
+    PaymentRecord& p = payments_[nt.payment];
+    if (!p.acked) p.acked_at = scheduler_.now();
+    p.acked = true;
+    acked = nt.payment;
+  }
+  finish(notification);
+  return acked;
+}
+
+void Gateway::fail_attempt(int request, const std::string& why) {
+  Attempt& a = attempts_[static_cast<std::size_t>(request)];
+  a.resolved = true;
+  const Attempt attempt = a;  // finish() below may send again, and grow attempts_
+  const std::string what = describe(request);
   const int max_attempts = scenario_.max_attempts > 0 ? scenario_.max_attempts
                                                       : static_cast<int>(profile_.retry_after.size()) + 1;
   const std::size_t retry_index = static_cast<std::size_t>(attempt.number) - 1;
@@ -285,8 +258,7 @@ void Gateway::schedule_attacks() {
         Notify notify = build(target, fmt::format("evt-attack-{}", n), profile_.paid_event_type, EventKind::kPaid);
         const std::string reason = tamper(notify);
         scheduler_.record(sim::EventKind::kFault, fmt::format("an attacker sends a {} notify: {}", kind, reason));
-        deliver_(Delivery{notify, fmt::format("{} notify {}", kind, notify.out_trade_no), scheduler_.now(),
-                          DeliveryKind::kInvalid, reason, [](std::optional<Reply>) {}});
+        transport_.inject(notify, fmt::format("{} notify {}", kind, notify.out_trade_no), reason);
       });
     }
   };

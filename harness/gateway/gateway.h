@@ -10,19 +10,22 @@
 // The gateway keeps its own ledger of what it settled and what was acked: the
 // checker's ground truth, never what the handler says about itself. It also
 // answers the merchant's active queries and verifies signatures (GatewayPort).
+// It only speaks the protocol (settle, notify, retry on its schedule, take an
+// ack by the profile's rules): what the network does to its requests is the
+// Transport's business, and replies come back through receive().
 // Runs on the scheduler thread, or on the task holding the baton.
 #pragma once
 
 #include <deque>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "env/gateway_port.h"
+#include "fault/fault_plan.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
+#include "gateway/transport.h"
 #include "sim/scheduler.h"
 #include "twice/notify.h"
 
@@ -36,31 +39,23 @@ struct PaymentRecord {
   int deliveries = 0;  // requests that reached the handler (copies included)
   bool acked = false;  // the "paid" notification was acknowledged
   Micros acked_at = 0;
+  bool second_payment = false;  // the order paid again over another channel (OrderSpec::paid_twice)
   bool refunded = false;  // the gateway gave the payment back to the payer (OrderSpec::refund_after)
   bool closed = false;    // the gateway closed the unpaid trade (OrderSpec::closed_at)
 };
 
-// Why a delivery reaches the handler: the checker treats invalid ones apart.
-enum class DeliveryKind { kGateway, kNetworkCopy, kQueueRedelivery, kInvalid };
-
 class Gateway final : public env::GatewayPort {
  public:
-  struct Delivery {
-    Notify notify;
-    std::string task_name;
-    Micros at;
-    DeliveryKind kind;
-    std::string invalid_reason;  // for kInvalid: what is wrong with it
-    std::function<void(std::optional<Reply>)> on_reply;  // nullopt: the task died without an answer
-  };
-  // Starts a task that calls the handler. Returns the task id.
-  using Deliver = std::function<int(Delivery)>;
-
-  Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Deliver deliver);
+  Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Transport& transport,
+          fault::FaultPlan& faults);
   // Schedules every payment and attack. Call once, before Scheduler::run().
   void start();
-  // Called when the gateway takes a reply as an ack for `payment` (index into payments()).
-  void on_ack(std::function<void(std::size_t payment)> fn) { on_ack_ = std::move(fn); }
+  // The merchant's reply to request `request` reached the gateway. Returns
+  // the payment (an index into payments()) when the gateway takes it as an
+  // ack of that payment's "paid" notification.
+  std::optional<std::size_t> receive(int request, const Reply& reply);
+  // "notify O-1 TRANSACTION.SUCCESS attempt 2": request `request` in the trace.
+  std::string describe(int request) const;
 
   const std::vector<PaymentRecord>& payments() const { return payments_; }
   const RetryProfile& profile() const { return profile_; }
@@ -76,6 +71,7 @@ class Gateway final : public env::GatewayPort {
     std::string event_id;
     std::string event_type;
     EventKind kind;
+    bool second_signal = false;  // a second success event for one payment (TRADE_FINISHED)
     bool finished = false;
   };
   struct Attempt {
@@ -87,25 +83,25 @@ class Gateway final : public env::GatewayPort {
   Notify build(std::size_t payment, const std::string& event_id, const std::string& event_type, EventKind kind) const;
   void resign(Notify& n, std::string_view key, Micros at) const;
   void notify_later(std::size_t payment, const std::string& event_id, const std::string& event_type, EventKind kind,
-                    Micros at);
+                    Micros at, bool second_signal = false);
   void settle_payment(std::size_t payment);
   void settle_refund(std::size_t payment);
   void close_trade(std::size_t payment);
   void enqueue(std::size_t notification);
   void pump();
   void send(std::size_t notification, int number);
-  void on_reply(const std::shared_ptr<Attempt>& attempt, std::optional<Reply> reply);
-  void fail_attempt(Attempt& attempt, const std::string& why);
+  void fail_attempt(int request, const std::string& why);
   void finish(std::size_t notification);
   void schedule_attacks();
 
   const Scenario& scenario_;
   const RetryProfile& profile_;
   sim::Scheduler& scheduler_;
-  Deliver deliver_;
-  std::function<void(std::size_t)> on_ack_;
+  Transport& transport_;
+  fault::FaultPlan& faults_;
   std::vector<PaymentRecord> payments_;
   std::vector<Notification> notifications_;
+  std::vector<Attempt> attempts_;  // every request sent, by id
   std::deque<std::size_t> queue_;  // head-of-line profiles: notifications waiting their turn
   bool head_busy_ = false;
   std::string secret_;

@@ -1,7 +1,7 @@
 // RetryProfile: how one gateway delivers a notification: when it retries a
 // delivery that was not acknowledged, how long it waits for an answer, what
 // counts as an acknowledgement, and whether later notifications wait behind a
-// failing one (Adyen's head-of-line queue). Figures from ../shared/GATEWAYS.md;
+// failing one (Adyen's head-of-line queue). Figures from each gateway's published notify documentation;
 // the ones a gateway does not publish are defaults, said so in `description`.
 #pragma once
 

@@ -1,17 +1,19 @@
 #include "run/simulate.h"
 
-#include <atomic>
 #include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "check/invariants/during_run.h"
+#include "endpoint/endpoint.h"
 #include "env/lock_service.h"
 #include "env/seeded_database.h"
 #include "env/sqlite_db.h"
-#include "env/task_env.h"
+#include "fault/fault_plan.h"
 #include "gateway/gateway.h"
+#include "net/network.h"
 #include "sim/scheduler.h"
 #include "twice/job.h"
 
@@ -57,162 +59,93 @@ std::string seed_key(const gateway::Scenario& scenario, const Schema& schema) {
   return key;
 }
 
-std::string describe_reply(const Reply& r) {
-  std::string body = r.body.size() > 60 ? r.body.substr(0, 57) + "..." : r.body;
-  return fmt::format("HTTP {} {}", r.http_status, body);
+fault::FaultRates fault_rates(const gateway::Scenario& s) {
+  fault::FaultRates r;
+  r.request_loss = s.request_loss;
+  r.duplicate = s.duplicate;
+  r.max_copies = s.max_copies;
+  r.delay_min = s.delay_min;
+  r.delay_max = s.delay_max;
+  r.duplicate_delay_min = s.duplicate_delay_min;
+  r.duplicate_delay_max = s.duplicate_delay_max;
+  r.ack_loss = s.ack_loss;
+  r.queue_redelivery = s.mq_redelivery;
+  r.queue_delay_min = s.mq_delay_min;
+  r.queue_delay_max = s.mq_delay_max;
+  r.pause = s.pause;
+  r.pause_min = s.pause_min;
+  r.pause_max = s.pause_max;
+  r.crash = s.crash;
+  r.restart_min = s.restart_min;
+  r.restart_max = s.restart_max;
+  r.second_signal = s.second_signal;
+  r.second_signal_delay_min = s.second_signal_delay_min;
+  r.second_signal_delay_max = s.second_signal_delay_max;
+  return r;
 }
 
-// Everything one run owns, so that tasks and timers can reach it.
-class Run {
+sim::SchedulerLimits limits(const gateway::Scenario& s) {
+  sim::SchedulerLimits l;
+  l.latency_min = s.latency_min;
+  l.latency_max = s.latency_max;
+  return l;
+}
+
+// One run, wired: gateway -> network -> endpoint -> handler, and the reply
+// back endpoint -> network -> gateway, whose acks the checker observes.
+// Everything here is a value passed along; nothing calls back into the run
+// but the endpoint's replies (ReplySink).
+class Run final : public endpoint::ReplySink {
  public:
   Run(const RunSpec& spec, RunResult& result, sim::Choices& choices, sqlite3* checker_conn, Handler& handler,
       std::string db_name)
       : scenario_(*spec.scenario),
         result_(result),
-        checker_conn_(checker_conn),
+        checker_db_(checker_conn),
         handler_(handler),
         connections_(std::move(db_name)),
-        scheduler_(spec.strategy, choices, result.trace, limits(scenario_), faults()),
+        scheduler_(spec.strategy, choices, result.trace, limits(scenario_)),
+        faults_(fault_rates(scenario_), scheduler_),
         locks_(scheduler_),
-        gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_,
-                 [this](gateway::Gateway::Delivery d) { return deliver(std::move(d)); }) {}
+        network_(scheduler_, faults_, endpoint_),
+        gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_, network_, faults_),
+        endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_}, faults_, *this),
+        acks_(checker_db_, handler_.schema()) {
+    scheduler_.set_process_faults(&endpoint_);
+  }
 
   void run() {
-    gateway_.on_ack([this](std::size_t payment) { check_ack(payment); });
     gateway_.start();
     start_jobs();
     scheduler_.run();
-    confirm_early_acks();
+    std::vector<check::Violation> observed;
+    accepted_invalid_.judge(observed);
+    acks_.judge(observed);
     result_.steps = scheduler_.steps();
     result_.end_time = scheduler_.now();
+    result_.tasks = endpoint_.tasks();
     check::CheckOptions options;
     options.payload_required = scenario_.payload_required;
-    result_.verdict = check::check_run(checker_conn_, handler_.schema(), gateway_.payments(), scheduler_.stuck(),
-                                       observed_, options);
+    result_.verdict =
+        check::check_run(checker_db_, handler_.schema(), gateway_.payments(), scheduler_.stuck(), observed, options);
+  }
+
+  // endpoint::ReplySink: a reply travels back over the network; the gateway
+  // judges it by its protocol; the checker looks at each ack.
+  void replied(const endpoint::Delivery& delivery, std::optional<Reply> reply, bool early) override {
+    if (delivery.request == endpoint::kNoRequest) return;  // a copy: answered into the void
+    if (!reply) return;  // no answer left the process: the gateway times out
+    if (!network_.reply_arrives(gateway_.describe(delivery.request))) return;
+    if (const std::optional<std::size_t> payment = gateway_.receive(delivery.request, *reply))
+      acks_.acked(*payment, gateway_.payments()[*payment].order.order_no, scheduler_.now(), early);
+  }
+
+  void invalid_committed(const endpoint::Delivery& delivery, int task) override {
+    accepted_invalid_.committed(delivery.notify.out_trade_no, sim::task_label(task), delivery.notify.event_id,
+                                delivery.invalid_reason);
   }
 
  private:
-  static sim::SchedulerLimits limits(const gateway::Scenario& s) {
-    sim::SchedulerLimits l;
-    l.latency_min = s.latency_min;
-    l.latency_max = s.latency_max;
-    return l;
-  }
-
-  sim::SchedulerFaults faults() {
-    sim::SchedulerFaults f;
-    f.pause = scenario_.pause;
-    f.pause_min = scenario_.pause_min;
-    f.pause_max = scenario_.pause_max;
-    f.crash = scenario_.crash;
-    f.on_crash = [this](int, const std::string&) {
-      const Micros downtime = scheduler_.choices().between(scenario_.restart_min, scenario_.restart_max);
-      down_until_ = scheduler_.now() + downtime;
-      scheduler_.record(sim::EventKind::kFault,
-                        fmt::format("the process is down; it restarts in {}", format_duration(downtime)));
-    };
-    return f;
-  }
-
-  bool down() const { return scheduler_.now() < down_until_; }
-
-  env::TaskServices services(std::function<void(const Reply&)> respond = {}) {
-    return env::TaskServices{scheduler_, locks_, connections_, gateway_, std::move(respond)};
-  }
-
-  int deliver(gateway::Gateway::Delivery d) {
-    auto reply = std::make_shared<std::optional<Reply>>();
-    auto sent = std::make_shared<bool>(false);  // answered early with respond_now()
-    auto on_reply = std::make_shared<std::function<void(std::optional<Reply>)>>(std::move(d.on_reply));
-    const bool invalid = d.kind == gateway::DeliveryKind::kInvalid;
-    const std::string reason = d.invalid_reason;
-    const Notify notify = d.notify;
-    const int id = scheduler_.spawn(
-        d.task_name, d.at,
-        [this, notify, reply, sent, on_reply, invalid, reason] {
-          if (down()) {
-            scheduler_.record(sim::EventKind::kTask, "connection refused: the process is down");
-            return;  // no answer: the gateway times out
-          }
-          env::TaskEnv env(services([this, sent, on_reply](const Reply& r) {
-            *sent = true;
-            early_reply_ = true;  // the handler answers while its own work goes on
-            (*on_reply)(r);
-            early_reply_ = false;
-          }));
-          Reply r;
-          try {
-            r = handler_.handle(notify, env);
-          } catch (const sim::TaskKilled&) {
-            throw;
-          } catch (const std::exception& e) {
-            scheduler_.record(sim::EventKind::kTask, fmt::format("handler threw: {}", e.what()));
-            r = Reply{500, "Internal Server Error"};
-          } catch (...) {
-            scheduler_.record(sim::EventKind::kTask, "handler threw a non-standard exception");
-            r = Reply{500, "Internal Server Error"};
-          }
-          if (scheduler_.killed()) {
-            // The process died under it: no reply leaves a dead process. Say
-            // what is lost; an open transaction's writes are listed as the
-            // connection closes.
-            if (!env.in_transaction())
-              scheduler_.record(sim::EventKind::kTask, "no transaction was open: what it wrote before is committed");
-          } else {
-            if (env.in_transaction())
-              scheduler_.record(sim::EventKind::kTask, "returns with a transaction open: it is rolled back");
-            if (!*sent) scheduler_.record(sim::EventKind::kTask, "replies " + describe_reply(r));
-          }
-          *reply = r;
-          if (invalid && env.committed_writes())
-            observed_.push_back({"accepted_invalid", notify.out_trade_no,
-                                 fmt::format("{} ({}) was invalid: {}; yet it committed changes",
-                                             sim::task_label(scheduler_.current()), notify.event_id, reason)});
-        },
-        [this, reply, sent, on_reply, notify, kind = d.kind](bool killed) {
-          if (!*sent) (*on_reply)(killed ? std::nullopt : *reply);
-          maybe_redeliver(notify, kind);
-        });
-    result_.tasks[id] = TaskInfo{d.task_name, notify.out_trade_no};
-    return id;
-  }
-
-  // At-least-once delivery between the endpoint and its consumer: the queue
-  // may hand the same message to the handler again, whatever the first did.
-  void maybe_redeliver(const Notify& notify, gateway::DeliveryKind kind) {
-    if (kind == gateway::DeliveryKind::kInvalid || kind == gateway::DeliveryKind::kQueueRedelivery) return;
-    sim::Choices& c = scheduler_.choices();
-    if (!c.chance(scenario_.mq_redelivery)) return;
-    const Micros after = c.between(scenario_.mq_delay_min, scenario_.mq_delay_max);
-    const int id = deliver(gateway::Gateway::Delivery{notify, fmt::format("queue redelivers {}", notify.event_id),
-                                                      scheduler_.now() + after,
-                                                      gateway::DeliveryKind::kQueueRedelivery, {},
-                                                      [](std::optional<Reply>) {}});
-    scheduler_.record(sim::EventKind::kFault, fmt::format("the message queue redelivers {} as {} in {}", notify.event_id,
-                                                          sim::task_label(id), format_duration(after)));
-  }
-
-  // At a payment's first ack: is its credit (or refund flag) committed yet?
-  // If not, that is ack_before_commit only when the ack came early (the
-  // handler answered before its own work was done) or the credit is committed
-  // later; an ack for a payment that is never kept is lost_payment's finding.
-  void check_ack(std::size_t payment) {
-    const auto& p = gateway_.payments()[payment];
-    if (acked_checked_.count(payment)) return;
-    acked_checked_.insert(payment);
-    if (!check::settled_in_database(checker_conn_, handler_.schema(), p.order.order_no))
-      early_acks_.push_back({p.order.order_no, scheduler_.now(), early_reply_});
-  }
-
-  void confirm_early_acks() {
-    for (const auto& a : early_acks_) {
-      if (!a.while_working && !check::settled_in_database(checker_conn_, handler_.schema(), a.order_no)) continue;
-      observed_.push_back({"ack_before_commit", a.order_no,
-                           fmt::format("the gateway got an ack for {} at {} while no credit for it was committed",
-                                       a.order_no, format_time(a.at))});
-    }
-  }
-
   void start_jobs() {
     if (scenario_.reconciler) schedule_job("reconciler", 30 * kMinute);
     if (scenario_.close_after > 0) schedule_job("order-closer", scenario_.close_after);
@@ -231,13 +164,7 @@ class Run {
   // and the closer's close_after), so that a run ends when nothing can change.
   void schedule_tick(const std::string& name, Job* job, Micros at) {
     scheduler_.at(at, [this, name, job] {
-      if (!down()) {
-        const int id = scheduler_.spawn(name, scheduler_.now(), [this, job] {
-          env::TaskEnv env(services());
-          job->run(env, handler_);
-        });
-        result_.tasks[id] = TaskInfo{name, ""};
-      }
+      endpoint_.run_job(name, *job);
       if (scheduler_.now() < horizon() || !gateway_.idle())
         schedule_tick(name, job, scheduler_.now() + job->interval());
     });
@@ -251,23 +178,18 @@ class Run {
 
   const gateway::Scenario& scenario_;
   RunResult& result_;
-  sqlite3* checker_conn_;
+  env::SqliteConnection checker_db_;
   Handler& handler_;
   env::ConnectionPool connections_;  // outlives the scheduler: tasks return their connections to it
   sim::Scheduler scheduler_;
+  fault::FaultPlan faults_;
   env::LockService locks_;
+  net::Network network_;  // carries to endpoint_, constructed below; used only once the run starts
   gateway::Gateway gateway_;
+  endpoint::Endpoint endpoint_;
+  check::AckBeforeCommit acks_;
+  check::AcceptedInvalid accepted_invalid_;
   std::vector<std::unique_ptr<Job>> jobs_;
-  std::vector<check::Violation> observed_;
-  std::set<std::size_t> acked_checked_;
-  struct EarlyAck {
-    std::string order_no;
-    Micros at;
-    bool while_working;  // answered with respond_now(), before the handler returned
-  };
-  std::vector<EarlyAck> early_acks_;
-  bool early_reply_ = false;
-  Micros down_until_ = -1;
 };
 
 }  // namespace

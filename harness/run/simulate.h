@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "check/checker.h"
+#include "endpoint/delivery.h"
 #include "gateway/scenario.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
@@ -31,10 +32,7 @@ struct RunSpec {
   bool record_trace = true;
 };
 
-struct TaskInfo {
-  std::string name;      // "notify O-1 #2 (network copy)"
-  std::string order_no;  // the order the delivery concerns
-};
+using TaskInfo = endpoint::TaskInfo;
 
 struct RunResult {
   std::uint64_t seed = 0;

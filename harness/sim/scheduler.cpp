@@ -26,13 +26,8 @@ struct Scheduler::Task {
   std::unique_ptr<Fiber> fiber;  // from its start to its end
 };
 
-Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits,
-                     SchedulerFaults faults)
-    : strategy_(make_strategy(strategy, choices)),
-      choices_(choices),
-      trace_(trace),
-      limits_(limits),
-      faults_(std::move(faults)) {}
+Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits)
+    : strategy_(make_strategy(strategy, choices)), choices_(choices), trace_(trace), limits_(limits) {}
 
 Scheduler::~Scheduler() {
   // A run that ended early (an exception on the scheduler side) may leave
@@ -123,19 +118,17 @@ void Scheduler::run() {
     }
 
     Task& t = task(strategy_->pick(enabled, last_, choices_));
-    if (t.started && !t.paused_here && choices_.chance(faults_.pause)) {
+    if (faults_ && t.started && !t.paused_here) {
       // The task stalls before its operation; the clock moves on for the others.
-      t.paused_here = true;
-      t.state = State::kSleeping;
-      const Micros pause = choices_.between(faults_.pause_min, faults_.pause_max);
-      t.wake_at = now_ + pause;
-      if (tracing())
-        trace_.add(TraceEvent{now_, t.id, EventKind::kFault,
-                              fmt::format("pauses for {} before: {}", format_duration(pause), t.pending), {}});
-      continue;
+      if (const std::optional<Micros> pause = faults_->pause_before(t.id, t.pending)) {
+        t.paused_here = true;
+        t.state = State::kSleeping;
+        t.wake_at = now_ + *pause;
+        continue;
+      }
     }
-    if (t.started && choices_.chance(faults_.crash)) {
-      crash(t);
+    if (faults_ && t.started && faults_->crash_before(t.id, t.pending)) {
+      crash();
       continue;
     }
     now_ += choices_.between(limits_.latency_min, limits_.latency_max);
@@ -193,13 +186,7 @@ void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
   }
 }
 
-void Scheduler::crash(Task& at) {
-  const int where = at.id;
-  const std::string before = at.pending;
-  if (tracing())
-    trace_.add(TraceEvent{now_, where, EventKind::kFault,
-                          fmt::format("the merchant's process crashes before: {}", before.empty() ? "(start)" : before),
-                          {}});
+void Scheduler::crash() {
   // Every task of the process dies: running ones unwind (their connections
   // close, rolling back open transactions); requests that had arrived but not
   // started are lost with the process.
@@ -208,7 +195,7 @@ void Scheduler::crash(Task& at) {
     if (t->started || t->state == State::kReady || t->state == State::kBlockedDb)
       kill(*t, "the process died", false);
   }
-  if (faults_.on_crash) faults_.on_crash(where, before);
+  faults_->crashed();
 }
 
 bool Scheduler::point(std::string what) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sim/choices.h"
+#include "sim/process_faults.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
 #include "twice/time.h"
@@ -48,25 +49,17 @@ struct SchedulerLimits {
   int run_step_budget = 200'000;  // the whole run, all tasks together
 };
 
-// Faults the scheduler injects at scheduling points, drawn from the Choices.
-struct SchedulerFaults {
-  double pause = 0.0;  // a task stalls (GC pause, slow I/O) before its next operation
-  Micros pause_min = 1 * kSecond;
-  Micros pause_max = 30 * kSecond;
-  double crash = 0.0;  // the merchant's process dies before a task's next operation
-  // Called outside any task after a crash took every task down.
-  std::function<void(int task, const std::string& before)> on_crash;
-};
-
 class Scheduler {
  public:
-  Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits,
-            SchedulerFaults faults = {});
+  Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
   // --- scheduler side -------------------------------------------------------
+  // Who draws pauses and crashes at scheduling points (none by default: no
+  // process faults). Must outlive run().
+  void set_process_faults(ProcessFaults* faults) { faults_ = faults; }
   // A task that becomes runnable at virtual time `at`; `on_finish` runs on the
   // scheduler's side when the body returns (or is killed). Returns the task id.
   int spawn(std::string name, Micros at, std::function<void()> body,
@@ -111,14 +104,14 @@ class Scheduler {
   void fire_due_timers();
   void resume(Task& task);
   void kill(Task& task, const std::string& why, bool stuck);
-  void crash(Task& at);
+  void crash();  // every task of the process dies
   Task& task(int id) { return *tasks_.at(id); }
 
   std::unique_ptr<Strategy> strategy_;
   Choices& choices_;
   Trace& trace_;
   SchedulerLimits limits_;
-  SchedulerFaults faults_;
+  ProcessFaults* faults_ = nullptr;
 
   struct Timer {
     Micros at;

@@ -1,5 +1,7 @@
 #include "stress/stress_runner.h"
 
+#include "endpoint/http_answer.h"
+
 #include <stdlib.h>
 
 #include <algorithm>
@@ -128,12 +130,7 @@ struct Run {
   }
 
   void deliver(RealEnv& env, long order, int copy) {
-    Reply reply;
-    try {
-      reply = handler.handle(notifies[static_cast<std::size_t>(order)], env);
-    } catch (...) {
-      reply = Reply{500, "Internal Server Error"};  // what a web framework answers
-    }
+    Reply reply = endpoint::answer(handler, notifies[static_cast<std::size_t>(order)], env);
     if (std::optional<Reply> early = env.take_early_reply()) reply = *early;  // the gateway already has it
     if (env.real_db().in_transaction()) env.real_db().exec("ROLLBACK");  // the connection goes back to the pool
     replies[static_cast<std::size_t>(order * options.duplicates + copy)] =

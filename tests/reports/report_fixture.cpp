@@ -3,11 +3,11 @@
 namespace twice::reports::testing {
 namespace {
 
-using explore::CellResult;
-using explore::Counterexample;
-using explore::MatrixResult;
-using explore::TranscriptRow;
-using explore::ViolationResult;
+using results::CellResult;
+using results::Counterexample;
+using results::MatrixResult;
+using results::TranscriptRow;
+using results::ViolationResult;
 
 Counterexample double_credit_transcript(const std::string& sql_payload) {
   Counterexample cex;

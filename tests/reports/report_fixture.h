@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "explore/results.h"
+#include "results/model.h"
 
 namespace twice::reports::testing {
 
@@ -23,10 +23,10 @@ extern const std::string kExpectedPath;
 // (kPayload in the detail and the replay command), a canary no longer caught,
 // a PCT cell, and a cell missing because the run was interrupted. Handler and
 // scenario names carry markup too, and its expected_path is kExpectedPath.
-explore::MatrixResult hostile_matrix();
+results::MatrixResult hostile_matrix();
 
 // A realistic, well-behaved matrix: the check-then-act double credit as the
 // real run reports it.
-explore::MatrixResult plain_matrix();
+results::MatrixResult plain_matrix();
 
 }  // namespace twice::reports::testing

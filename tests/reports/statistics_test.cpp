@@ -46,7 +46,7 @@ TEST(Statistics, PctLowerBound) {
 }
 
 TEST(Statistics, CellStatisticsUseGapsBetweenFailingRuns) {
-  explore::CellResult c;
+  results::CellResult c;
   c.strategy = "pct(d=2)";
   c.seeds_run = 100;
   c.failing_runs = 4;
@@ -61,7 +61,7 @@ TEST(Statistics, CellStatisticsUseGapsBetweenFailingRuns) {
   EXPECT_EQ(s.pct_depth, 2);
   EXPECT_DOUBLE_EQ(*s.pct_lower_bound, 1.0 / 120);
 
-  explore::CellResult never;
+  results::CellResult never;
   never.strategy = "random";
   never.seeds_run = 50;
   const CellStatistics n = cell_statistics(never);

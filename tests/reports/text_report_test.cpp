@@ -23,7 +23,7 @@ TEST(TextReport, NamesTheExpectedMatrixItWasComparedWith) {
 }
 
 TEST(TextReport, ControlCharactersOfTheExpectedPathAreMadeVisible) {
-  explore::MatrixResult m = plain_matrix();
+  results::MatrixResult m = plain_matrix();
   m.expected_path = "/tmp/a\x1b[2J\nb/expected.toml";
   const std::string text = render_text(m, TextOptions{});
   EXPECT_NE(text.find("matrix matches /tmp/a\\x1b[2J\\nb/expected.toml (4 cells)"), std::string::npos) << text;

@@ -1,5 +1,5 @@
 // Db: the handler's SQL connection. One connection per task, all tasks of a run
-// sharing one in-memory SQLite database.
+// sharing one SQLite database (a file on tmpfs, with SQLite's own locking).
 //
 // Every statement is a scheduling point: before it runs, the scheduler may let
 // any other task go first. A statement runs to completion atomically (all rows

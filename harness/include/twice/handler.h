@@ -56,13 +56,6 @@ class HandlerRegistry {
   std::vector<HandlerInfo> handlers_;
 };
 
-namespace detail {
-struct HandlerRegistration {
-  HandlerRegistration(std::string name, std::string description,
-                      std::function<std::unique_ptr<Handler>()> make);
-};
-}  // namespace detail
-
 }  // namespace twice
 
 #define TWICE_CONCAT_INNER(a, b) a##b

@@ -43,7 +43,7 @@ struct Reply {
   std::string body;
 
   // The conventional answers. Which of them a gateway treats as an ack is the
-  // profile's business (see GATEWAYS.md): WeChat v3 acks on 200/204 whatever
+  // profile's business (gateway/retry_profile.cpp): WeChat v3 acks on 200/204 whatever
   // the body says, Alipay only on a body of exactly "success".
   static Reply success() { return Reply{200, R"({"code":"SUCCESS"})"}; }
   static Reply fail(std::string message = "FAIL") {

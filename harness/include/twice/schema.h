@@ -43,6 +43,22 @@ struct Schema {
   // was taken back because the gateway refunded its payment. Needed by
   // scenarios with refunds; credits_sql must not count these rows as credits.
   std::string reversals_sql;
+
+  // The order state machine the checker judges statuses_sql and
+  // transitions_sql by (illegal_transition), in this schema's own words:
+  //   waiting -> paid | closed;  paid -> refunded;
+  //   closed -> refunded, or -> paid only when refunds_sql flags the order
+  //   (a late payment kept to be returned).
+  // Any other change is illegal, and so is a credit on an order whose final
+  // status is `closed`. A schema whose status column says e.g. "UNPAID" and
+  // "SUCCESS" names them here.
+  struct OrderStates {
+    std::string waiting = "WAIT_PAY";
+    std::string paid = "PAID";
+    std::string closed = "CLOSED";
+    std::string refunded = "REFUNDED";
+  };
+  OrderStates states;
 };
 
 // orders, accounts, ledger, callback_log: see harness/env/schema.cpp.

@@ -1,4 +1,4 @@
-#include "env/registration.h"
+#include "api/registration.h"
 
 #include <memory>
 #include <mutex>

@@ -227,11 +227,6 @@ JobRegistration::JobRegistration(std::string name, std::string description,
                                  std::function<std::unique_ptr<Job>(Micros)> make) {
   JobRegistry::instance().add(JobInfo{std::move(name), std::move(description), std::move(make)});
 }
-
-HandlerRegistration::HandlerRegistration(std::string name, std::string description,
-                                         std::function<std::unique_ptr<Handler>()> make) {
-  HandlerRegistry::instance().add(HandlerInfo{std::move(name), std::move(description), std::move(make)});
-}
 }  // namespace detail
 
 }  // namespace twice

@@ -1,0 +1,49 @@
+#include "check/invariant.h"
+
+#include <algorithm>
+
+namespace twice::check {
+
+const std::vector<InvariantInfo>& invariants() {
+  static const std::vector<InvariantInfo> kInvariants = {
+      {Invariant::kDoubleCredit, "double_credit", Phase::kAtQuiescence,
+       "an order has more than one credit in the ledger"},
+      {Invariant::kLostUpdate, "lost_update", Phase::kAtQuiescence,
+       "a balance differs from the sum of the credits the ledger holds for it"},
+      {Invariant::kLostPayment, "lost_payment", Phase::kAtQuiescence,
+       "the gateway settled a payment, yet at quiescence it is neither credited nor flagged for refund"},
+      {Invariant::kAckBeforeCommit, "ack_before_commit", Phase::kDuringRun,
+       "the gateway got an ack for a payment before its credit was committed (early, or committed later)"},
+      {Invariant::kAcceptedInvalid, "accepted_invalid", Phase::kDuringRun,
+       "a forged, tampered, unknown-order, wrong-amount or replayed notify changed anything"},
+      {Invariant::kIllegalTransition, "illegal_transition", Phase::kAtQuiescence,
+       "an order moved outside its state machine (CLOSED to PAID without a refund, a closed order credited)"},
+      {Invariant::kLostRefund, "lost_refund", Phase::kAtQuiescence,
+       "the gateway refunded a payment, yet at quiescence the order still holds its credit"},
+      {Invariant::kDoubleRefund, "double_refund", Phase::kAtQuiescence,
+       "an order's credit was taken back more often than the gateway refunded it"},
+      {Invariant::kUnpaidCredit, "unpaid_credit", Phase::kAtQuiescence,
+       "an order was credited though the gateway never settled a payment for it (a close or refund taken for a "
+       "payment)"},
+      {Invariant::kPayloadMissing, "payload_missing", Phase::kAtQuiescence,
+       "a credited payment's raw callback payload was not stored (scenarios that require it)"},
+      {Invariant::kStuck, "stuck", Phase::kDuringRun,
+       "a handler never returned within its step budget (a livelock or an endless retry loop)"},
+      {Invariant::kOracleError, "oracle_error", Phase::kHarness,
+       "an oracle query of the handler's Schema failed, so the run could not be judged (fix the Schema)"},
+  };
+  return kInvariants;
+}
+
+std::string_view name_of(Invariant invariant) {
+  for (const auto& i : invariants())
+    if (i.id == invariant) return i.name;
+  return "?";
+}
+
+bool is_invariant(std::string_view name) {
+  const auto& all = invariants();
+  return std::any_of(all.begin(), all.end(), [&](const InvariantInfo& i) { return i.name == name; });
+}
+
+}  // namespace twice::check

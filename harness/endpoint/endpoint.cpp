@@ -1,0 +1,127 @@
+#include "endpoint/endpoint.h"
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "endpoint/http_answer.h"
+#include "env/task_env.h"
+
+namespace twice::endpoint {
+
+namespace {
+
+std::string describe_reply(const Reply& r) {
+  std::string body = r.body.size() > 60 ? r.body.substr(0, 57) + "..." : r.body;
+  return fmt::format("HTTP {} {}", r.http_status, body);
+}
+
+}  // namespace
+
+// One delivery in service: what its task answered, and whether the answer
+// already left early.
+struct Endpoint::Served final : env::Responder {
+  Served(Endpoint& e, Delivery d) : endpoint(e), delivery(std::move(d)) {}
+  void respond_now(const Reply& r) override {
+    sent = true;
+    endpoint.replies_.replied(delivery, r, /*early=*/true);
+  }
+  Endpoint& endpoint;
+  Delivery delivery;
+  std::optional<Reply> reply;
+  bool sent = false;
+};
+
+Endpoint::Endpoint(sim::Scheduler& scheduler, Handler& handler, Backends backends, fault::FaultPlan& faults,
+                   ReplySink& replies)
+    : scheduler_(scheduler), handler_(handler), backends_(backends), faults_(faults), replies_(replies) {}
+
+int Endpoint::accept(Delivery delivery) {
+  auto served = std::make_shared<Served>(*this, std::move(delivery));
+  const Delivery& d = served->delivery;
+  const int id = scheduler_.spawn(
+      d.task_name, d.at, [this, served] { serve(*served); },
+      [this, served](bool killed) { finished(*served, killed); });
+  tasks_[id] = TaskInfo{d.task_name, d.notify.out_trade_no};
+  return id;
+}
+
+void Endpoint::serve(Served& served) {
+  if (down()) {
+    scheduler_.record(sim::EventKind::kTask, "connection refused: the process is down");
+    return;  // no answer: the gateway times out
+  }
+  env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway, &served});
+  std::string failure;
+  const Reply r = answer<sim::TaskKilled>(handler_, served.delivery.notify, env, &failure);
+  if (!failure.empty()) scheduler_.record(sim::EventKind::kTask, failure);
+  if (scheduler_.killed()) {
+    // The process died under it: no reply leaves a dead process. Say what is
+    // lost; an open transaction's writes are listed as the connection closes.
+    if (!env.in_transaction())
+      scheduler_.record(sim::EventKind::kTask, "no transaction was open: what it wrote before is committed");
+  } else {
+    if (env.in_transaction())
+      scheduler_.record(sim::EventKind::kTask, "returns with a transaction open: it is rolled back");
+    if (!served.sent) scheduler_.record(sim::EventKind::kTask, "replies " + describe_reply(r));
+  }
+  served.reply = r;
+  if (served.delivery.kind == DeliveryKind::kInvalid && env.committed_writes())
+    replies_.invalid_committed(served.delivery, scheduler_.current());
+}
+
+void Endpoint::finished(Served& served, bool killed) {
+  if (!served.sent) replies_.replied(served.delivery, killed ? std::nullopt : served.reply, /*early=*/false);
+  maybe_redeliver(served.delivery);
+}
+
+// At-least-once delivery between the endpoint and its consumer: the queue
+// may hand the same message to the handler again, whatever the first did.
+void Endpoint::maybe_redeliver(const Delivery& delivery) {
+  if (delivery.kind == DeliveryKind::kInvalid || delivery.kind == DeliveryKind::kQueueRedelivery) return;
+  if (!faults_.fires(fault::FaultSite::kQueueRedelivery)) return;
+  const Micros after = faults_.duration(fault::FaultSite::kQueueDelay);
+  const Notify& notify = delivery.notify;
+  const int id = accept(Delivery{notify, fmt::format("queue redelivers {}", notify.event_id), scheduler_.now() + after,
+                                 DeliveryKind::kQueueRedelivery, kNoRequest, {}});
+  faults_.trace(fault::FaultSite::kQueueRedelivery, [&] {
+    return fmt::format("the message queue redelivers {} as {} in {}", notify.event_id, sim::task_label(id),
+                       format_duration(after));
+  });
+}
+
+void Endpoint::run_job(const std::string& name, Job& job) {
+  if (down()) return;
+  const int id = scheduler_.spawn(name, scheduler_.now(), [this, &job] {
+    env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway});
+    job.run(env, handler_);
+  });
+  tasks_[id] = TaskInfo{name, ""};
+}
+
+std::optional<Micros> Endpoint::pause_before(int task, const std::string& pending) {
+  if (!faults_.fires(fault::FaultSite::kPause)) return std::nullopt;
+  const Micros pause = faults_.duration(fault::FaultSite::kPause);
+  faults_.trace(
+      fault::FaultSite::kPause, [&] { return fmt::format("pauses for {} before: {}", format_duration(pause), pending); },
+      task);
+  return pause;
+}
+
+bool Endpoint::crash_before(int task, const std::string& pending) {
+  if (!faults_.fires(fault::FaultSite::kCrash)) return false;
+  faults_.trace(
+      fault::FaultSite::kCrash,
+      [&] { return fmt::format("the merchant's process crashes before: {}", pending.empty() ? "(start)" : pending); },
+      task);
+  return true;
+}
+
+void Endpoint::crashed() {
+  const Micros downtime = faults_.duration(fault::FaultSite::kRestart);
+  down_until_ = scheduler_.now() + downtime;
+  faults_.trace(fault::FaultSite::kRestart,
+                [&] { return fmt::format("the process is down; it restarts in {}", format_duration(downtime)); });
+}
+
+}  // namespace twice::endpoint

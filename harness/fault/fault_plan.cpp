@@ -1,0 +1,66 @@
+#include "fault/fault_plan.h"
+
+namespace twice::fault {
+
+std::string_view site_name(FaultSite site) {
+  switch (site) {
+    case FaultSite::kRequestLoss: return "request_loss";
+    case FaultSite::kDuplicate: return "duplicate";
+    case FaultSite::kDelay: return "delay";
+    case FaultSite::kDuplicateDelay: return "duplicate_delay";
+    case FaultSite::kAckLoss: return "ack_loss";
+    case FaultSite::kQueueRedelivery: return "queue_redelivery";
+    case FaultSite::kQueueDelay: return "queue_delay";
+    case FaultSite::kPause: return "pause";
+    case FaultSite::kCrash: return "crash";
+    case FaultSite::kRestart: return "restart";
+    case FaultSite::kSecondSignal: return "second_signal";
+    case FaultSite::kSecondSignalDelay: return "second_signal_delay";
+  }
+  return "?";
+}
+
+double FaultPlan::rate(FaultSite site) const {
+  switch (site) {
+    case FaultSite::kRequestLoss: return rates_.request_loss;
+    case FaultSite::kDuplicate: return rates_.duplicate;
+    case FaultSite::kAckLoss: return rates_.ack_loss;
+    case FaultSite::kQueueRedelivery: return rates_.queue_redelivery;
+    case FaultSite::kPause: return rates_.pause;
+    case FaultSite::kCrash: return rates_.crash;
+    case FaultSite::kSecondSignal: return rates_.second_signal;
+    default: return 0.0;  // a duration site: it does not fire on its own
+  }
+}
+
+std::pair<Micros, Micros> FaultPlan::range(FaultSite site) const {
+  switch (site) {
+    case FaultSite::kDelay: return {rates_.delay_min, rates_.delay_max};
+    case FaultSite::kDuplicateDelay: return {rates_.duplicate_delay_min, rates_.duplicate_delay_max};
+    case FaultSite::kQueueDelay: return {rates_.queue_delay_min, rates_.queue_delay_max};
+    case FaultSite::kPause: return {rates_.pause_min, rates_.pause_max};
+    case FaultSite::kRestart: return {rates_.restart_min, rates_.restart_max};
+    case FaultSite::kSecondSignalDelay: return {rates_.second_signal_delay_min, rates_.second_signal_delay_max};
+    default: return {0, 0};
+  }
+}
+
+bool FaultPlan::fires(FaultSite site) {
+  if (!scheduler_.choices().chance(rate(site))) return false;
+  ++fired_[static_cast<std::size_t>(site)];
+  return true;
+}
+
+Micros FaultPlan::duration(FaultSite site) {
+  const auto [lo, hi] = range(site);
+  return scheduler_.choices().between(lo, hi);
+}
+
+int FaultPlan::copies() {
+  int extra = 0;
+  for (int c = 0; c < rates_.max_copies; ++c)
+    if (fires(FaultSite::kDuplicate)) ++extra;
+  return extra;
+}
+
+}  // namespace twice::fault

@@ -1,0 +1,83 @@
+// The result model: what a matrix run found, as plain data. Report writers
+// (reports/) read only this header (the twice_results library); they never
+// see the simulator. The explorer fills it in (explore/results.h names these
+// types in its own namespace).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace twice::results {
+
+// One line of a counterexample transcript, in the column of the task that ran it.
+struct TranscriptRow {
+  int column = 0;          // index into Counterexample::columns
+  std::string time;        // "0.012s"
+  std::string kind;        // "sql", "lock", "clock", "note", "task"
+  std::string text;        // the statement with its parameters inlined, or what happened
+  std::string result;      // what it returned
+  bool step = false;       // a scheduling point (counted in Counterexample::steps)
+};
+
+struct Counterexample {
+  std::uint64_t seed = 0;               // the run it was shrunk from
+  std::vector<std::uint64_t> choices;   // the shrunk choice sequence
+  int steps = 0;                        // scheduling points of the tasks shown
+  int hidden_steps = 0;                 // scheduling points of tasks not involved
+  std::vector<std::string> columns;     // "T1: notify O-1 #1"
+  std::vector<TranscriptRow> rows;
+  std::vector<std::string> gateway;     // what the gateway did meanwhile, one line each
+  std::vector<std::string> balances;    // "alice: balance 200, should be 100"
+  std::string replay_command;           // replays the original failing seed
+  std::string replay_shrunk_command;    // replays this shrunk counterexample
+  std::string subject;                  // the violation as this transcript shows it
+  std::string detail;
+};
+
+struct ViolationResult {
+  std::string invariant;           // "double_credit"
+  std::string subject;             // "O-1"
+  // One sentence: the shrunk counterexample's (it may be about another order
+  // than the first failing run), or the first failing run's when not shrunk.
+  std::string detail;
+  int failures = 0;                // runs that showed it
+  int schedules_to_first = 0;      // 1-based index of the first run that showed it
+  std::uint64_t seed = 0;          // that run's seed
+  Counterexample counterexample;
+};
+
+struct CellResult {
+  std::string handler;
+  std::string scenario;
+  std::string strategy;            // "random", "pct(d=2)"
+  int seeds_run = 0;
+  int failing_runs = 0;
+  // 1-based indices of the runs that showed any violation: the raw material
+  // for failure rates, intervals and schedules-to-first-failure statistics.
+  std::vector<int> failing_run_indices;
+  int max_tasks = 0;   // most tasks seen in one run (PCT's n)
+  int max_steps = 0;   // most scheduling points seen in one run (PCT's k)
+  std::vector<ViolationResult> violations;  // sorted by invariant name
+  std::vector<std::string> expected;        // invariants expected; empty: pass
+  std::string expected_reason;
+  bool expectation_listed = false;          // false: not in expected.toml, assumed pass
+  bool matched = false;                     // observed invariants == expected
+  std::vector<std::string> observed() const;
+};
+
+struct MatrixResult {
+  std::vector<std::string> handlers;
+  std::vector<std::string> scenarios;
+  std::vector<CellResult> cells;   // handler-major, in the order above
+  std::string strategy;
+  int seeds = 0;
+  std::uint64_t base_seed = 0;
+  bool interrupted = false;        // stopped early (Ctrl-C): the cells here are complete, others missing
+  // The expected matrix this result was compared with, as the user should read it.
+  std::string expected_path = "scenarios/expected.toml";
+  bool all_matched() const;
+  const CellResult* cell(const std::string& handler, const std::string& scenario) const;
+};
+
+}  // namespace twice::results

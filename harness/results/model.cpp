@@ -1,0 +1,23 @@
+#include "results/model.h"
+
+#include <algorithm>
+
+namespace twice::results {
+
+std::vector<std::string> CellResult::observed() const {
+  std::vector<std::string> out;
+  for (const auto& v : violations) out.push_back(v.invariant);
+  return out;
+}
+
+bool MatrixResult::all_matched() const {
+  return !interrupted && std::all_of(cells.begin(), cells.end(), [](const CellResult& c) { return c.matched; });
+}
+
+const CellResult* MatrixResult::cell(const std::string& handler, const std::string& scenario) const {
+  for (const auto& c : cells)
+    if (c.handler == handler && c.scenario == scenario) return &c;
+  return nullptr;
+}
+
+}  // namespace twice::results

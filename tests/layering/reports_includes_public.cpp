@@ -1,0 +1,3 @@
+// Compiled with reports/' include paths; must compile.
+#include "results/model.h"
+#include "twice/version.h"
