@@ -46,6 +46,18 @@ run::RunResult run_script(const gateway::Scenario& s, const std::string& handler
   return run::simulate(run::RunSpec{&s, &handler(handler_name), strategy, 0, std::nullopt});
 }
 
+run::RunResult run_steps(const gateway::Scenario& s, const HandlerInfo& handler, std::vector<sim::ScriptStep> steps) {
+  sim::StrategySpec strategy;
+  strategy.kind = sim::StrategyKind::kScripted;
+  strategy.steps = std::move(steps);
+  return run::simulate(run::RunSpec{&s, &handler, strategy, 0, std::nullopt});
+}
+
+run::RunResult run_steps(const gateway::Scenario& s, const std::string& handler_name,
+                         std::vector<sim::ScriptStep> steps) {
+  return run_steps(s, handler(handler_name), std::move(steps));
+}
+
 std::vector<std::string> invariants_of(const run::RunResult& r) {
   std::vector<std::string> out;
   for (const auto& v : r.verdict.violations) out.push_back(v.invariant);

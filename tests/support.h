@@ -21,6 +21,10 @@ gateway::Scenario two_topups_scenario();
 const HandlerInfo& handler(const std::string& name);
 run::RunResult run_seed(const gateway::Scenario& s, const std::string& handler_name, std::uint64_t seed);
 run::RunResult run_script(const gateway::Scenario& s, const std::string& handler_name, std::vector<int> script);
+// The same, with the interleaving forced by named steps (sim::ScriptStep).
+run::RunResult run_steps(const gateway::Scenario& s, const std::string& handler_name,
+                         std::vector<sim::ScriptStep> steps);
+run::RunResult run_steps(const gateway::Scenario& s, const HandlerInfo& handler, std::vector<sim::ScriptStep> steps);
 std::vector<std::string> invariants_of(const run::RunResult& r);
 // The trace lines of one task, in order, without timestamps: "sql SELECT ... -> ...".
 std::vector<std::string> steps_of(const run::RunResult& r, int task);

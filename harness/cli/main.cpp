@@ -118,10 +118,11 @@ std::string shown_path(const std::string& path) {
   return absolute.string();
 }
 
-sim::StrategySpec strategy_from(const std::string& name, int depth) {
+sim::StrategySpec strategy_from(const std::string& name, int depth, int steps) {
   sim::StrategySpec s;
   s.kind = name == "pct" ? sim::StrategyKind::kPct : sim::StrategyKind::kRandom;
   s.pct_depth = depth;
+  s.pct_max_steps = steps;  // 0: measured per cell (explore::resolve_strategy)
   return s;
 }
 
@@ -131,6 +132,7 @@ struct RunArgs {
   int seeds = 100;
   std::string strategy = "random";
   int pct_depth = 2;
+  int pct_steps = 0;
   std::uint64_t seed = 1;
   std::string json;
   std::string scenarios_dir;
@@ -171,7 +173,7 @@ int cmd_run(const RunArgs& a) {
   explore::ExploreOptions options;
   options.seeds = a.seeds;
   options.base_seed = a.seed;
-  options.strategy = strategy_from(a.strategy, a.pct_depth);
+  options.strategy = strategy_from(a.strategy, a.pct_depth, a.pct_steps);
   options.shrink_budget = a.shrink_budget;
   options.shrink = a.shrink_budget > 0;
   options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -226,6 +228,7 @@ struct ReplayArgs {
   std::uint64_t seed = 0;
   std::string strategy = "random";
   int pct_depth = 2;
+  int pct_steps = 0;
   std::string scenarios_dir;
   bool shrunk = false;
   std::string invariant;
@@ -236,7 +239,8 @@ int cmd_replay(const ReplayArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const HandlerInfo* handler = find_handlers({a.handler}).front();
   const gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
-  const sim::StrategySpec strategy = strategy_from(a.strategy, a.pct_depth);
+  const sim::StrategySpec strategy =
+      explore::resolve_strategy(strategy_from(a.strategy, a.pct_depth, a.pct_steps), scenario, *handler);
 
   run::RunSpec spec{&scenario, handler, strategy, a.seed, std::nullopt};
   if (a.shrunk) {
@@ -315,6 +319,11 @@ int main(int argc, char** argv) {
   run->add_option("--seeds", run_args.seeds, "Schedules (seeds) per cell")->check(CLI::Range(1, 10'000'000))->capture_default_str();
   run->add_option("--strategy", run_args.strategy, "Scheduling strategy")->check(CLI::IsMember({"random", "pct"}))->capture_default_str();
   run->add_option("--pct-depth", run_args.pct_depth, "PCT bug depth d (d-1 priority change points)")->check(CLI::Range(1, 10))->capture_default_str();
+  run->add_option("--pct-steps", run_args.pct_steps,
+                  "PCT's k: the scheduling points with a real choice in one run (0: measured per cell from 5 "
+                  "calibration runs; the replay commands print the figure used)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")->capture_default_str();
   run->add_option("--json", run_args.json, "Write the results as JSON to this file");
   run->add_option("--scenarios-dir", run_args.scenarios_dir, "Folder of bundled scenarios (default: ./scenarios or the source tree's)");
@@ -344,6 +353,9 @@ int main(int argc, char** argv) {
   replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")->required();
   replay->add_option("--strategy", replay_args.strategy, "Scheduling strategy")->check(CLI::IsMember({"random", "pct"}))->capture_default_str();
   replay->add_option("--pct-depth", replay_args.pct_depth, "PCT bug depth")->check(CLI::Range(1, 10))->capture_default_str();
+  replay->add_option("--pct-steps", replay_args.pct_steps, "PCT's k, as the printed replay command gives it (0: measured)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   replay->add_option("--scenarios-dir", replay_args.scenarios_dir, "Folder of bundled scenarios");
   replay->add_flag("--shrunk", replay_args.shrunk, "Replay the shrunk counterexample of this seed instead of the run itself");
   replay->add_option("--invariant", replay_args.invariant, "With --shrunk: which violation to shrink for (default: the first)");

@@ -32,6 +32,7 @@ std::string TaskEnv::token() {
 
 void TaskEnv::note(std::string_view text) {
   if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kNote, std::string(text));
+  scheduler_.note(std::string(text));
 }
 
 }  // namespace twice::env

@@ -21,10 +21,29 @@ std::string scenario_ref(const gateway::Scenario& scenario) {
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget) {
   std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", handler, scenario_ref(scenario), seed);
-  if (strategy.kind == sim::StrategyKind::kPct) cmd += fmt::format(" --strategy pct --pct-depth {}", strategy.pct_depth);
+  if (strategy.kind == sim::StrategyKind::kPct)
+    cmd += fmt::format(" --strategy pct --pct-depth {} --pct-steps {}", strategy.pct_depth, strategy.pct_max_steps);
   if (shrunk) cmd += " --shrunk";
   if (shrunk && shrink_budget != kReplayShrinkBudget) cmd += fmt::format(" --shrink-budget {}", shrink_budget);
   return cmd;
+}
+
+int measure_pct_steps(const gateway::Scenario& scenario, const HandlerInfo& handler) {
+  constexpr int kCalibrationRuns = 5;
+  int most = 1;
+  for (int i = 0; i < kCalibrationRuns; ++i) {
+    const run::RunResult r = run::simulate(
+        run::RunSpec{&scenario, &handler, {}, sim::derive_seed(0, static_cast<std::uint64_t>(i)), std::nullopt, false});
+    most = std::max(most, r.choice_points);
+  }
+  return most;
+}
+
+sim::StrategySpec resolve_strategy(const sim::StrategySpec& strategy, const gateway::Scenario& scenario,
+                                   const HandlerInfo& handler) {
+  sim::StrategySpec s = strategy;
+  if (s.kind == sim::StrategyKind::kPct && s.pct_max_steps <= 0) s.pct_max_steps = measure_pct_steps(scenario, handler);
+  return s;
 }
 
 namespace {
@@ -83,8 +102,10 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   return cex;
 }
 
-CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
+CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& given,
                         const Expectation& expected) {
+  ExploreOptions options = given;
+  options.strategy = resolve_strategy(given.strategy, scenario, handler);
   CellResult cell;
   cell.handler = handler.name;
   cell.scenario = scenario.name;

@@ -122,6 +122,7 @@ class Run final : public endpoint::ReplySink {
     accepted_invalid_.judge(observed);
     acks_.judge(observed);
     result_.steps = scheduler_.steps();
+    result_.choice_points = scheduler_.choice_points();
     result_.end_time = scheduler_.now();
     result_.tasks = endpoint_.tasks();
     check::CheckOptions options;
@@ -200,7 +201,8 @@ RunResult simulate(const RunSpec& spec) {
 
   RunResult result;
   result.seed = spec.seed;
-  result.trace.set_recording(spec.record_trace);
+  // A named script matches its steps against the operations' traced text.
+  result.trace.set_recording(spec.record_trace || !spec.strategy.steps.empty());
   sim::Choices choices = spec.choices ? sim::Choices(*spec.choices) : sim::Choices(spec.seed);
 
   const std::string db_name = env::fresh_database_path();

@@ -41,6 +41,7 @@ struct RunResult {
   std::vector<std::uint64_t> choices;  // replaying these reproduces the run
   std::map<int, TaskInfo> tasks;
   int steps = 0;
+  int choice_points = 0;  // steps at which more than one task could run
   Micros end_time = 0;
 
   bool has(std::string_view invariant) const;

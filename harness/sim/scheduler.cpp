@@ -23,11 +23,24 @@ struct Scheduler::Task {
   int dead_calls = 0;
   bool paused_here = false;  // this scheduling point already drew its pause
   std::string pending;       // what the task will do when resumed
+  std::vector<std::string> notes;  // what it wrote with Env::note
   std::unique_ptr<Fiber> fiber;  // from its start to its end
 };
 
 Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits)
-    : strategy_(make_strategy(strategy, choices)), choices_(choices), trace_(trace), limits_(limits) {}
+    : strategy_(make_strategy(strategy, choices, *this)),
+      choices_(choices),
+      trace_(trace),
+      limits_(limits),
+      keep_notes_(strategy.kind == StrategyKind::kScripted && !strategy.steps.empty()) {}
+
+const std::string& Scheduler::pending(int id) const { return tasks_.at(id)->pending; }
+const std::vector<std::string>& Scheduler::notes(int id) const { return tasks_.at(id)->notes; }
+
+void Scheduler::note(std::string text) {
+  if (!keep_notes_) return;  // only a named script reads them
+  if (auto it = tasks_.find(current_); it != tasks_.end()) it->second->notes.push_back(std::move(text));
+}
 
 Scheduler::~Scheduler() {
   // A run that ended early (an exception on the scheduler side) may leave
@@ -117,6 +130,7 @@ void Scheduler::run() {
       continue;
     }
 
+    if (enabled.size() > 1) ++choice_points_;
     Task& t = task(strategy_->pick(enabled, last_, choices_));
     if (faults_ && t.started && !t.paused_here) {
       // The task stalls before its operation; the clock moves on for the others.

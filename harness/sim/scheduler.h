@@ -49,7 +49,7 @@ struct SchedulerLimits {
   int run_step_budget = 200'000;  // the whole run, all tasks together
 };
 
-class Scheduler {
+class Scheduler final : private TaskView {
  public:
   Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits);
   ~Scheduler();
@@ -71,6 +71,8 @@ class Scheduler {
 
   Micros now() const { return now_; }
   int steps() const { return steps_; }
+  // Steps at which more than one task could run: the real choices (PCT's k).
+  int choice_points() const { return choice_points_; }
   // Tasks killed for exceeding the step budget, with why.
   const std::vector<std::string>& stuck() const { return stuck_; }
   // Called when a task's database locks may have been released (a
@@ -93,6 +95,8 @@ class Scheduler {
   // True once this task is being unwound: Env calls then do nothing.
   bool killed() const;
   void record(EventKind kind, std::string text, std::string result = {});
+  // The current task wrote `text` with Env::note: a named script may stop there.
+  void note(std::string text);
   // False when the run's trace is not being recorded: callers then skip
   // building the text they would pass to record() and point().
   bool tracing() const { return trace_.recording(); }
@@ -106,12 +110,16 @@ class Scheduler {
   void kill(Task& task, const std::string& why, bool stuck);
   void crash();  // every task of the process dies
   Task& task(int id) { return *tasks_.at(id); }
+  // TaskView, for the strategy.
+  const std::string& pending(int task) const override;
+  const std::vector<std::string>& notes(int task) const override;
 
   std::unique_ptr<Strategy> strategy_;
   Choices& choices_;
   Trace& trace_;
   SchedulerLimits limits_;
   ProcessFaults* faults_ = nullptr;
+  bool keep_notes_;
 
   struct Timer {
     Micros at;
@@ -128,6 +136,7 @@ class Scheduler {
   int last_ = 0;
   Micros now_ = 0;
   int steps_ = 0;
+  int choice_points_ = 0;
   std::vector<std::string> stuck_;
 };
 

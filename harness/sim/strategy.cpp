@@ -44,6 +44,9 @@ class PctStrategy final : public Strategy {
     priority_[task] = depth_ + static_cast<long>(choices.draw(1'000'000));
   }
   int pick(const std::vector<int>& enabled, int last, Choices&) override {
+    // Only real choices count as PCT's steps: a point where one task alone
+    // can run is no place to change a priority.
+    if (enabled.size() == 1) return enabled.front();
     for (std::size_t j = 0; j < change_points_.size(); ++j)
       if (change_points_[j] == step_ && priority_.count(last)) priority_[last] = depth_ - 1 - static_cast<long>(j);
     ++step_;
@@ -82,10 +85,59 @@ class ScriptedStrategy final : public Strategy {
   int spawned_ = 0;
 };
 
+// Named steps: the step's task runs until its pending operation names the
+// step's `until` (then it runs that operation, and the next step begins), or
+// until it has written a note of that text (the next step begins at once).
+// While the step's task cannot run (not arrived, waiting on a lock), the
+// task that ran last goes on, else the lowest-numbered one; past the last
+// step, likewise.
+class NamedScriptStrategy final : public Strategy {
+ public:
+  NamedScriptStrategy(std::vector<ScriptStep> steps, const TaskView& tasks) : steps_(std::move(steps)), tasks_(tasks) {}
+  void on_spawn(int task, Choices&) override { spawned_ = std::max(spawned_, task); }
+  int pick(const std::vector<int>& enabled, int last, Choices&) override {
+    while (next_ < steps_.size()) {
+      const ScriptStep& step = steps_[next_];
+      if (step.task > spawned_) break;  // not spawned yet: wait for it
+      if (wrote_note(step)) {
+        ++next_;
+        continue;
+      }
+      if (std::find(enabled.begin(), enabled.end(), step.task) == enabled.end()) break;
+      if (tasks_.pending(step.task).find(step.until) != std::string::npos) ++next_;
+      return step.task;
+    }
+    if (std::find(enabled.begin(), enabled.end(), last) != enabled.end()) return last;
+    return enabled.front();
+  }
+
+ private:
+  // The step's note was written since the last step of the same task ended.
+  bool wrote_note(const ScriptStep& step) {
+    const auto& notes = tasks_.notes(step.task);
+    std::size_t& seen = notes_seen_[step.task];
+    for (std::size_t i = seen; i < notes.size(); ++i) {
+      if (notes[i] == step.until) {
+        seen = i + 1;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  std::vector<ScriptStep> steps_;
+  const TaskView& tasks_;
+  std::size_t next_ = 0;
+  int spawned_ = 0;
+  std::map<int, std::size_t> notes_seen_;
+};
+
 }  // namespace
 
-std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Choices& choices) {
+std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Choices& choices, const TaskView& tasks) {
   if (spec.kind == StrategyKind::kPct) return std::make_unique<PctStrategy>(spec, choices);
+  if (spec.kind == StrategyKind::kScripted && !spec.steps.empty())
+    return std::make_unique<NamedScriptStrategy>(spec.steps, tasks);
   if (spec.kind == StrategyKind::kScripted) return std::make_unique<ScriptedStrategy>(spec.script);
   return std::make_unique<RandomStrategy>();
 }

@@ -127,7 +127,7 @@ TEST_F(DbTest, DeadlockGivesOneTaskSqliteBusy) {
     };
   };
   // Both read before either writes: T1 starts, BEGINs, reads; T2 the same; T1 writes; T2 writes.
-  sim::StrategySpec script{sim::StrategyKind::kScripted, 2, 200, {1, 1, 1, 2, 2, 2, 1, 2}};
+  sim::StrategySpec script{sim::StrategyKind::kScripted, 2, 200, {1, 1, 1, 2, 2, 2, 1, 2}, {}};
   run_tasks({body("a"), body("b")}, {}, script);
   ASSERT_EQ(outcomes.size(), 2u) << trace_;
   int busy = 0;

@@ -13,6 +13,7 @@ namespace {
 
 using testing::invariants_of;
 using testing::run_script;
+using testing::run_steps;
 
 // check-then-act: T1 SELECT, T2 SELECT (both see WAIT_PAY), then both write.
 TEST(Regression, CheckThenActDoubleCreditsWhenBothReadBeforeEitherWrites) {
@@ -94,6 +95,64 @@ TEST(Regression, RefundCheckThenActRefundsTwiceWhenBothCopiesReadPaid) {
     EXPECT_TRUE(ok.verdict.violations.empty()) << h << "\n" << sim::format_trace(ok.trace);
     EXPECT_EQ(ok.verdict.accounts[0].balance, 0) << h;
   }
+}
+
+// The same bug, its interleaving named by statements instead of counted
+// steps: "T1 SELECT, then T2 SELECT" (then T2, the task that ran last, runs
+// to its end, then T1).
+TEST(Regression, NamedStepsForceTheCheckThenActInterleaving) {
+  const auto s = testing::concurrent_copies_scenario(1);
+  const auto r = run_steps(s, "check-then-act", {{1, "SELECT user_id"}, {2, "SELECT user_id"}});
+  EXPECT_EQ(invariants_of(r), std::vector<std::string>{"double_credit"}) << sim::format_trace(r.trace);
+  // And T1 run through its credit before T2 starts reading is safe.
+  const auto ok = run_steps(s, "check-then-act", {{1, "INSERT INTO ledger"}, {2, "SELECT user_id"}});
+  EXPECT_TRUE(ok.verdict.violations.empty()) << sim::format_trace(ok.trace);
+}
+
+// check-then-act with one statement more before its read, and a note where
+// it decides: a script that counts steps no longer forces the race, one that
+// names them still does.
+class CheckThenActWithAudit final : public Handler {
+ public:
+  Reply handle(const Notify& n, Env& env) override {
+    Db& db = env.db();
+    (void)db.exec("SELECT COUNT(*) FROM callback_log");  // the statement a later version gained
+    const Result order = db.exec("SELECT status FROM orders WHERE order_no = ?", {n.out_trade_no});
+    if (!order.ok() || order.empty()) return Reply::fail("unknown order");
+    env.note("decided");
+    if (order.rows[0][0].as_text() != "WAIT_PAY") return Reply::ack(n);
+    if (!db.exec("UPDATE orders SET status = 'PAID' WHERE order_no = ?", {n.out_trade_no}).ok()) return Reply::fail();
+    if (!db.exec("INSERT INTO ledger(order_no, user_id, amount) SELECT order_no, user_id, amount FROM orders "
+                 "WHERE order_no = ?",
+                 {n.out_trade_no})
+             .ok())
+      return Reply::fail();
+    if (!db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = (SELECT user_id FROM orders WHERE "
+                 "order_no = ?)",
+                 {n.amount, n.out_trade_no})
+             .ok())
+      return Reply::fail();
+    return Reply::ack(n);
+  }
+};
+
+TEST(Regression, NamedStepsSurviveAHandlerGainingAStatement) {
+  static const HandlerInfo audit{"check-then-act-with-audit", "",
+                                 [] { return std::make_unique<CheckThenActWithAudit>(); }};
+  const auto s = testing::concurrent_copies_scenario(1);
+  // Counted for the old handler (start, SELECT): T1 now stops before its
+  // read, so T2 runs first to its end and T1 reads PAID.
+  sim::StrategySpec old_script;
+  old_script.kind = sim::StrategyKind::kScripted;
+  old_script.script = {1, 1, 2, 2};
+  const auto by_count = run::simulate(run::RunSpec{&s, &audit, old_script, 0, std::nullopt});
+  EXPECT_TRUE(by_count.verdict.violations.empty()) << sim::format_trace(by_count.trace);
+  // Named: the race is forced whatever came before the read.
+  const auto by_name = run_steps(s, audit, {{1, "SELECT status"}, {2, "SELECT status"}});
+  EXPECT_EQ(invariants_of(by_name), std::vector<std::string>{"double_credit"}) << sim::format_trace(by_name.trace);
+  // By the handler's own note: each task stops right after deciding.
+  const auto by_note = run_steps(s, audit, {{1, "decided"}, {2, "decided"}});
+  EXPECT_EQ(invariants_of(by_note), std::vector<std::string>{"double_credit"}) << sim::format_trace(by_note.trace);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ TEST(Scheduler, SameSeedSameInterleavingAndSeedsDiffer) {
 }
 
 TEST(Scheduler, PctIsDeterministicToo) {
-  StrategySpec pct{StrategyKind::kPct, 3, 50, {}};
+  StrategySpec pct{StrategyKind::kPct, 3, 50, {}, {}};
   EXPECT_EQ(interleaving(pct, 3, 3, 5), interleaving(pct, 3, 3, 5));
 }
 
@@ -199,7 +199,7 @@ TEST(Scheduler, EachTaskKeepsItsOwnExceptionState) {
 }
 
 TEST(Scheduler, ScriptedStrategyFollowsTheScript) {
-  StrategySpec script{StrategyKind::kScripted, 2, 200, {1, 2, 2, 1, 1, 2}};
+  StrategySpec script{StrategyKind::kScripted, 2, 200, {1, 2, 2, 1, 1, 2}, {}};
   const auto order = interleaving(script, 0, 2, 2);
   // starts are scheduling points too: T1 starts, T2 starts, T2 p0, T1 p0, T1 p1, T2 p1
   const std::vector<std::pair<int, int>> expected = {{2, 0}, {1, 0}, {1, 1}, {2, 1}};
