@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_support.h"
+#include "env/seed.h"
 #include "env/seeded_database.h"
 #include "env/sqlite_db.h"
 #include "run/simulate.h"
@@ -52,15 +53,9 @@ std::vector<std::string> statements_of(const run::RunResult& r) {
 std::string seeded_database(const gateway::Scenario& scenario, const Schema& schema) {
   const std::string path = env::fresh_database_path();
   env::create_seeded_database(path, fmt::format("bench {} {}", scenario.name, schema.setup_sql), [&](sqlite3* conn) {
-    env::exec_script(conn, schema.setup_sql);
-    std::vector<std::string> users;
-    for (const auto& o : scenario.orders) {
-      env::query(conn, schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency});
-      if (std::find(users.begin(), users.end(), o.user) == users.end()) {
-        users.push_back(o.user);
-        env::query(conn, schema.insert_account_sql, {o.user});
-      }
-    }
+    std::vector<env::SeedOrder> orders;
+    for (const auto& o : scenario.orders) orders.push_back({o.order_no, o.user, o.amount, o.currency});
+    (void)env::seed_database(conn, schema, orders);
   });
   return path;
 }

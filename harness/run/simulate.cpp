@@ -9,6 +9,7 @@
 #include "check/invariants/during_run.h"
 #include "endpoint/endpoint.h"
 #include "env/lock_service.h"
+#include "env/seed.h"
 #include "env/seeded_database.h"
 #include "env/sqlite_db.h"
 #include "fault/fault_plan.h"
@@ -27,20 +28,11 @@ bool RunResult::has(std::string_view invariant) const {
 
 namespace {
 
-// The database the run starts from: the handler's schema, every order
-// waiting for payment, every user's account at zero.
+// The database the run starts from, seeded from the scenario's orders.
 void seed_database(sqlite3* conn, const gateway::Scenario& scenario, const Schema& schema) {
-  if (auto err = env::exec_script(conn, schema.setup_sql); !err.empty())
-    throw std::runtime_error("the handler's schema: " + err);
-  std::set<std::string> users;
-  for (const auto& o : scenario.orders) {
-    if (auto r = env::query(conn, schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}); !r.ok())
-      throw std::runtime_error("seeding order " + o.order_no + ": " + r.status.to_string());
-    if (users.insert(o.user).second) {
-      if (auto r = env::query(conn, schema.insert_account_sql, {o.user}); !r.ok())
-        throw std::runtime_error("seeding account " + o.user + ": " + r.status.to_string());
-    }
-  }
+  std::vector<env::SeedOrder> orders;
+  for (const auto& o : scenario.orders) orders.push_back({o.order_no, o.user, o.amount, o.currency});
+  if (Status s = env::seed_database(conn, schema, orders); !s.ok()) throw std::runtime_error(s.message());
 }
 
 // Everything seed_database() reads: runs with equal keys start from equal databases.

@@ -1,6 +1,7 @@
 #include "stress/stress_runner.h"
 
 #include "endpoint/http_answer.h"
+#include "env/seed.h"
 
 #include <stdlib.h>
 
@@ -172,36 +173,13 @@ Notify stress_notify(const gateway::OrderSpec& order) {
 }
 
 Status seed_stress_database(sqlite3* conn, const Schema& schema, long orders, int groups) {
-  if (auto err = env::exec_script(conn, schema.setup_sql); !err.empty()) return Status::error("the handler's schema: " + err);
-  if (auto err = env::exec_script(conn, "BEGIN"); !err.empty()) return Status::error(err);
-  sqlite3_stmt* insert_order = nullptr;
-  sqlite3_stmt* insert_account = nullptr;
-  Status status;
-  if (sqlite3_prepare_v2(conn, schema.insert_order_sql.c_str(), -1, &insert_order, nullptr) != SQLITE_OK ||
-      sqlite3_prepare_v2(conn, schema.insert_account_sql.c_str(), -1, &insert_account, nullptr) != SQLITE_OK)
-    status = Status::error(std::string("the handler's seeding statements: ") + sqlite3_errmsg(conn));
-  std::set<std::string> users;
-  for (long i = 0; i < orders && status.is_ok(); ++i) {
+  std::vector<env::SeedOrder> seed;
+  seed.reserve(static_cast<std::size_t>(orders));
+  for (long i = 0; i < orders; ++i) {
     const gateway::OrderSpec o = stress_order(i, groups);
-    sqlite3_bind_text(insert_order, 1, o.order_no.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(insert_order, 2, o.user.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(insert_order, 3, o.amount);
-    sqlite3_bind_text(insert_order, 4, o.currency.c_str(), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(insert_order) != SQLITE_DONE)
-      status = Status::error(fmt::format("seeding order {}: {}", o.order_no, sqlite3_errmsg(conn)));
-    sqlite3_reset(insert_order);
-    if (status.is_ok() && users.insert(o.user).second) {
-      sqlite3_bind_text(insert_account, 1, o.user.c_str(), -1, SQLITE_TRANSIENT);
-      if (sqlite3_step(insert_account) != SQLITE_DONE)
-        status = Status::error(fmt::format("seeding account {}: {}", o.user, sqlite3_errmsg(conn)));
-      sqlite3_reset(insert_account);
-    }
+    seed.push_back({o.order_no, o.user, o.amount, o.currency});
   }
-  sqlite3_finalize(insert_order);
-  sqlite3_finalize(insert_account);
-  if (auto err = env::exec_script(conn, status.is_ok() ? "COMMIT" : "ROLLBACK"); !err.empty() && status.is_ok())
-    status = Status::error(err);
-  return status;
+  return env::seed_database(conn, schema, seed);
 }
 
 Status run_stress(const StressOptions& options, StressReport& report) {
