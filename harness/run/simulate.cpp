@@ -229,17 +229,31 @@ class Run {
   // A job ticks while the gateway still works on a notification, and for a
   // while after the last payment (long enough for the reconciler's 30 minutes
   // and the closer's close_after), so that a run ends when nothing can change.
-  void schedule_tick(const std::string& name, Job* job, Micros at) {
-    scheduler_.at(at, [this, name, job] {
+  // Past that, a tick the process missed (down) or did not finish (a crash)
+  // is run again, as the restarted process would, up to a day of ticks: else
+  // a reconciler that crashed at every tick until the horizon lost a payment
+  // the next tick would have found (1 run in 500 of crash-mid-handler).
+  static constexpr int kTicksAfterTheHorizon = 144;
+
+  void schedule_tick(const std::string& name, Job* job, Micros at, int retries = kTicksAfterTheHorizon) {
+    scheduler_.at(at, [this, name, job, retries] {
+      const bool more = scheduler_.now() < horizon() || !gateway_.idle();
+      const Micros next = scheduler_.now() + job->interval();
       if (!down()) {
-        const int id = scheduler_.spawn(name, scheduler_.now(), [this, job] {
-          env::TaskEnv env(services());
-          job->run(env, handler_);
-        });
+        const int id = scheduler_.spawn(
+            name, scheduler_.now(),
+            [this, job] {
+              env::TaskEnv env(services());
+              job->run(env, handler_);
+            },
+            [this, name, job, more, retries, next](bool killed) {
+              if (!more && killed && retries > 0) schedule_tick(name, job, next, retries - 1);
+            });
         result_.tasks[id] = TaskInfo{name, ""};
+      } else if (!more && retries > 0) {
+        schedule_tick(name, job, next, retries - 1);
       }
-      if (scheduler_.now() < horizon() || !gateway_.idle())
-        schedule_tick(name, job, scheduler_.now() + job->interval());
+      if (more) schedule_tick(name, job, next);
     });
   }
 

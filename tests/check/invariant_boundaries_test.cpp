@@ -8,6 +8,7 @@
 
 #include "check/violation.h"
 #include "prepared_database.h"
+#include "twice/schema.h"
 
 namespace twice {
 namespace {
@@ -352,6 +353,21 @@ TEST(InvariantBoundary, AReversalWithNoRefundAtTheGatewayIsADoubleRefund) {
   ASSERT_EQ(names_of(v), (Names{"double_credit", "double_refund"}));
   EXPECT_NE(v.violations[1].detail.find("yet the gateway refunded nothing"), std::string::npos)
       << v.violations[1].detail;
+}
+
+// --- settled_in_database(): what ack_before_commit asks at each ack.
+
+TEST(InvariantBoundary, AnOrderIsSettledOnceCreditedOrFlaggedAndNotWithAZeroCount) {
+  PreparedDatabase db({order("O-1"), order("O-2"), order("O-3")});
+  // A handler's own schema may list every order with its count, zero included.
+  Schema schema = reference_schema();
+  schema.credits_sql =
+      "SELECT o.order_no, (SELECT COUNT(*) FROM ledger l WHERE l.order_no = o.order_no AND l.amount > 0) FROM orders o";
+  db.credit("O-1", "alice", 100);
+  db.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-2', 100);");
+  EXPECT_TRUE(check::settled_in_database(db.connection(), schema, "O-1"));
+  EXPECT_TRUE(check::settled_in_database(db.connection(), schema, "O-2"));
+  EXPECT_FALSE(check::settled_in_database(db.connection(), schema, "O-3")) << "a count of 0 is not a credit";
 }
 
 // --- stuck: a task killed for its step budget, or an oracle query that fails.

@@ -34,6 +34,7 @@ class PreparedDatabase {
 
   // The gateway's records, one per payment: edit them as the gateway would.
   std::vector<gateway::PaymentRecord>& payments() { return payments_; }
+  sqlite3* connection() const { return conn_; }
 
   check::Verdict check(const std::vector<check::Violation>& observed = {}, const check::CheckOptions& options = {},
                        const std::vector<std::string>& stuck = {}) const;
