@@ -107,22 +107,18 @@ run_suite() {
   echo ""
 }
 
-# mutate ID apply|restore
+# mutate FILE ANCHOR REPLACEMENT: saves the file first; restore FILE puts it back byte for byte.
 mutate() {
-  python3 - "$SRC" "$LIST" "$1" "$2" <<'EOF'
+  cp -p "$SRC/$1" "$WORK/original"
+  python3 - "$SRC/$1" "$2" "$3" <<'EOF'
 import sys
-src, path, want, how = sys.argv[1:5]
-for line in open(path, encoding="utf-8"):
-    f = line.rstrip("\n").split("\t")
-    if line.startswith("#") or len(f) < 4 or f[0] != want:
-        continue
-    target = f"{src}/{f[1]}"
-    text = open(target, encoding="utf-8").read()
-    old, new = (f[2], f[3]) if how == "apply" else (f[3], f[2])
-    assert text.count(old) == 1, f"{want}: cannot {how} in {target}"
-    open(target, "w", encoding="utf-8").write(text.replace(old, new))
+target, old, new = sys.argv[1:4]
+text = open(target, encoding="utf-8").read()
+assert text.count(old) == 1, f"the anchor is not found exactly once in {target}"
+open(target, "w", encoding="utf-8").write(text.replace(old, new))
 EOF
 }
+restore() { cp "$WORK/original" "$SRC/$1"; }
 
 echo "== the suite with no mutant (scratch copy in $WORK)" >&2
 build || { tail -30 "$WORK/build.log" >&2; echo "twice: the scratch copy does not build" >&2; exit 2; }
@@ -137,7 +133,7 @@ for row in "${MUTANTS[@]}"; do
   if (($#)) && [[ " $* " != *" $id "* ]]; then continue; fi
   total=$((total + 1))
   start=$SECONDS
-  mutate "$id" apply
+  mutate "$file" "$anchor" "$replacement"
   if ! build; then
     result="does not compile"; uncompiled+=("$id"); broken=$((broken + 1))
   else
@@ -151,7 +147,7 @@ for row in "${MUTANTS[@]}"; do
       result="SURVIVED"; survivors+=("$id ($file: $replacement)")
     fi
   fi
-  mutate "$id" restore
+  restore "$file"
   printf '[%2d] %-44s %s  (%ds)\n' "$total" "$id" "$result" $((SECONDS - start))
 done
 build >/dev/null 2>&1 || true  # leave the scratch build unmutated
