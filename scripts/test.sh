@@ -43,8 +43,12 @@ if [ "${TWICE_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake -S "$ROOT" -B "$SAN_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTWICE_SANITIZE=ON -DCMAKE_CXX_FLAGS=-O1 >/dev/null
   ninja -C "$SAN_DIR" -j"${TWICE_JOBS:-2}" tests/twice_tests >"$SAN_DIR/build.log" 2>&1 ||
     { tail -40 "$SAN_DIR/build.log" >&2; echo "twice: the sanitizer build failed ($SAN_DIR/build.log)" >&2; exit 1; }
-  echo "== core tests under ASan+UBSan" >&2
-  "$SAN_DIR/tests/twice_tests" --gtest_brief=1 || rc=$?
+  # The same fixed RapidCheck seed and case count as ctest gives twice_tests,
+  # read from tests/CMakeLists.txt so the two cannot drift apart.
+  RC_FIXED="$(sed -n 's/.*"RC_PARAMS=\(seed=[0-9]* max_success=[0-9]*\)".*/\1/p' "$ROOT/tests/CMakeLists.txt" | head -1)"
+  [ -n "$RC_FIXED" ] || { echo "twice: no RC_PARAMS for twice_tests in tests/CMakeLists.txt" >&2; exit 1; }
+  echo "== core tests under ASan+UBSan (RC_PARAMS=$RC_FIXED)" >&2
+  RC_PARAMS="$RC_FIXED" "$SAN_DIR/tests/twice_tests" --gtest_brief=1 || rc=$?
 fi
 
 cd "$BUILD_DIR"

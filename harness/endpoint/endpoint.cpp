@@ -90,13 +90,18 @@ void Endpoint::maybe_redeliver(const Delivery& delivery) {
   });
 }
 
-void Endpoint::run_job(const std::string& name, Job& job) {
-  if (down()) return;
-  const int id = scheduler_.spawn(name, scheduler_.now(), [this, &job] {
-    env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway});
-    job.run(env, handler_);
-  });
-  tasks_[id] = TaskInfo{name, ""};
+std::optional<int> Endpoint::run_job(const std::string& name, Job& job) {
+  if (down()) return std::nullopt;
+  auto id = std::make_shared<int>(0);
+  *id = scheduler_.spawn(
+      name, scheduler_.now(),
+      [this, &job] {
+        env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway});
+        job.run(env, handler_);
+      },
+      [this, id](bool killed) { replies_.job_ended(*id, killed); });
+  tasks_[*id] = TaskInfo{name, ""};
+  return *id;
 }
 
 std::optional<Micros> Endpoint::pause_before(int task, const std::string& pending) {

@@ -38,6 +38,8 @@ class ReplySink {
   virtual void replied(const Delivery& delivery, std::optional<Reply> reply, bool early) = 0;
   // An invalid delivery (kInvalid) whose task `task` committed a change.
   virtual void invalid_committed(const Delivery& delivery, int task) = 0;
+  // A background job's task `task` (run_job) ended; `killed`: by a crash.
+  virtual void job_ended(int task, bool killed) = 0;
 };
 
 // What the endpoint's tasks use: the run's database connections, lock
@@ -57,8 +59,8 @@ class Endpoint final : public sim::ProcessFaults {
 
   // A task that serves `delivery` when it arrives. Returns the task id.
   int accept(Delivery delivery);
-  // A task that runs one tick of `job` now, unless the process is down.
-  void run_job(const std::string& name, Job& job);
+  // A task that runs one tick of `job` now; nullopt when the process is down.
+  std::optional<int> run_job(const std::string& name, Job& job);
 
   bool down() const { return scheduler_.now() < down_until_; }
   // Every task the endpoint started, by id.

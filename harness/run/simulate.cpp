@@ -155,11 +155,34 @@ class Run final : public endpoint::ReplySink {
   // A job ticks while the gateway still works on a notification, and for a
   // while after the last payment (long enough for the reconciler's 30 minutes
   // and the closer's close_after), so that a run ends when nothing can change.
-  void schedule_tick(const std::string& name, Job* job, Micros at) {
-    scheduler_.at(at, [this, name, job] {
-      endpoint_.run_job(name, *job);
-      if (scheduler_.now() < horizon() || !gateway_.idle())
-        schedule_tick(name, job, scheduler_.now() + job->interval());
+  // Past that, a tick the process missed (down) or did not finish (a crash)
+  // is run again, as the restarted process would, up to a day of ticks: else
+  // a reconciler that crashed at every tick until the horizon lost a payment
+  // the next tick would have found (1 run in 500 of crash-mid-handler).
+  static constexpr int kTicksAfterTheHorizon = 144;
+
+  void schedule_tick(const std::string& name, Job* job, Micros at, int retries = kTicksAfterTheHorizon) {
+    scheduler_.at(at, [this, name, job, retries] {
+      const bool more = scheduler_.now() < horizon() || !gateway_.idle();
+      const Micros next = scheduler_.now() + job->interval();
+      if (const std::optional<int> task = endpoint_.run_job(name, *job)) {
+        if (!more && retries > 0) retry_if_killed_[*task] = Tick{name, job, next, retries - 1};
+      } else if (!more && retries > 0) {
+        schedule_tick(name, job, next, retries - 1);
+      }
+      if (more) schedule_tick(name, job, next);
+    });
+  }
+
+  // endpoint::ReplySink: a job's task ended; a tick past the horizon that a
+  // crash killed runs again.
+  void job_ended(int task, bool killed) override {
+    const auto it = retry_if_killed_.find(task);
+    if (it == retry_if_killed_.end()) return;
+    const Tick tick = it->second;
+    retry_if_killed_.erase(it);
+    if (killed) schedule_tick(tick.name, tick.job, tick.at, tick.retries);
+  }
     });
   }
 
@@ -183,6 +206,13 @@ class Run final : public endpoint::ReplySink {
   check::AckBeforeCommit acks_;
   check::AcceptedInvalid accepted_invalid_;
   std::vector<std::unique_ptr<Job>> jobs_;
+  struct Tick {
+    std::string name;
+    Job* job;
+    Micros at;
+    int retries;
+  };
+  std::map<int, Tick> retry_if_killed_;  // job tasks past the horizon, by task id
 };
 
 }  // namespace

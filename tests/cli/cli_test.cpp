@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../unique_temp_dir.h"
+
 namespace {
 
 struct Output {
@@ -30,9 +32,7 @@ Output twice(const std::string& args) {
 }
 
 std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / "twice-cli-test";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  return (twice::testing::unique_temp_dir() / name).string();
 }
 
 TEST(Cli, CheckThenActOnConcurrentDuplicatesReportsDoubleCreditWithSeedAndSmallCounterexample) {

@@ -5,14 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "../unique_temp_dir.h"
+
 namespace twice::gateway {
 namespace {
 
 class ScenarioFile : public ::testing::Test {
  protected:
   std::string write(const std::string& body) {
-    const auto dir = std::filesystem::temp_directory_path() / "twice-scenario-test";
-    std::filesystem::create_directories(dir);
+    const auto& dir = twice::testing::unique_temp_dir();
     path_ = (dir / (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".toml")).string();
     std::ofstream(path_) << body;
     return path_;

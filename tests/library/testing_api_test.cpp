@@ -12,6 +12,7 @@
 #include "twice/gtest.h"
 #include "twice/rapidcheck.h"
 #include "twice/testing.h"
+#include "../unique_temp_dir.h"
 
 namespace {
 
@@ -92,8 +93,7 @@ TEST(TestingApi, TheSameOptionsGiveTheSameReportOnAnyNumberOfJobs) {
 }
 
 TEST(TestingApi, AScenarioFileOfYourOwnIsNamedByItsPath) {
-  const auto dir = std::filesystem::temp_directory_path() / "twice-testing-api";
-  std::filesystem::create_directories(dir);
+  const auto& dir = twice::testing::unique_temp_dir();
   const auto path = dir / "double-tap.toml";
   std::ofstream(path) << R"(description = "two copies at once"
 [faults]

@@ -53,6 +53,22 @@ TEST(Choices, ZeroMeansNoFaultAndTheShortestDuration) {
   EXPECT_TRUE(seeded.consumed().empty()) << "certain outcomes are not choices";
 }
 
+TEST(Choices, ChanceIsTrueForExactlyTheTopFractionOfDraws) {
+  // chance(0.25) draws from a million values; the top 250000 of them mean true.
+  Choices below(std::vector<std::uint64_t>{749'999});
+  EXPECT_FALSE(below.chance(0.25));
+  Choices at(std::vector<std::uint64_t>{750'000});
+  EXPECT_TRUE(at.chance(0.25));
+  Choices top(std::vector<std::uint64_t>{999'999});
+  EXPECT_TRUE(top.chance(0.25));
+}
+
+TEST(Choices, BetweenReachesBothEnds) {
+  Choices hi(std::vector<std::uint64_t>{45, 44});
+  EXPECT_EQ(hi.between(5, 50), 50) << "the longest duration is drawable";
+  EXPECT_EQ(hi.between(5, 50), 49);
+}
+
 TEST(DeriveSeed, DistinctAndBelowTwoToThe53) {
   std::set<std::uint64_t> seen;
   for (std::uint64_t i = 0; i < 1000; ++i) {

@@ -1,0 +1,394 @@
+// Every invariant at its boundary and on both sides of it, on a database
+// written by hand (PreparedDatabase): the last state that must pass and the
+// first that must fail. A checker condition moved by one (n > 1 made n > 2,
+// != made <) or dropped fails one of these. The invariants observed during a
+// run (ack_before_commit, accepted_invalid, stuck) and the end-to-end wiring
+// of the others are tested through simulate() in invariants_in_runs_test.cpp.
+#include <gtest/gtest.h>
+
+#include "check/violation.h"
+#include "prepared_database.h"
+#include "twice/schema.h"
+
+namespace twice {
+namespace {
+
+using testing::names_of;
+using testing::PreparedDatabase;
+using Names = std::vector<std::string>;
+
+gateway::OrderSpec order(const std::string& no = "O-1", const std::string& user = "alice", std::int64_t amount = 100) {
+  return gateway::OrderSpec{no, user, amount, "CNY", 0};
+}
+
+gateway::OrderSpec unpaid(const std::string& no = "O-1") {
+  auto o = order(no);
+  o.paid = false;
+  return o;
+}
+
+TEST(InvariantBoundary, EveryInvariantHasABoundaryTestHere) {
+  // A new invariant lands with its boundary tests: this list says which exist.
+  const Names tested = {"double_credit",    "lost_update",        "lost_payment",    "ack_before_commit",
+                        "accepted_invalid", "illegal_transition", "lost_refund",     "double_refund",
+                        "unpaid_credit",    "payload_missing",    "stuck"};
+  Names listed;
+  for (const auto& i : check::invariants()) listed.push_back(std::string(i.name));
+  EXPECT_EQ(listed, tested);
+}
+
+// --- double_credit: more than one credit for one order.
+
+TEST(InvariantBoundary, OneCreditIsNotADoubleCredit) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  const auto v = db.check();
+  EXPECT_EQ(names_of(v), Names{});
+  EXPECT_EQ(v.credits_per_order.at("O-1"), 1);
+}
+
+TEST(InvariantBoundary, ExactlyTwoCreditsAreADoubleCredit) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.credit("O-1", "alice", 100);
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"double_credit"}) << "the balance matches the ledger: nothing else is wrong";
+  EXPECT_EQ(v.violations[0].subject, "O-1");
+  EXPECT_NE(v.violations[0].detail.find("credited 2 times"), std::string::npos) << v.violations[0].detail;
+}
+
+TEST(InvariantBoundary, TwoRebatesForOneOrderAreADoubleCredit) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.sql("INSERT INTO rebates(order_no, referrer, amount) VALUES ('O-1', 'bob', 5);");
+  EXPECT_EQ(names_of(db.check()), Names{});
+  db.sql("INSERT INTO rebates(order_no, referrer, amount) VALUES ('O-1', 'bob', 5);");
+  EXPECT_EQ(names_of(db.check()), Names{"double_credit"});
+}
+
+// --- lost_update: a balance that differs from its ledger, either way.
+
+TEST(InvariantBoundary, ABalanceEqualToItsLedgerIsNoLostUpdate) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  const auto v = db.check();
+  EXPECT_EQ(names_of(v), Names{});
+  ASSERT_EQ(v.accounts.size(), 1u);
+  EXPECT_EQ(v.accounts[0].balance, 100);
+  EXPECT_EQ(v.accounts[0].ledger_sum, 100);
+  EXPECT_EQ(v.accounts[0].should_be, 100);
+}
+
+TEST(InvariantBoundary, ABalanceOneBelowItsLedgerIsALostUpdate) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.sql("UPDATE accounts SET balance = 99 WHERE user_id = 'alice';");
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"lost_update"});
+  EXPECT_EQ(v.violations[0].subject, "alice");
+  EXPECT_NE(v.violations[0].detail.find("holds 99 but its ledger credits sum to 100"), std::string::npos)
+      << v.violations[0].detail;
+}
+
+TEST(InvariantBoundary, ABalanceOneAboveItsLedgerIsALostUpdate) {
+  // A read-modify-write that reads a stale, higher value writes money nobody paid.
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.sql("UPDATE accounts SET balance = 101 WHERE user_id = 'alice';");
+  EXPECT_EQ(names_of(db.check()), Names{"lost_update"});
+}
+
+TEST(InvariantBoundary, EachAccountIsJudgedOnItsOwnLedger) {
+  PreparedDatabase db({order("O-1", "alice"), order("O-2", "bob")});
+  db.credit("O-1", "alice", 100);
+  db.credit("O-2", "bob", 100);
+  // bob's row moved to alice: the totals agree, each account does not.
+  db.sql("UPDATE accounts SET balance = 200 WHERE user_id = 'alice'; UPDATE accounts SET balance = 0 WHERE user_id = 'bob';");
+  const auto v = db.check();
+  EXPECT_EQ(names_of(v), (Names{"lost_update", "lost_update"}));
+}
+
+// --- lost_payment: a payment kept by the gateway, neither credited nor flagged.
+
+TEST(InvariantBoundary, ASettledPaymentWithNoCreditIsLost) {
+  PreparedDatabase db({order()});
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"lost_payment"});
+  EXPECT_NE(v.violations[0].detail.find("and got an ack"), std::string::npos) << v.violations[0].detail;
+  db.payments()[0].acked = false;
+  EXPECT_NE(db.check().violations[0].detail.find("never acked"), std::string::npos);
+}
+
+TEST(InvariantBoundary, ASettledPaymentCreditedOnceOrFlaggedForRefundIsNotLost) {
+  PreparedDatabase credited({order()});
+  credited.credit("O-1", "alice", 100);
+  EXPECT_EQ(names_of(credited.check()), Names{});
+  PreparedDatabase flagged({order()});
+  flagged.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-1', 100);");
+  EXPECT_EQ(names_of(flagged.check()), Names{});
+}
+
+TEST(InvariantBoundary, APaymentNeverSettledNeedsNoCredit) {
+  PreparedDatabase db({unpaid()});
+  EXPECT_EQ(names_of(db.check()), Names{});
+}
+
+TEST(InvariantBoundary, APaymentTheGatewayGaveBackNeedsNoCredit) {
+  PreparedDatabase db({order()});
+  db.payments()[0].refunded = true;
+  EXPECT_EQ(names_of(db.check()), Names{});
+}
+
+TEST(InvariantBoundary, AnOrderPaidTwiceNeedsOneCreditAndOneRefundFlag) {
+  PreparedDatabase db({order()});
+  db.payments().push_back(db.payments()[0]);  // the second payment, over another channel
+  db.credit("O-1", "alice", 100);
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"lost_payment"});
+  EXPECT_NE(v.violations[0].detail.find("paid 2 times; 1 credited and 0 flagged"), std::string::npos)
+      << v.violations[0].detail;
+  db.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-1', 100);");
+  EXPECT_EQ(names_of(db.check()), Names{});
+}
+
+TEST(InvariantBoundary, ACreditTakenBackWithNoRefundNoLongerKeepsThePayment) {
+  // One credit, one reversal and no refund at the gateway: net nothing held.
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.reverse("O-1", "alice", 100);
+  EXPECT_EQ(names_of(db.check()), (Names{"double_refund", "lost_payment"}));
+}
+
+// --- ack_before_commit and accepted_invalid are observed during the run and
+// handed in; the checker reports them as given, once each.
+
+TEST(InvariantBoundary, ViolationsObservedDuringTheRunAreReportedAsGiven) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  EXPECT_EQ(names_of(db.check({})), Names{});
+  const auto v = db.check({{"ack_before_commit", "O-1", "early"}, {"accepted_invalid", "O-9", "forged"}});
+  EXPECT_EQ(names_of(v), (Names{"accepted_invalid", "ack_before_commit"}));
+}
+
+// --- unpaid_credit: a credit for an order the gateway never settled.
+
+TEST(InvariantBoundary, ACreditForAnOrderNeverPaidIsAnUnpaidCredit) {
+  PreparedDatabase db({unpaid()});
+  db.payments()[0].closed = true;
+  db.credit("O-1", "alice", 100);
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"unpaid_credit"});
+  EXPECT_NE(v.violations[0].detail.find("(it closed the trade)"), std::string::npos) << v.violations[0].detail;
+}
+
+TEST(InvariantBoundary, ACreditForAnOrderPaidOnceIsNoUnpaidCredit) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  EXPECT_EQ(names_of(db.check()), Names{});
+}
+
+TEST(InvariantBoundary, ACreditMadeByAnInvalidNotifyIsAcceptedInvalidNotAlsoUnpaid) {
+  PreparedDatabase db({unpaid()});
+  db.credit("O-1", "alice", 100);
+  const auto v = db.check({{"accepted_invalid", "O-1", "a forged notify committed changes"}});
+  EXPECT_EQ(names_of(v), Names{"accepted_invalid"});
+  // Another order's invalid notify excuses nothing here.
+  EXPECT_EQ(names_of(db.check({{"accepted_invalid", "O-2", "forged"}})), (Names{"accepted_invalid", "unpaid_credit"}));
+}
+
+// --- illegal_transition: a status change outside the state machine, or a
+// credit on a CLOSED order.
+
+TEST(InvariantBoundary, TheStateMachinesOwnMovesAreLegal) {
+  PreparedDatabase paid({order("O-1"), unpaid("O-2"), order("O-3")});
+  paid.credit("O-1", "alice", 100);
+  paid.set_status("O-1", "PAID");
+  paid.set_status("O-1", "REFUNDED");
+  paid.set_status("O-2", "CLOSED");
+  // A payment after the close: flagged for refund, so CLOSED -> PAID is allowed.
+  paid.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-3', 100);");
+  paid.set_status("O-3", "CLOSED");
+  paid.set_status("O-3", "PAID");
+  EXPECT_EQ(names_of(paid.check()), Names{});
+}
+
+TEST(InvariantBoundary, ClosedToPaidWithoutARefundFlagIsIllegal) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.set_status("O-1", "CLOSED");
+  db.set_status("O-1", "PAID");
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"illegal_transition"});
+  EXPECT_NE(v.violations[0].detail.find("moved CLOSED -> PAID with no refund flagged"), std::string::npos)
+      << v.violations[0].detail;
+}
+
+TEST(InvariantBoundary, EveryMoveOutsideTheStateMachineIsIllegal) {
+  const std::vector<std::pair<std::string, std::string>> illegal = {
+      {"PAID", "WAIT_PAY"}, {"PAID", "CLOSED"}, {"REFUNDED", "PAID"}, {"CLOSED", "WAIT_PAY"}, {"REFUNDED", "WAIT_PAY"}};
+  for (const auto& [from, to] : illegal) {
+    PreparedDatabase db({unpaid()});
+    if (from != "WAIT_PAY") db.set_status("O-1", from == "REFUNDED" ? "PAID" : from);
+    if (from == "REFUNDED") db.set_status("O-1", "REFUNDED");
+    EXPECT_EQ(names_of(db.check()), Names{}) << "reaching " << from;
+    db.set_status("O-1", to);
+    EXPECT_EQ(names_of(db.check()), Names{"illegal_transition"}) << from << " -> " << to;
+  }
+}
+
+TEST(InvariantBoundary, AnOrderMovedIllegallyTwiceIsReportedOnce) {
+  PreparedDatabase db({unpaid()});
+  db.set_status("O-1", "CLOSED");
+  db.set_status("O-1", "WAIT_PAY");
+  db.set_status("O-1", "CLOSED");
+  db.set_status("O-1", "WAIT_PAY");
+  EXPECT_EQ(names_of(db.check()), Names{"illegal_transition"});
+}
+
+TEST(InvariantBoundary, ACreditOnAClosedOrderIsIllegalAndNoCreditIsNot) {
+  // The close job's UPDATE wins; the order never moved out of the machine,
+  // but a credit on it is money for a trade the merchant closed.
+  PreparedDatabase closed({order()});
+  closed.set_status("O-1", "CLOSED");
+  closed.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-1', 100);");
+  EXPECT_EQ(names_of(closed.check()), Names{});
+  closed.credit("O-1", "alice", 100);
+  const auto v = closed.check();
+  ASSERT_EQ(names_of(v), Names{"illegal_transition"});
+  EXPECT_NE(v.violations[0].detail.find("is CLOSED but was credited"), std::string::npos) << v.violations[0].detail;
+}
+
+// --- payload_missing: a credit whose raw payload was not stored, where the
+// scenario requires it.
+
+TEST(InvariantBoundary, ACreditWithoutItsStoredPayloadIsMissingOnlyWhereRequired) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  check::CheckOptions required;
+  required.payload_required = true;
+  EXPECT_EQ(names_of(db.check({}, {})), Names{}) << "not required: nothing to report";
+  const auto v = db.check({}, required);
+  ASSERT_EQ(names_of(v), Names{"payload_missing"});
+  EXPECT_EQ(v.violations[0].subject, "O-1");
+}
+
+TEST(InvariantBoundary, AnEmptyPayloadIsMissingAndAStoredOneIsNot) {
+  check::CheckOptions required;
+  required.payload_required = true;
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.sql("INSERT INTO callback_log(out_trade_no, payload) VALUES ('O-1', '');");
+  EXPECT_EQ(names_of(db.check({}, required)), Names{"payload_missing"});
+  db.sql("UPDATE callback_log SET payload = '{\"out_trade_no\":\"O-1\"}' WHERE out_trade_no = 'O-1';");
+  EXPECT_EQ(names_of(db.check({}, required)), Names{});
+}
+
+TEST(InvariantBoundary, NoCreditNeedsNoPayload) {
+  check::CheckOptions required;
+  required.payload_required = true;
+  PreparedDatabase db({order()});
+  db.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-1', 100);");
+  EXPECT_EQ(names_of(db.check({}, required)), Names{});
+}
+
+// --- lost_refund and double_refund: credits taken back, against the
+// gateway's refunds.
+
+gateway::OrderSpec refunded_order() {
+  auto o = order();
+  o.refund_after = kMinute;
+  return o;
+}
+
+TEST(InvariantBoundary, ARefundTakenBackOnceIsNeitherLostNorDouble) {
+  PreparedDatabase db({refunded_order()});
+  db.payments()[0].refunded = true;
+  db.credit("O-1", "alice", 100);
+  db.reverse("O-1", "alice", 100);
+  const auto v = db.check();
+  EXPECT_EQ(names_of(v), Names{});
+  EXPECT_EQ(v.accounts[0].balance, 0);
+  EXPECT_EQ(v.accounts[0].should_be, 0);
+}
+
+TEST(InvariantBoundary, ARefundNotTakenBackIsLostAndOnlyWhenTheOrderWasCredited) {
+  PreparedDatabase credited({refunded_order()});
+  credited.payments()[0].refunded = true;
+  credited.credit("O-1", "alice", 100);
+  EXPECT_EQ(names_of(credited.check()), Names{"lost_refund"});
+  PreparedDatabase never_credited({refunded_order()});
+  never_credited.payments()[0].refunded = true;
+  EXPECT_EQ(names_of(never_credited.check()), Names{});
+}
+
+TEST(InvariantBoundary, ARefundTakenBackTwiceIsADoubleRefund) {
+  PreparedDatabase db({refunded_order()});
+  db.payments()[0].refunded = true;
+  db.credit("O-1", "alice", 100);
+  db.credit("O-1", "alice", 100);  // credited twice too: two reversals do not exceed two credits
+  db.reverse("O-1", "alice", 100);
+  EXPECT_EQ(names_of(db.check()), Names{"double_credit"});
+  db.reverse("O-1", "alice", 100);
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), (Names{"double_credit", "double_refund"}));
+  EXPECT_NE(v.violations[1].detail.find("taken back 2 times for one refund"), std::string::npos)
+      << v.violations[1].detail;
+}
+
+TEST(InvariantBoundary, MoreReversalsThanCreditsIsADoubleRefund) {
+  PreparedDatabase db({refunded_order()});
+  db.payments()[0].refunded = true;
+  db.reverse("O-1", "alice", 100);  // taken back, never given
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"double_refund"});
+  EXPECT_NE(v.violations[0].detail.find("taken back 1 times but given 0"), std::string::npos) << v.violations[0].detail;
+}
+
+TEST(InvariantBoundary, AReversalWithNoRefundAtTheGatewayIsADoubleRefund) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.credit("O-1", "alice", 100);
+  db.reverse("O-1", "alice", 100);  // undoes the double credit's extra, but nothing was refunded
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), (Names{"double_credit", "double_refund"}));
+  EXPECT_NE(v.violations[1].detail.find("yet the gateway refunded nothing"), std::string::npos)
+      << v.violations[1].detail;
+}
+
+// --- settled_in_database(): what ack_before_commit asks at each ack.
+
+TEST(InvariantBoundary, AnOrderIsSettledOnceCreditedOrFlaggedAndNotWithAZeroCount) {
+  PreparedDatabase db({order("O-1"), order("O-2"), order("O-3")});
+  // A handler's own schema may list every order with its count, zero included.
+  Schema schema = reference_schema();
+  schema.credits_sql =
+      "SELECT o.order_no, (SELECT COUNT(*) FROM ledger l WHERE l.order_no = o.order_no AND l.amount > 0) FROM orders o";
+  db.credit("O-1", "alice", 100);
+  db.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-2', 100);");
+  EXPECT_TRUE(check::settled_in_database(db.connection(), schema, "O-1"));
+  EXPECT_TRUE(check::settled_in_database(db.connection(), schema, "O-2"));
+  EXPECT_FALSE(check::settled_in_database(db.connection(), schema, "O-3")) << "a count of 0 is not a credit";
+}
+
+// --- stuck: a task killed for its step budget, or an oracle query that fails.
+
+TEST(InvariantBoundary, AStuckTaskIsReportedWithWhy) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  EXPECT_EQ(names_of(db.check({}, {}, {})), Names{});
+  const auto v = db.check({}, {}, {"T1 made 2000 scheduling points"});
+  ASSERT_EQ(names_of(v), Names{"stuck"});
+  EXPECT_EQ(v.violations[0].detail, "T1 made 2000 scheduling points");
+}
+
+TEST(InvariantBoundary, AnOracleQueryThatFailsIsReportedNotTakenAsNothing) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.sql("DROP TABLE accounts;");
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"stuck"});
+  EXPECT_NE(v.violations[0].detail.find("could not read balances"), std::string::npos) << v.violations[0].detail;
+}
+
+}  // namespace
+}  // namespace twice
