@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/fiber.h"
+#include "sim/heartbeat.h"
 
 namespace twice::sim {
 
@@ -140,6 +141,7 @@ void Scheduler::run() {
     }
     now_ += choices_.between(limits_.latency_min, limits_.latency_max);
     ++steps_;
+    beat();
     if (++t.steps > limits_.task_step_budget) {
       kill(t, fmt::format("{} ({}) made {} scheduling points without returning (budget {})",
                           task_label(t.id), t.name, t.steps - 1, limits_.task_step_budget), true);
