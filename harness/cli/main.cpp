@@ -156,11 +156,11 @@ struct RunArgs {
 void check_writable_folder(const std::string& folder, const std::string& what) {
   std::error_code ec;
   fs::create_directories(folder, ec);
-  if (ec) throw UsageError{fmt::format("{}: cannot create the folder for {}: {}", folder, what, ec.message())};
+  if (ec) throw UsageError{fmt::format("{}: cannot create the {}: {}", folder, what, ec.message())};
   std::string probe = (fs::path(folder) / ".twice-write-test-XXXXXX").string();
   const int fd = ::mkstemp(probe.data());
   if (fd < 0)
-    throw UsageError{fmt::format("{}: cannot write {} there: {}; choose another folder", folder, what,
+    throw UsageError{fmt::format("{}: cannot write into the {}: {}; choose another folder", folder, what,
                                  std::strerror(errno))};
   ::close(fd);
   ::unlink(probe.c_str());
@@ -197,9 +197,9 @@ int cmd_run(const RunArgs& a) {
   if (report_dir.empty() && !a.no_report && (full_matrix || !a.formats.empty())) report_dir = "twice-report";
   if (!a.json.empty()) {
     const fs::path parent = fs::path(a.json).parent_path();
-    check_writable_folder(parent.empty() ? "." : parent.string(), "--json " + a.json);
+    check_writable_folder(parent.empty() ? "." : parent.string(), "folder of --json " + a.json);
   }
-  if (!report_dir.empty()) check_writable_folder(report_dir, "the reports");
+  if (!report_dir.empty()) check_writable_folder(report_dir, "report folder");
 
   explore::ExploreOptions options;
   options.seeds = a.seeds;

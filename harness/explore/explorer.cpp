@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "explore/shell_quote.h"
 #include "explore/shrink.h"
 #include "explore/transcript.h"
 #include "run/simulate.h"
@@ -36,7 +37,8 @@ std::string scenario_ref(const gateway::Scenario& scenario) {
 
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget) {
-  std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", handler, scenario_ref(scenario), seed);
+  std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", shell_quote(handler),
+                                shell_quote(scenario_ref(scenario)), seed);
   if (strategy.kind == sim::StrategyKind::kPct) cmd += fmt::format(" --strategy pct --pct-depth {}", strategy.pct_depth);
   if (shrunk) cmd += " --shrunk";
   if (shrunk && shrink_budget != kReplayShrinkBudget) cmd += fmt::format(" --shrink-budget {}", shrink_budget);
