@@ -382,9 +382,8 @@ class CellSupervisor {
       if (running_[i].fd >= 0) {
         fds.push_back(pollfd{running_[i].fd, POLLIN, 0});
         owner.push_back(i);
-      } else {
-        awaiting_exit = true;
       }
+      if (running_[i].fd < 0 || running_[i].killed_as_hung) awaiting_exit = true;
     }
     // A child that closed its pipe is about to exit: look again soon.
     const int timeout_ms = awaiting_exit ? 5 : 200;
@@ -406,7 +405,10 @@ class CellSupervisor {
       }
     }
     for (std::size_t i = 0; i < running_.size();) {
-      if (running_[i].fd < 0 && reap(running_[i])) {
+      // A killed child is reaped even while its pipe stays open (a process
+      // the handler forked may hold it): the cell's verdict does not wait.
+      if ((running_[i].fd < 0 || running_[i].killed_as_hung) && reap(running_[i])) {
+        if (running_[i].fd >= 0) ::close(running_[i].fd);
         Child done = std::move(running_[i]);
         running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
         free_slots_.push_back(done.slot);
