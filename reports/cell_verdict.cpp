@@ -15,6 +15,7 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 
 CellVerdict verdict_of(const results::CellResult* cell) {
   if (!cell) return CellVerdict::kNotRun;
+  if (!cell->failures.empty()) return CellVerdict::kFailed;
   if (cell->matched) return cell->violations.empty() ? CellVerdict::kPass : CellVerdict::kCaught;
   if (cell->expected.empty()) return CellVerdict::kRegression;
   if (cell->violations.empty()) return CellVerdict::kCanaryLost;
@@ -22,7 +23,8 @@ CellVerdict verdict_of(const results::CellResult* cell) {
 }
 
 bool differs(CellVerdict v) {
-  return v == CellVerdict::kRegression || v == CellVerdict::kCanaryLost || v == CellVerdict::kMismatch;
+  return v == CellVerdict::kRegression || v == CellVerdict::kCanaryLost || v == CellVerdict::kMismatch ||
+         v == CellVerdict::kFailed;
 }
 
 const char* verdict_name(CellVerdict v) {
@@ -33,11 +35,13 @@ const char* verdict_name(CellVerdict v) {
     case CellVerdict::kCanaryLost: return "canary lost";
     case CellVerdict::kMismatch: return "mismatch";
     case CellVerdict::kNotRun: return "not run";
+    case CellVerdict::kFailed: return "failed";
   }
   return "?";
 }
 
 std::string observed_summary(const results::CellResult& cell) {
+  if (cell.violations.empty() && !cell.failures.empty()) return cell.failures.front().verdict;
   if (cell.violations.empty()) return "pass";
   std::vector<std::string> parts;
   for (const auto& v : cell.violations) parts.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, cell.seeds_run));
@@ -54,6 +58,15 @@ std::string mismatch_sentence(const results::CellResult& cell) {
   const char* why = v == CellVerdict::kRegression   ? " (a regression)"
                     : v == CellVerdict::kCanaryLost ? " (a known bug is no longer caught)"
                                                     : "";
+  if (v == CellVerdict::kFailed) {
+    std::string out = fmt::format("expected {}, ", expected_summary(cell));
+    if (!cell.violations.empty()) out += fmt::format("observed {}, ", observed_summary(cell));
+    std::vector<std::string> parts;
+    for (const auto& f : cell.failures)
+      parts.push_back(fmt::format("{}: {}{}", f.verdict, f.detail,
+                                  f.replay_command.empty() ? "" : "; replay: " + f.replay_command));
+    return out + join(parts, "; ");
+  }
   const std::string observed =
       cell.violations.empty() ? fmt::format("pass in {} runs", cell.seeds_run) : observed_summary(cell);
   return fmt::format("expected {}, observed {}{}", expected_summary(cell), observed, why);

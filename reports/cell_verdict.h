@@ -17,15 +17,17 @@ enum class CellVerdict {
   kCanaryLost,  // expected violations, none observed
   kMismatch,    // violations observed, but not the expected set
   kNotRun,      // no result (an interrupted run)
+  kFailed,      // did not finish (crashed, exited, hung, an error) or keeps state across runs
 };
 
 CellVerdict verdict_of(const results::CellResult* cell);
 // True for the verdicts that make `twice run` exit 1.
 bool differs(CellVerdict v);
-// "pass", "caught", "regression", "canary lost", "mismatch", "not run".
+// "pass", "caught", "regression", "canary lost", "mismatch", "not run", "failed".
 const char* verdict_name(CellVerdict v);
 
-// "double_credit 30/200, lost_update 2/200", or "pass".
+// "double_credit 30/200, lost_update 2/200", or "pass"; a failed cell's first
+// verdict ("crashed: SIGSEGV") when it has no violation to show.
 std::string observed_summary(const results::CellResult& cell);
 // "double_credit+lost_update", or "pass".
 std::string expected_summary(const results::CellResult& cell);

@@ -80,6 +80,18 @@ nlohmann::json to_json(const results::MatrixResult& m) {
         {"max_steps", c.max_steps},
         {"statistics", statistics_json(c)},
     });
+    // Only on a cell that failed, so that every other report stays as it was.
+    if (!c.failures.empty()) {
+      json failures = json::array();
+      for (const auto& f : c.failures)
+        failures.push_back({{"verdict", f.verdict},
+                            {"detail", f.detail},
+                            {"phase", f.phase},
+                            {"run", f.run},
+                            {"seed", f.seed},
+                            {"replay", f.replay_command}});
+      cells.back()["failures"] = failures;
+    }
   }
   return json{{"schema_version", kJsonSchemaVersion},
               {"tool", "twice"},

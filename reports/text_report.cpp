@@ -46,10 +46,18 @@ std::string pad(const std::string& s, std::size_t width) {
 }
 
 std::string cell_text(const results::CellResult& c) {
-  if (c.violations.empty()) return "pass";
   std::vector<std::string> parts;
+  for (const auto& f : c.failures) parts.push_back(f.verdict);
   for (const auto& v : c.violations) parts.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, c.seeds_run));
-  return join(parts, ", ");
+  return parts.empty() ? "pass" : printable(join(parts, ", "));
+}
+
+// A cell that did not finish, or whose counterexample did not reproduce.
+std::string render_failure(const results::CellResult& cell, const results::CellFailure& f, const TextOptions& o) {
+  std::string out = paint(o, "1", printable(fmt::format("{} × {}: {}", cell.handler, cell.scenario, f.verdict))) + "\n";
+  out += fmt::format("  {}\n", printable(f.detail));
+  if (!f.replay_command.empty()) out += fmt::format("\n  replay that run:   {}\n", f.replay_command);
+  return out;
 }
 
 }  // namespace
@@ -130,15 +138,20 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   std::string out = render_matrix(m, o);
   for (const auto& c : m.cells) {
     for (const auto& v : c.violations) out += "\n" + render_counterexample(c, v, o);
+    for (const auto& f : c.failures) out += "\n" + render_failure(c, f, o);
   }
   std::vector<std::string> mismatches;
   for (const auto& c : m.cells) {
     if (c.matched) continue;
     const std::string expected = c.expected.empty() ? "pass" : join(c.expected, "+");
-    const std::string observed = c.violations.empty() ? "pass" : join(c.observed(), "+");
+    std::vector<std::string> seen;
+    for (const auto& f : c.failures) seen.push_back(f.verdict);
+    for (const auto& v : c.observed()) seen.push_back(v);
+    const std::string observed = seen.empty() ? "pass" : printable(join(seen, "+"));
     const bool canary = !c.expected.empty();
     mismatches.push_back(fmt::format("  {} × {}: expected {}, observed {}{}", c.handler, c.scenario, expected, observed,
-                                     canary && c.violations.empty() ? " (a canary is no longer caught)"
+                                     !c.failures.empty()            ? " (the cell failed)"
+                                     : canary && c.violations.empty() ? " (a canary is no longer caught)"
                                      : c.expected.empty()           ? " (a regression)"
                                                                     : ""));
   }

@@ -168,7 +168,9 @@ std::optional<Micros> parse_duration(std::string_view text) {
     else if (unit == "h") scale = kHour;
     else if (unit == "d") scale = 24 * kHour;
     else return std::nullopt;
-    total += n * scale;
+    // A duration past what Micros holds is not a duration (it would wrap).
+    Micros part = 0;
+    if (__builtin_mul_overflow(n, scale, &part) || __builtin_add_overflow(total, part, &total)) return std::nullopt;
     i = j;
   }
   return total;

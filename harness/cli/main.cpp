@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -18,6 +20,7 @@
 #include "cli/plugin_loader.h"
 #include "cli/stress_command.h"
 #include "explore/expected.h"
+#include "explore/cell_process.h"
 #include "explore/explorer.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
@@ -144,7 +147,26 @@ struct RunArgs {
   std::string report_dir;            // empty: twice-report/ for the full matrix, else none
   std::vector<std::string> formats;  // empty: all
   bool no_report = false;
+  bool in_process = false;
+  int cell_timeout = 30;
+  int cell_memory_mib = 0;
 };
+
+// Fails before the run, not after it: a report folder (created if missing) or
+// the folder of a --json file that cannot be written to. A file is made and
+// removed there, which answers for permissions, read-only mounts and root alike.
+void check_writable_folder(const std::string& folder, const std::string& what) {
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) throw UsageError{fmt::format("{}: cannot create the {}: {}", folder, what, ec.message())};
+  std::string probe = (fs::path(folder) / ".twice-write-test-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw UsageError{fmt::format("{}: cannot write into the {}: {}; choose another folder", folder, what,
+                                 std::strerror(errno))};
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
 
 int cmd_run(const RunArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
@@ -170,6 +192,17 @@ int cmd_run(const RunArgs& a) {
     if (!expected.check_names(handler_names, scenario_names, err)) throw UsageError{err};
   }
 
+  // The full matrix is the CI job, so it leaves its reports without being asked;
+  // a run narrowed to some cells writes them when given a folder or formats.
+  std::string report_dir = a.report_dir;
+  const bool full_matrix = a.handlers.empty() && a.scenarios.empty();
+  if (report_dir.empty() && !a.no_report && (full_matrix || !a.formats.empty())) report_dir = "twice-report";
+  if (!a.json.empty()) {
+    const fs::path parent = fs::path(a.json).parent_path();
+    check_writable_folder(parent.empty() ? "." : parent.string(), "folder of --json " + a.json);
+  }
+  if (!report_dir.empty()) check_writable_folder(report_dir, "report folder");
+
   explore::ExploreOptions options;
   options.seeds = a.seeds;
   options.base_seed = a.seed;
@@ -188,7 +221,11 @@ int cmd_run(const RunArgs& a) {
   };
 
   std::signal(SIGINT, on_sigint);
-  explore::MatrixResult m = explore::explore_matrix(handlers, scenarios, options, expected);
+  explore::IsolationLimits limits;
+  limits.timeout_seconds = a.cell_timeout;
+  limits.memory_limit_bytes = static_cast<std::uint64_t>(a.cell_memory_mib) << 20;
+  explore::MatrixResult m = a.in_process ? explore::explore_matrix(handlers, scenarios, options, expected)
+                                         : explore::explore_matrix_isolated(handlers, scenarios, options, limits, expected);
   std::signal(SIGINT, SIG_DFL);
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.
   m.expected_path = shown_path(expected_path);
@@ -203,11 +240,6 @@ int cmd_run(const RunArgs& a) {
     }
     if (!a.quiet) std::cerr << "wrote " << a.json << "\n";
   }
-  // The full matrix is the CI job, so it leaves its reports without being asked;
-  // a run narrowed to some cells writes them when given a folder or formats.
-  std::string report_dir = a.report_dir;
-  const bool full_matrix = a.handlers.empty() && a.scenarios.empty();
-  if (report_dir.empty() && !a.no_report && (full_matrix || !a.formats.empty())) report_dir = "twice-report";
   if (!report_dir.empty()) {
     std::vector<std::string> written;
     if (auto err = reports::write_reports(m, report_dir, a.formats, &written); !err.empty()) {
@@ -341,6 +373,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"md", "json", "junit", "html"}));
   run->add_flag("--no-report", run_args.no_report, "Write no report folder, not even for the full matrix")
       ->excludes(report_dir_opt);
+  run->add_flag("--in-process", run_args.in_process,
+                "Run every cell in this process (for a debugger); by default each cell runs in a child process, so "
+                "that a handler that crashes, exits or hangs becomes its cell's verdict");
+  run->add_option("--cell-timeout", run_args.cell_timeout,
+                  "Seconds a cell's process may go without a scheduling point before it is killed as hung")
+      ->check(CLI::Range(1, 86'400))
+      ->capture_default_str();
+  run->add_option("--cell-memory", run_args.cell_memory_mib,
+                  "Address space of each cell's process in MiB (0: no limit); past it the cell is out of memory")
+      ->check(CLI::Range(0, 1'048'576))
+      ->capture_default_str();
 
   ReplayArgs replay_args;
   auto* replay = app.add_subcommand("replay", "Replay one run from its seed and print its whole trace");

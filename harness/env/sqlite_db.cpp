@@ -2,11 +2,18 @@
 
 #include <unistd.h>
 
+#include <sys/random.h>
+
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "env/confinement.h"
 
 namespace twice::env {
 
@@ -130,18 +137,54 @@ std::string exec_script(sqlite3* conn, const std::string& sql) {
   return msg;
 }
 
+namespace {
+
+// Where the runs' databases go: $TWICE_DB_DIR when set (the tests point it at
+// a folder of their own), else /dev/shm when there is one, else the temporary folder.
+std::filesystem::path database_folder() {
+  if (const char* dir = std::getenv("TWICE_DB_DIR"); dir && *dir) return dir;
+  std::error_code ec;
+  if (std::filesystem::is_directory("/dev/shm", ec)) return "/dev/shm";
+  return std::filesystem::temp_directory_path();
+}
+
+// "twice-<pid>-<random>-": the pid lets the parent of a cell's process find
+// what a child that died left behind; the random part keeps a file left by a
+// dead process whose pid was reused from ever meeting a new run's name.
+std::string process_prefix() {
+  static std::mutex mutex;
+  static pid_t owner = 0;
+  static std::string prefix;
+  std::lock_guard lock(mutex);
+  if (owner != ::getpid()) {  // first call, or first in a forked child
+    owner = ::getpid();
+    std::uint64_t nonce = 0;
+    if (::getrandom(&nonce, sizeof nonce, 0) != static_cast<ssize_t>(sizeof nonce))
+      nonce = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    prefix = fmt::format("twice-{}-{:016x}-", owner, nonce);
+  }
+  return prefix;
+}
+
+}  // namespace
+
 std::string fresh_database_path() {
   static std::atomic<std::uint64_t> counter{0};
-  std::error_code ec;
-  const bool shm = std::filesystem::is_directory("/dev/shm", ec);
-  const std::filesystem::path dir = shm ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
-  return (dir / fmt::format("twice-{}-{}.db", ::getpid(), counter++)).string();
+  return (database_folder() / fmt::format("{}{}.db", process_prefix(), counter++)).string();
 }
 
 void remove_database(const std::string& path) {
   std::error_code ec;
-  std::filesystem::remove(path, ec);
-  std::filesystem::remove(path + "-journal", ec);
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ec);
+}
+
+void remove_process_databases(int pid) {
+  const std::string prefix = fmt::format("twice-{}-", pid);
+  std::error_code ec;
+  std::vector<std::filesystem::path> doomed;
+  for (std::filesystem::directory_iterator it(database_folder(), ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().starts_with(prefix)) doomed.push_back(it->path());
+  for (const auto& p : doomed) std::filesystem::remove(p, ec);
 }
 
 sqlite3* open_database(const std::string& path) {
@@ -154,14 +197,16 @@ sqlite3* open_database(const std::string& path) {
     throw std::runtime_error("cannot open the run's database " + path + ": " + msg);
   }
   exec_script(conn, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;");
+  confine(conn);
   return conn;
 }
 
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params) {
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(conn, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
+  const int rc = sqlite3_prepare_v2(conn, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK || !stmt) {
     Result r;
-    r.status = Status::error(sqlite3_errmsg(conn));
+    r.status = Status::error(rc != SQLITE_OK ? prepare_error(conn) : kNoStatement);
     return r;
   }
   bind(stmt, params);
@@ -233,9 +278,11 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
   auto it = statements_.find(sql);
   if (it == statements_.end()) {
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
+    const int rc = sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+    if (rc != SQLITE_OK || !stmt) {
+      // No statement at all (empty, or only a comment) prepares "successfully" to nothing.
       Result r;
-      r.status = Status::error(sqlite3_errmsg(conn_));
+      r.status = Status::error(rc != SQLITE_OK ? prepare_error(conn_) : kNoStatement);
       if (tracing) scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
       return r;
     }

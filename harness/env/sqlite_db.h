@@ -27,13 +27,20 @@ Value column(sqlite3_stmt* stmt, int c);
 // Runs `sql` (one or more statements, no parameters) on a raw connection,
 // outside any scheduling. Returns the error text, empty on success.
 std::string exec_script(sqlite3* conn, const std::string& sql);
-// A fresh path for one run's database on a RAM-backed file system (/dev/shm
-// when there is one, else the temporary folder). remove_database() deletes it.
+// A fresh path for one run's database on a RAM-backed file system ($TWICE_DB_DIR
+// when set, else /dev/shm when there is one, else the temporary folder), named
+// "twice-<pid>-<random>-<n>.db". remove_database() deletes it and its journals.
 std::string fresh_database_path();
 void remove_database(const std::string& path);
+// Removes every database file the process `pid` created (and left behind when
+// it died). Called by the parent of a cell's process, before reaping it.
+void remove_process_databases(int pid);
+// What a statement that is empty or only a comment answers.
+inline constexpr const char* kNoStatement = "no SQL statement to run (the text is empty or only a comment)";
 // Opens a connection to the database file `path` with SQLite's own locking
 // (readers proceed while a writer holds RESERVED), an in-memory rollback
 // journal and no fsync: a crashed connection rolls back, nothing is durable.
+// The connection is confined (env/confinement.h).
 sqlite3* open_database(const std::string& path);
 // Runs one query outside the scheduler; the checker's reads.
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params = {});

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "explore/shell_quote.h"
 #include "explore/shrink.h"
 #include "explore/transcript.h"
 #include "run/simulate.h"
@@ -20,7 +21,8 @@ std::string scenario_ref(const gateway::Scenario& scenario) {
 
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget) {
-  std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", handler, scenario_ref(scenario), seed);
+  std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", shell_quote(handler),
+                                shell_quote(scenario_ref(scenario)), seed);
   if (strategy.kind == sim::StrategyKind::kPct)
     cmd += fmt::format(" --strategy pct --pct-depth {} --pct-steps {}", strategy.pct_depth, strategy.pct_max_steps);
   if (shrunk) cmd += " --shrunk";
@@ -117,6 +119,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   std::map<std::string, ViolationResult> found;
   for (int i = 0; i < options.seeds; ++i) {
     const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
+    if (options.on_run) options.on_run("exploring", i + 1, seed);
     // A failure's trace is made again by shrink_counterexample(): none is needed here.
     const run::RunResult r =
         run::simulate(run::RunSpec{&scenario, &handler, options.strategy, seed, std::nullopt, false});
@@ -148,6 +151,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   }
 
   for (auto& [name, vr] : found) {
+    if (options.on_run) options.on_run("shrinking " + name, vr.schedules_to_first, vr.seed);
     vr.counterexample = shrink_counterexample(scenario, handler, options.strategy, vr.seed, name,
                                               options.shrink ? options.shrink_budget : 0);
     // Say what the transcript below shows, which may be another order.
@@ -158,6 +162,20 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
     cell.violations.push_back(std::move(vr));
   }
   cell.matched = cell.observed() == cell.expected;
+  return cell;
+}
+
+CellResult unfinished_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
+                           const Expectation& expected, CellFailure failure) {
+  CellResult cell;
+  cell.handler = handler.name;
+  cell.scenario = scenario.name;
+  cell.strategy = sim::strategy_name(options.strategy);
+  cell.expected = expected.violations;
+  cell.expected_reason = expected.reason;
+  cell.expectation_listed = expected.listed;
+  cell.failures.push_back(std::move(failure));
+  cell.matched = false;
   return cell;
 }
 
@@ -184,7 +202,27 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
       if (i >= total) return;
       const HandlerInfo& h = *handlers[i / scenarios.size()];
       const gateway::Scenario& s = scenarios[i % scenarios.size()];
-      CellResult c = explore_cell(s, h, options, expected.get(h.name, s.name));
+      // The harness may throw on a cell (a handler's schema that does not
+      // parse): that cell says so, the others go on.
+      CellFailure under_way;
+      ExploreOptions cell_options = options;
+      cell_options.on_run = [&](std::string_view phase, int run, std::uint64_t seed) {
+        under_way.phase = phase;
+        under_way.run = run;
+        under_way.seed = seed;
+        if (options.on_run) options.on_run(phase, run, seed);
+      };
+      const Expectation& e = expected.get(h.name, s.name);
+      CellResult c;
+      try {
+        c = explore_cell(s, h, cell_options, e);
+      } catch (const std::exception& ex) {
+        under_way.verdict = fmt::format("error: {}", ex.what());
+        under_way.detail = fmt::format("the harness stopped on this cell: {}", ex.what());
+        if (under_way.run > 0)
+          under_way.replay_command = replay_command(h.name, s, under_way.seed, options.strategy, false);
+        c = unfinished_cell(s, h, options, e, std::move(under_way));
+      }
       std::lock_guard lock(report_mutex);
       ++done;
       if (options.on_cell) options.on_cell(c, done, static_cast<int>(total));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "explore/expected.h"
@@ -31,6 +32,11 @@ struct ExploreOptions {
   std::function<void(const CellResult&, int done, int total)> on_cell;
   // Set (e.g. by SIGINT) to stop after the cells under way.
   const std::atomic<bool>* stop = nullptr;
+  // Called before each run of a cell, on the thread exploring it: `phase` is
+  // "exploring" or "shrinking <invariant>", `run` the 1-based index of the
+  // run (of the run shrunk from, while shrinking). A cell's child process
+  // reports this to its parent, which names the run when the child dies.
+  std::function<void(std::string_view phase, int run, std::uint64_t seed)> on_run;
 };
 
 // What `twice replay --shrunk` spends shrinking unless told otherwise; a
@@ -55,6 +61,11 @@ std::string scenario_ref(const gateway::Scenario& scenario);
 Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,
                                      const sim::StrategySpec& strategy, std::uint64_t seed,
                                      const std::string& invariant, int budget);
+
+// A cell that did not finish: its identity and expectation, no runs counted,
+// `failure` as its verdict, never matched.
+CellResult unfinished_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
+                           const Expectation& expected, CellFailure failure);
 
 CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
                         const Expectation& expected);

@@ -6,6 +6,7 @@
 
 namespace twice::explore {
 
+using results::CellFailure;
 using results::CellResult;
 using results::Counterexample;
 using results::MatrixResult;

@@ -1,6 +1,12 @@
 #include "gateway/scenario.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -11,6 +17,8 @@
 
 namespace twice::gateway {
 namespace {
+
+constexpr std::uintmax_t kMaxScenarioBytes = 1 << 20;
 
 // Thrown inside this file only, turned into a ScenarioError at the boundary.
 struct Invalid {
@@ -70,8 +78,29 @@ class Reader {
   Micros duration(const toml::node& n, std::string_view name) const {
     const std::string s = text(n, name);
     auto d = parse_duration(s);
+    if (!d && looks_like_duration(s))
+      fail(n.source(), fmt::format("'{}' is \"{}\", longer than any run can be; durations are at most {}", name, s,
+                                   format_duration(kMaxDuration)));
     if (!d) fail(n.source(), fmt::format("'{}' is \"{}\", not a duration; write e.g. \"250ms\", \"15s\", \"3m\", \"1h30m\"", name, s));
+    if (*d > kMaxDuration)
+      fail(n.source(), fmt::format("'{}' is \"{}\"; durations are at most {} (docs/scenarios.md)", name, s,
+                                   format_duration(kMaxDuration)));
     return *d;
+  }
+
+  // Digits and units, as parse_duration() reads them: text it refused only for its size.
+  static bool looks_like_duration(std::string_view s) {
+    if (s.empty()) return false;
+    std::size_t i = 0;
+    while (i < s.size()) {
+      const std::size_t digits = i;
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+      const std::size_t unit = i;
+      while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+      const std::string_view u = s.substr(unit, i - unit);
+      if (unit == digits || !(u == "us" || u == "ms" || u == "s" || u == "m" || u == "h" || u == "d")) return false;
+    }
+    return true;
   }
 
   // ["5ms", "50ms"]: a range of durations, lo <= hi.
@@ -107,6 +136,8 @@ void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
   const auto* arr = node.as_array();
   if (!arr || !arr->is_array_of_tables())
     r.fail(node.source(), "'orders' must be an array of tables: write each order as [[orders]]");
+  if (arr->size() > kMaxOrders)
+    r.fail(node.source(), fmt::format("{} orders; a scenario has at most {} (docs/scenarios.md)", arr->size(), kMaxOrders));
   std::set<std::string> seen;
   for (const auto& item : *arr) {
     const auto& t = *item.as_table();
@@ -200,7 +231,7 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
     r.only(t, {"forged_signature", "wrong_amount", "wrong_currency", "unknown_order", "replayed", "window"},
            "[attacks]");
     auto count = [&](const char* key, int& out) {
-      if (auto* v = t.get(key)) out = static_cast<int>(r.integer(*v, key, 0, 100));
+      if (auto* v = t.get(key)) out = static_cast<int>(r.integer(*v, key, 0, kMaxAttacksOfAKind));
     };
     count("forged_signature", s.attacks.forged_signature);
     count("wrong_amount", s.attacks.wrong_amount);
@@ -226,22 +257,61 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
 
 }  // namespace
 
+// Why `path` cannot be read as a scenario before TOML sees it: a folder, a
+// FIFO (reading it would wait for a writer forever), a device, a symlink loop,
+// no permission, a file too large. Empty when it is a readable regular file.
+std::string unreadable(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT) return fmt::format("{}: no such file", path);
+    if (e == ELOOP) return fmt::format("{}: a loop of symbolic links; point the link at a scenario file", path);
+    return fmt::format("{}: cannot read it: {}", path, std::strerror(e));
+  }
+  if (S_ISDIR(st.st_mode))
+    return fmt::format("{}: a folder, not a scenario file; give one of its .toml files, or the folder as --scenarios-dir",
+                       path);
+  if (!S_ISREG(st.st_mode))
+    return fmt::format("{}: not a regular file ({}); give a .toml file", path,
+                       S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a device");
+  if (static_cast<std::uintmax_t>(st.st_size) > kMaxScenarioBytes)
+    return fmt::format("{}: {} bytes; a scenario file is at most {} bytes", path, st.st_size, kMaxScenarioBytes);
+  if (::access(path.c_str(), R_OK) != 0) return fmt::format("{}: cannot read it: {}", path, std::strerror(errno));
+  return {};
+}
+
+// Messages quote the file (keys, values, its path): its control characters
+// are shown escaped, so that a message stays one line on a terminal.
+std::string one_line(const std::string& message) {
+  std::string out;
+  for (unsigned char ch : message) {
+    if (ch == '\n') out += "\\n";
+    else if (ch == '\r') out += "\\r";
+    else if (ch == '\t') out += "\\t";
+    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\x{:02x}", ch);
+    else out += static_cast<char>(ch);
+  }
+  return out;
+}
+
 bool load_scenario(const std::string& path, Scenario& out, ScenarioError& error) {
   Scenario s;
   s.source = path;
   s.name = std::filesystem::path(path).stem().string();
+  if (std::string why = unreadable(path); !why.empty()) {
+    error.message = one_line(why);
+    return false;
+  }
   try {
     const toml::table root = toml::parse_file(path);
     read(Reader(path), root, s);
   } catch (const toml::parse_error& e) {
-    if (!std::filesystem::exists(path)) {
-      error.message = fmt::format("{}: no such file", path);
-    } else {
-      error.message = fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description());
-    }
+    error.message = one_line(fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description()));
     return false;
   } catch (const Invalid& e) {
-    error.message = e.message;
+    error.message = one_line(e.message);
     return false;
   }
   out = std::move(s);

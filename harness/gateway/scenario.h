@@ -80,6 +80,11 @@ struct Scenario {
   bool payload_required = false;  // every credited payment's raw payload must be stored
 };
 
+// Limits of a scenario file (docs/scenarios.md), refused at load with file:line.
+inline constexpr Micros kMaxDuration = 30 * 24 * kHour;  // any one duration: 30 days
+inline constexpr std::size_t kMaxOrders = 200;           // [[orders]] entries
+inline constexpr int kMaxAttacksOfAKind = 100;           // each count in [attacks]
+
 // Thrown by nothing: loading reports errors as this value.
 struct ScenarioError {
   std::string message;  // "scenarios/x.toml:12: ... ; allowed: ..."

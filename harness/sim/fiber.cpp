@@ -17,6 +17,16 @@
 #define TWICE_FIBER_ASAN 1
 #endif
 #endif
+#if defined(__SANITIZE_THREAD__)
+#define TWICE_FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TWICE_FIBER_TSAN 1
+#endif
+#endif
+#ifdef TWICE_FIBER_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 #ifdef TWICE_FIBER_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -92,6 +102,41 @@ void finish_switch(void* fake_stack_save, const void** bottom_old, std::size_t* 
 #endif
 }
 
+// ThreadSanitizer keeps a shadow stack and a clock per thread: it must be told
+// that a fiber is a context of its own, and when the thread switches to it.
+// Without it these do nothing.
+void* tsan_new_fiber() {
+#ifdef TWICE_FIBER_TSAN
+  return __tsan_create_fiber(0);
+#else
+  return nullptr;
+#endif
+}
+
+void* tsan_current_fiber() {
+#ifdef TWICE_FIBER_TSAN
+  return __tsan_get_current_fiber();
+#else
+  return nullptr;
+#endif
+}
+
+void tsan_switch_to(void* fiber) {
+#ifdef TWICE_FIBER_TSAN
+  __tsan_switch_to_fiber(fiber, 0);
+#else
+  (void)fiber;
+#endif
+}
+
+void tsan_destroy(void* fiber) {
+#ifdef TWICE_FIBER_TSAN
+  __tsan_destroy_fiber(fiber);
+#else
+  (void)fiber;
+#endif
+}
+
 // swapcontext(). Under AddressSanitizer, without its interceptor of
 // swapcontext(): that one prints a warning, with the process id, into the
 // program's output (which tests compare byte for byte) and clears the whole
@@ -114,6 +159,7 @@ void switch_context(ucontext_t& from, const ucontext_t& to) {
 Fiber::Fiber(std::function<void()> body) : body_(std::move(body)) {
   stack_size_ = kStackSize;
   stack_ = stacks.take();
+  tsan_fiber_ = tsan_new_fiber();
 
   ::getcontext(&fiber_);
   fiber_.uc_stack.ss_sp = stack_;
@@ -125,7 +171,10 @@ Fiber::Fiber(std::function<void()> body) : body_(std::move(body)) {
                 static_cast<unsigned int>(self >> 32));
 }
 
-Fiber::~Fiber() { stacks.give(stack_); }
+Fiber::~Fiber() {
+  tsan_destroy(tsan_fiber_);
+  stacks.give(stack_);
+}
 
 void Fiber::entry(unsigned int low, unsigned int high) noexcept {
   auto* self = reinterpret_cast<Fiber*>((static_cast<std::uintptr_t>(high) << 32) | low);
@@ -134,6 +183,7 @@ void Fiber::entry(unsigned int low, unsigned int high) noexcept {
   self->finished_ = true;
   // This stack is done with: nothing of it is to be kept.
   start_switch(nullptr, self->caller_stack_, self->caller_stack_size_);
+  tsan_switch_to(self->caller_tsan_);
   ::setcontext(&self->caller_);
   std::terminate();  // setcontext() returns only on failure
 }
@@ -142,6 +192,8 @@ void Fiber::resume() {
   swap_exception_state();
   void* fake_stack = nullptr;
   start_switch(&fake_stack, stack_, stack_size_);
+  caller_tsan_ = tsan_current_fiber();
+  tsan_switch_to(tsan_fiber_);
   switch_context(caller_, fiber_);
   finish_switch(fake_stack, nullptr, nullptr);
   swap_exception_state();
@@ -150,6 +202,7 @@ void Fiber::resume() {
 void Fiber::suspend() {
   void* fake_stack = nullptr;
   start_switch(&fake_stack, caller_stack_, caller_stack_size_);
+  tsan_switch_to(caller_tsan_);
   switch_context(fiber_, caller_);
   finish_switch(fake_stack, &caller_stack_, &caller_stack_size_);
 }

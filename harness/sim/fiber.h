@@ -53,6 +53,9 @@ class Fiber {
   // The resumer's stack, for AddressSanitizer (unused without it).
   const void* caller_stack_ = nullptr;
   std::size_t caller_stack_size_ = 0;
+  // ThreadSanitizer's contexts for this fiber and its resumer (null without it).
+  void* tsan_fiber_ = nullptr;
+  void* caller_tsan_ = nullptr;
 };
 
 }  // namespace twice::sim

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/fiber.h"
+#include "sim/heartbeat.h"
 
 namespace twice::sim {
 
@@ -47,7 +48,7 @@ Scheduler::~Scheduler() {
   // started tasks parked at a scheduling point: unwind them before their
   // stacks go (their destructors release what they hold).
   for (auto& [id, t] : tasks_) {
-    if (t->started && t->state != State::kDone) {
+    if (t->started && t->state != State::kDone && t->fiber) {  // no fiber: making it threw
       t->kill_requested = true;
       current_ = id;
       t->fiber->resume();
@@ -69,6 +70,7 @@ int Scheduler::spawn(std::string name, Micros at, std::function<void()> body,
     t->state = State::kSleeping;
     t->wake_at = at;
   }
+  live_.push_back(t.get());
   tasks_.emplace(id, std::move(t));
   strategy_->on_spawn(id, choices_);
   return id;
@@ -87,8 +89,12 @@ void Scheduler::fire_due_timers() {
 }
 
 void Scheduler::wake_db_waiters() {
-  for (auto& [id, t] : tasks_)
+  for (Task* t : live_)
     if (t->state == State::kBlockedDb) t->state = State::kReady;
+}
+
+void Scheduler::retire(Task& task) {
+  if (auto it = std::find(live_.begin(), live_.end(), &task); it != live_.end()) live_.erase(it);
 }
 
 void Scheduler::run() {
@@ -99,7 +105,8 @@ void Scheduler::run() {
     Micros next_wake = INT64_MAX;
     bool any_blocked = false;
     bool any_sleeping = false;
-    for (auto& [id, t] : tasks_) {
+    for (Task* t : live_) {
+      const int id = t->id;
       if (t->state == State::kSleeping) {
         if (t->wake_at <= now_) {
           t->state = State::kReady;
@@ -118,8 +125,8 @@ void Scheduler::run() {
         // Every live task waits on a database lock held by another waiting
         // task: SQLite would answer SQLITE_BUSY. The victim is a choice too.
         std::vector<int> blocked;
-        for (auto& [id, t] : tasks_)
-          if (t->state == State::kBlockedDb) blocked.push_back(id);
+        for (Task* t : live_)
+          if (t->state == State::kBlockedDb) blocked.push_back(t->id);
         Task& victim = task(blocked[choices_.draw(blocked.size())]);
         victim.deadlock_victim = true;
         victim.state = State::kReady;
@@ -147,6 +154,7 @@ void Scheduler::run() {
     }
     now_ += choices_.between(limits_.latency_min, limits_.latency_max);
     ++steps_;
+    beat();
     if (++t.steps > limits_.task_step_budget) {
       kill(t, fmt::format("{} ({}) made {} scheduling points without returning (budget {})",
                           task_label(t.id), t.name, t.steps - 1, limits_.task_step_budget), true);
@@ -181,6 +189,7 @@ void Scheduler::resume(Task& t) {
   t.fiber->resume();
   current_ = 0;
   if (t.state == State::kDone) {
+    retire(t);
     t.fiber.reset();
     // A finished task's connection is closed: whatever it held is released.
     wake_db_waiters();
@@ -196,6 +205,7 @@ void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
     resume(t);  // unwinds to the body's end
   } else {
     t.state = State::kDone;
+    retire(t);
     if (t.on_finish) t.on_finish(true);
   }
 }

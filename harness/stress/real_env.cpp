@@ -1,5 +1,6 @@
 #include "stress/real_env.h"
 
+#include "env/confinement.h"
 #include "env/sqlite_db.h"
 
 #include <algorithm>
@@ -58,6 +59,7 @@ sqlite3* open_wal_connection(const std::string& path, Micros busy_timeout, std::
     sqlite3_close(conn);
     return nullptr;
   }
+  env::confine(conn);
   return conn;
 }
 
@@ -131,8 +133,10 @@ Result RealDb::exec(std::string_view sql, const std::vector<Value>& params) {
   auto it = statements_.find(sql);
   if (it == statements_.end()) {
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK)
-      return failed(Status::error(sqlite3_errmsg(conn_)));
+    const int rc = sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+    // Empty SQL (or only a comment) prepares "successfully" to no statement.
+    if (rc != SQLITE_OK || !stmt)
+      return failed(Status::error(rc != SQLITE_OK ? env::prepare_error(conn_) : env::kNoStatement));
     it = statements_.emplace(std::string(sql), stmt).first;
   }
   sqlite3_stmt* stmt = it->second;

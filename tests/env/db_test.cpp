@@ -1,4 +1,8 @@
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -174,6 +178,50 @@ TEST(SeededDatabase, AFailingSeedLeavesNoFileAndIsTriedAgain) {
     EXPECT_FALSE(std::filesystem::exists(path));
   }
   EXPECT_EQ(tries, 2);
+}
+
+TEST(RunDatabase, AStaleFileOfADeadProcessWithTheSamePidNeverCollides) {
+  const auto dir = std::filesystem::temp_directory_path() / "twice-db-name-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ::setenv("TWICE_DB_DIR", dir.c_str(), 1);
+  // What a process with this pid left when it died, under the old name and the new.
+  const std::string pid = std::to_string(::getpid());
+  for (const std::string& stale : {"twice-" + pid + "-0.db", "twice-" + pid + "-0123456789abcdef-0.db"})
+    std::ofstream(dir / stale) << "stale";
+  const std::string a = fresh_database_path();
+  const std::string b = fresh_database_path();
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(std::filesystem::path(a).filename().string().starts_with("twice-" + pid + "-")) << a;
+  EXPECT_FALSE(std::filesystem::exists(a));
+  sqlite3* conn = open_database(a);  // and it opens as an empty database, not the stale bytes
+  EXPECT_TRUE(query(conn, "CREATE TABLE t (x)").ok());
+  sqlite3_close(conn);
+  // The parent of a dead child removes everything of that pid, and nothing else.
+  std::ofstream(dir / "twice-1-0123456789abcdef-0.db") << "another process";
+  remove_process_databases(::getpid());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
+  EXPECT_TRUE(std::filesystem::exists(dir / "twice-1-0123456789abcdef-0.db"));
+  ::unsetenv("TWICE_DB_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunDatabase, AnAuthorizerKeepsStatementsInsideTheDatabase) {
+  const auto dir = std::filesystem::temp_directory_path() / "twice-confine-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  sqlite3* conn = open_database((dir / "run.db").string());
+  const Result attach = query(conn, "ATTACH DATABASE ? AS elsewhere", {(dir / "other.db").string()});
+  EXPECT_NE(attach.status.to_string().find("not authorized (twice denies ATTACH"), std::string::npos)
+      << attach.status.to_string();
+  EXPECT_FALSE(std::filesystem::exists(dir / "other.db"));
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA locking_mode=EXCLUSIVE", "PRAGMA synchronous=FULL"})
+    EXPECT_FALSE(query(conn, pragma).ok()) << pragma;
+  EXPECT_TRUE(query(conn, "PRAGMA journal_mode").ok());  // reading it stays allowed
+  EXPECT_TRUE(query(conn, "PRAGMA foreign_keys=ON").ok());
+  EXPECT_EQ(query(conn, "").status.to_string(), Status::error(kNoStatement).to_string());
+  sqlite3_close(conn);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 #include "gateway/scenario.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "../unique_temp_dir.h"
+#include "twice/time.h"
 
 namespace twice::gateway {
 namespace {
@@ -136,6 +139,55 @@ TEST_F(ScenarioFile, MissingFileSaysSo) {
   ScenarioError err;
   EXPECT_FALSE(load_scenario("/nonexistent/x.toml", s, err));
   EXPECT_EQ(err.message, "/nonexistent/x.toml: no such file");
+}
+
+TEST_F(ScenarioFile, DurationsThatOverflowOrPassTheLimitAreRefusedWithTheLine) {
+  const auto overflow =
+      error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"106751991d\"\n") + kOrder);
+  EXPECT_NE(overflow.find(path_ + ":3: 'close_after' is \"106751991d\"; durations are at most 30d"), std::string::npos)
+      << overflow;
+  const auto wraps =
+      error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"99999999999999999999d\"\n") + kOrder);
+  EXPECT_NE(wraps.find(":3: 'close_after' is \"99999999999999999999d\""), std::string::npos) << wraps;
+  const auto sum = error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"106751991d106751991d\"\n") + kOrder);
+  EXPECT_NE(sum.find("longer than any run can be"), std::string::npos) << sum;
+  EXPECT_EQ(parse_duration("106751992d"), std::nullopt);  // past INT64_MAX microseconds: no wrap
+  EXPECT_EQ(error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"30d\"\n") + kOrder), "");
+}
+
+TEST_F(ScenarioFile, OrderAndAttackCountsHaveLimits) {
+  std::string many = "description = \"d\"\n";
+  for (std::size_t i = 0; i <= kMaxOrders; ++i)
+    many += "[[orders]]\norder_no = \"O-" + std::to_string(i) + "\"\nuser = \"u\"\namount = 1\n";
+  EXPECT_NE(error_of(many).find("201 orders; a scenario has at most 200"), std::string::npos) << error_of(many);
+  const auto e = error_of(std::string("description = \"d\"\n[attacks]\nforged_signature = 101\n") + kOrder);
+  EXPECT_NE(e.find(":3: 'forged_signature' is 101; allowed: 0 to 100"), std::string::npos) << e;
+}
+
+TEST_F(ScenarioFile, ControlCharactersInAMessageAreEscapedOnOneLine) {
+  const auto e = error_of(std::string("description = \"d\"\n\"bad\\u001b[31m\\nkey\" = 1\n") + kOrder);
+  EXPECT_NE(e.find("unknown key 'bad\\x1b[31m\\nkey'"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
+  EXPECT_EQ(e.find('\x1b'), std::string::npos);
+}
+
+TEST_F(ScenarioFile, AFolderAFifoAndASymlinkLoopEachGetTheirOwnMessage) {
+  const auto dir = std::filesystem::temp_directory_path() / "twice-scenario-test" / "kinds";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "folder.toml");
+  ASSERT_EQ(::mkfifo((dir / "fifo.toml").c_str(), 0600), 0);
+  std::filesystem::create_symlink(dir / "b.toml", dir / "a.toml");
+  std::filesystem::create_symlink(dir / "a.toml", dir / "b.toml");
+  auto message = [](const std::filesystem::path& p) {
+    Scenario s;
+    ScenarioError err;
+    EXPECT_FALSE(load_scenario(p.string(), s, err));
+    return err.message;
+  };
+  EXPECT_NE(message(dir / "folder.toml").find("folder.toml: a folder, not a scenario file"), std::string::npos);
+  EXPECT_NE(message(dir / "fifo.toml").find("fifo.toml: not a regular file (a FIFO)"), std::string::npos);
+  EXPECT_NE(message(dir / "a.toml").find("a.toml: a loop of symbolic links"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(BundledScenarios, AllLoadWithDescriptions) {

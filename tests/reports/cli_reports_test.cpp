@@ -127,5 +127,39 @@ TEST(CliReports, AFolderThatCannotBeCreatedIsAUsageError) {
   EXPECT_NE(r.output.find("cannot create the report folder"), std::string::npos) << r.output;
 }
 
+TEST(CliReports, AFolderThatCannotBeWrittenFailsBeforeTheRun) {
+  SmallMatrix m;
+  // sysfs refuses new files even to root; a permission bit would not stop CI's root.
+  for (const std::string& args : {std::string("--report-dir /sys/kernel"), std::string("--json /sys/kernel/r.json"),
+                                  std::string("--json /proc/no-such-folder/r.json")}) {
+    const auto r = run_command("cd " + shell_quote(m.dir.path().string()) + " && " + shell_quote(TWICE_BINARY) +
+                               " run --scenarios-dir scenarios --seeds 3 -q " + args + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("twice: /"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("seeds per cell"), std::string::npos) << "the matrix ran first: " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+}
+
+TEST(CliReports, ReplayCommandsAreShellQuotedAndRunAsPrinted) {
+  SmallMatrix m;
+  // A scenario path a shell would expand, split and unquote.
+  const std::filesystem::path odd = m.dir / "$(touch pwned)" / "it's dup.toml";
+  std::filesystem::create_directories(odd.parent_path());
+  std::filesystem::copy_file(m.dir / "scenarios" / "concurrent-duplicates.toml", odd);
+  const auto r = run_command("cd " + shell_quote(m.dir.path().string()) + " && " + shell_quote(TWICE_BINARY) +
+                             " run --handler check-then-act --seeds 30 --no-report -q --json r.json --scenario " +
+                             shell_quote(odd.string()) + " 2>&1");
+  const auto j = nlohmann::json::parse(read_file(m.dir / "r.json"));
+  const std::string replay = j["cells"][0]["violations"][0]["counterexample"]["replay"];
+  EXPECT_NE(replay.find("'\\''s dup.toml'"), std::string::npos) << replay;
+  // Pasted into a shell (with `twice` standing for the binary), it replays that scenario and runs nothing else.
+  const auto pasted = run_command("cd " + shell_quote(m.dir.path().string()) + " && twice() { " +
+                                  shell_quote(TWICE_BINARY) + " \"$@\"; } && " + replay + " 2>&1");
+  EXPECT_EQ(pasted.exit_code, 0) << replay << ": " << pasted.output;
+  EXPECT_NE(pasted.output.find("# verdict: double_credit"), std::string::npos) << pasted.output;
+  EXPECT_FALSE(std::filesystem::exists(m.dir / "pwned"));
+}
+
 }  // namespace
 }  // namespace twice::reports

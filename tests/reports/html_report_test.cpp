@@ -3,7 +3,6 @@
 // show the payload as text, never as markup.
 #include "reports/html_report.h"
 
-#include <regex>
 
 #include <gtest/gtest.h>
 
@@ -25,7 +24,9 @@ TEST(HtmlReport, IsSelfContainedAndEscapesThePayload) {
   // Nothing to fetch: no src= or link to another origin. The only URL is the SVG namespace.
   EXPECT_EQ(html.find(" src="), std::string::npos);
   EXPECT_EQ(html.find("<link"), std::string::npos);
-  std::string without_ns = std::regex_replace(html, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
+  std::string without_ns = html;
+  const std::string ns = "xmlns=\"http://www.w3.org/2000/svg\"";
+  for (auto at = without_ns.find(ns); at != std::string::npos; at = without_ns.find(ns, at)) without_ns.erase(at, ns.size());
   EXPECT_EQ(without_ns.find("http://"), std::string::npos);
   EXPECT_EQ(without_ns.find("https://"), std::string::npos);
   EXPECT_EQ(html.find('\x01'), std::string::npos);

@@ -132,6 +132,21 @@ TEST(RealDb, ConstraintFailuresAreStatusConstraint) {
   EXPECT_TRUE(db.exec("INSERT INTO t VALUES (?)", {"a"}).status.is_constraint());
 }
 
+TEST(RealDb, EmptySqlAndDeniedStatementsAnswerAnErrorStatus) {
+  ScratchFolder folder;
+  RealDb db((folder.path() / "e.db").string(), kSecond);
+  for (const char* sql : {"", "-- comment", "   "}) {
+    const Result r = db.exec(sql);
+    EXPECT_FALSE(r.ok()) << "'" << sql << "'";
+    EXPECT_NE(r.status.to_string().find("no SQL statement"), std::string::npos) << r.status.to_string();
+  }
+  const Result attach = db.exec("ATTACH DATABASE ? AS other", {(folder.path() / "other.db").string()});
+  EXPECT_NE(attach.status.to_string().find("not authorized"), std::string::npos) << attach.status.to_string();
+  EXPECT_FALSE(fs::exists(folder.path() / "other.db"));
+  EXPECT_FALSE(db.exec("PRAGMA journal_mode=DELETE").ok());
+  EXPECT_TRUE(db.exec("SELECT 1").ok());
+}
+
 TEST(StressRun, UniqueKeyCasCreditsEveryOrderExactlyOnce) {
   ScratchFolder folder;
   StressOptions options;

@@ -20,7 +20,8 @@ constexpr Micros kHour = 60 * kMinute;
 std::string format_time(Micros t);
 // "250ms", "15s", "3m", "1h30m": the shortest exact form, for reports and errors.
 std::string format_duration(Micros d);
-// Parses "250ms", "15s", "3m", "6h", "1h30m", "1d", "500us". Nullopt on anything else.
+// Parses "250ms", "15s", "3m", "6h", "1h30m", "1d", "500us". Nullopt on anything
+// else, and on a duration too long for Micros (about 292,000 years).
 std::optional<Micros> parse_duration(std::string_view text);
 
 }  // namespace twice

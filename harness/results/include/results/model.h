@@ -47,6 +47,22 @@ struct ViolationResult {
   Counterexample counterexample;
 };
 
+// A cell that did not finish the way cells do: the process running it died
+// or stopped making progress (explore/cell_process.h), the harness failed on
+// it (a schema that does not parse), or a counterexample it found did not
+// reproduce from fresh state (the handler keeps state across runs). Such a
+// cell never matches the expected matrix.
+struct CellFailure {
+  // "crashed: SIGSEGV", "exited: 0", "hung: no scheduling point for 30 s",
+  // "error: the handler's schema: ...", "keeps state across runs".
+  std::string verdict;
+  std::string detail;           // one sentence for the reader
+  std::string phase;            // what was running: "exploring", "shrinking double_credit", "re-checking"
+  int run = 0;                  // 1-based index of the run under way (0: none)
+  std::uint64_t seed = 0;       // that run's seed
+  std::string replay_command;   // replays that run (empty when no run was under way)
+};
+
 struct CellResult {
   std::string handler;
   std::string scenario;
@@ -63,6 +79,7 @@ struct CellResult {
   std::string expected_reason;
   bool expectation_listed = false;          // false: not in expected.toml, assumed pass
   bool matched = false;                     // observed invariants == expected
+  std::vector<CellFailure> failures;        // empty for a cell that finished normally
   std::vector<std::string> observed() const;
 };
 

@@ -1,0 +1,613 @@
+#include "explore/cell_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <new>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "env/sqlite_db.h"
+#include "run/simulate.h"
+#include "sim/heartbeat.h"
+
+// Why fork, and why from a parent with no threads: the parent of the cells
+// only forks, reads pipes and waits, all from the calling thread; it never
+// runs a handler and starts no thread (the -j cells run at once as -j child
+// processes, not as threads). So every fork() copies a single-threaded
+// process, and the child may do anything (allocate, open SQLite, run the
+// cell) without the async-signal-safe restriction that a fork from a
+// multi-threaded process would put on it, and without re-executing `twice`
+// (which would load the scenarios, the expected matrix and every --plugin
+// again, per cell). A --plugin's handlers were registered in the parent
+// before the first fork, so the children have them, contained the same way.
+
+namespace twice::explore {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// --- the wire format ---------------------------------------------------------
+
+json to_wire(const CellFailure& f) {
+  return json::array({f.verdict, f.detail, f.phase, f.run, f.seed, f.replay_command});
+}
+
+void from_wire(const json& j, CellFailure& f) {
+  f.verdict = j.at(0).get<std::string>();
+  f.detail = j.at(1).get<std::string>();
+  f.phase = j.at(2).get<std::string>();
+  f.run = j.at(3).get<int>();
+  f.seed = j.at(4).get<std::uint64_t>();
+  f.replay_command = j.at(5).get<std::string>();
+}
+
+json to_wire(const Counterexample& c) {
+  json rows = json::array();
+  for (const auto& r : c.rows) rows.push_back(json::array({r.column, r.time, r.kind, r.text, r.result, r.step}));
+  return json::array({c.seed, c.choices, c.steps, c.hidden_steps, c.columns, rows, c.gateway, c.balances,
+                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail});
+}
+
+void from_wire(const json& j, Counterexample& c) {
+  c.seed = j.at(0).get<std::uint64_t>();
+  c.choices = j.at(1).get<std::vector<std::uint64_t>>();
+  c.steps = j.at(2).get<int>();
+  c.hidden_steps = j.at(3).get<int>();
+  c.columns = j.at(4).get<std::vector<std::string>>();
+  for (const auto& r : j.at(5)) {
+    TranscriptRow row;
+    row.column = r.at(0).get<int>();
+    row.time = r.at(1).get<std::string>();
+    row.kind = r.at(2).get<std::string>();
+    row.text = r.at(3).get<std::string>();
+    row.result = r.at(4).get<std::string>();
+    row.step = r.at(5).get<bool>();
+    c.rows.push_back(std::move(row));
+  }
+  c.gateway = j.at(6).get<std::vector<std::string>>();
+  c.balances = j.at(7).get<std::vector<std::string>>();
+  c.replay_command = j.at(8).get<std::string>();
+  c.replay_shrunk_command = j.at(9).get<std::string>();
+  c.subject = j.at(10).get<std::string>();
+  c.detail = j.at(11).get<std::string>();
+}
+
+json to_wire(const CellResult& c) {
+  json violations = json::array();
+  for (const auto& v : c.violations)
+    violations.push_back(json::array(
+        {v.invariant, v.subject, v.detail, v.failures, v.schedules_to_first, v.seed, to_wire(v.counterexample)}));
+  json failures = json::array();
+  for (const auto& f : c.failures) failures.push_back(to_wire(f));
+  return json::array({c.handler, c.scenario, c.strategy, c.seeds_run, c.failing_runs, c.failing_run_indices,
+                      c.max_tasks, c.max_steps, violations, c.expected, c.expected_reason, c.expectation_listed,
+                      c.matched, failures});
+}
+
+void from_wire(const json& j, CellResult& c) {
+  c.handler = j.at(0).get<std::string>();
+  c.scenario = j.at(1).get<std::string>();
+  c.strategy = j.at(2).get<std::string>();
+  c.seeds_run = j.at(3).get<int>();
+  c.failing_runs = j.at(4).get<int>();
+  c.failing_run_indices = j.at(5).get<std::vector<int>>();
+  c.max_tasks = j.at(6).get<int>();
+  c.max_steps = j.at(7).get<int>();
+  for (const auto& v : j.at(8)) {
+    ViolationResult vr;
+    vr.invariant = v.at(0).get<std::string>();
+    vr.subject = v.at(1).get<std::string>();
+    vr.detail = v.at(2).get<std::string>();
+    vr.failures = v.at(3).get<int>();
+    vr.schedules_to_first = v.at(4).get<int>();
+    vr.seed = v.at(5).get<std::uint64_t>();
+    from_wire(v.at(6), vr.counterexample);
+    c.violations.push_back(std::move(vr));
+  }
+  c.expected = j.at(9).get<std::vector<std::string>>();
+  c.expected_reason = j.at(10).get<std::string>();
+  c.expectation_listed = j.at(11).get<bool>();
+  c.matched = j.at(12).get<bool>();
+  for (const auto& f : j.at(13)) {
+    CellFailure failure;
+    from_wire(f, failure);
+    c.failures.push_back(std::move(failure));
+  }
+}
+
+std::string cbor(const json& j) {
+  const std::vector<std::uint8_t> bytes = json::to_cbor(j);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// A child's messages: a kind byte, a 4-byte little-endian length, the payload.
+enum class Message : char {
+  kRun = 'P',           // [phase, run, seed]: the run now starting
+  kCell = 'R',          // the CellResult
+  kObserved = 'I',      // a re-check's invariants
+  kError = 'E',         // the harness threw: the text
+  kOutOfMemory = 'M',   // an allocation failed under the memory limit (no payload)
+};
+constexpr std::size_t kHeader = 5;
+
+// --- the child's side ----------------------------------------------------------
+
+int g_child_fd = -1;  // the child's end of its pipe; only ever set in a child
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void send(Message kind, const std::string& payload) {
+  const auto size = static_cast<std::uint32_t>(payload.size());
+  std::string frame(kHeader, '\0');
+  frame[0] = static_cast<char>(kind);
+  for (int b = 0; b < 4; ++b) frame[1 + b] = static_cast<char>((size >> (8 * b)) & 0xff);
+  frame += payload;
+  if (!write_all(g_child_fd, frame.data(), frame.size())) ::_exit(125);
+}
+
+// operator new failed under the memory limit: nothing may allocate any more,
+// so a frame built in advance says so and the child ends.
+void on_out_of_memory() {
+  static const char frame[kHeader] = {static_cast<char>(Message::kOutOfMemory), 0, 0, 0, 0};
+  write_all(g_child_fd, frame, sizeof frame);
+  ::_exit(124);
+}
+
+template <class Body>
+[[noreturn]] void child_main(int fd, std::atomic<std::uint64_t>* beat, const IsolationLimits& limits, Body body) {
+  g_child_fd = fd;
+  sim::heartbeat = beat;
+  // Ctrl-C reaches the whole process group: the parent decides what stops.
+  ::signal(SIGINT, SIG_IGN);
+  if (limits.memory_limit_bytes > 0) {
+    const rlimit limit{limits.memory_limit_bytes, limits.memory_limit_bytes};
+    ::setrlimit(RLIMIT_AS, &limit);
+    std::set_new_handler(on_out_of_memory);
+  }
+  int code = 0;
+  try {
+    body();
+  } catch (const std::exception& e) {
+    send(Message::kError, e.what());
+  } catch (...) {
+    send(Message::kError, "an exception that is not a std::exception");
+    code = 1;
+  }
+  // What the handler printed goes out; nothing of the parent's is left to
+  // flush twice (it flushed before forking). No atexit handlers, no static
+  // destructors: they belong to the parent.
+  std::cout.flush();
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
+// --- the parent's side ---------------------------------------------------------
+
+struct Work {
+  enum class Kind { kExplore, kRecheck } kind = Kind::kExplore;
+  std::size_t cell = 0;
+  std::size_t violation = 0;  // kRecheck: which of the cell's violations
+};
+
+struct Child {
+  Work work;
+  pid_t pid = -1;
+  int fd = -1;  // -1 once the child closed its end
+  std::size_t slot = 0;
+  std::string inbox;
+  std::uint64_t last_beat = 0;
+  Clock::time_point last_sign_of_life;
+  CellFailure under_way;
+  bool killed_as_hung = false;
+  bool out_of_memory = false;
+  std::optional<CellResult> cell;
+  std::optional<std::vector<std::string>> observed;
+  std::optional<std::string> error;
+  bool garbled = false;  // a message that does not decode
+  int status = 0;        // as waitpid() reported it
+};
+
+std::string signal_name(int sig) {
+  if (const char* abbrev = ::sigabbrev_np(sig)) return fmt::format("SIG{}", abbrev);
+  return fmt::format("signal {}", sig);
+}
+
+std::string describe_run(const CellFailure& f) {
+  if (f.run == 0) return "before its first run";
+  return fmt::format("while {} run {} (seed {})", f.phase, f.run, f.seed);
+}
+
+class CellSupervisor {
+ public:
+  CellSupervisor(const std::vector<const HandlerInfo*>& handlers, const std::vector<gateway::Scenario>& scenarios,
+                 const ExploreOptions& options, const IsolationLimits& limits, const ExpectedMatrix& expected)
+      : handlers_(handlers), scenarios_(scenarios), options_(options), limits_(limits), expected_(expected) {
+    total_ = handlers.size() * scenarios.size();
+    cells_.resize(total_);
+    rechecks_left_.assign(total_, 0);
+    for (std::size_t i = 0; i < total_; ++i) queue_.push_back(Work{Work::Kind::kExplore, i, 0});
+    jobs_ = static_cast<std::size_t>(std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(total_, 1)))));
+    // One heartbeat counter per running child, on its own cache line.
+    beats_size_ = jobs_ * kSlotBytes;
+    void* shared = ::mmap(nullptr, beats_size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map the cells' heartbeats: {}", std::strerror(errno)));
+    beats_ = static_cast<char*>(shared);
+    for (std::size_t s = 0; s < jobs_; ++s) free_slots_.push_back(jobs_ - 1 - s);
+  }
+
+  ~CellSupervisor() {
+    // Only reached with children still running when something threw: take
+    // them down, their files with them.
+    for (auto& c : running_) {
+      ::kill(c.pid, SIGKILL);
+      int status = 0;
+      ::waitpid(c.pid, &status, 0);
+      env::remove_process_databases(c.pid);
+      if (c.fd >= 0) ::close(c.fd);
+    }
+    ::munmap(beats_, beats_size_);
+  }
+  CellSupervisor(const CellSupervisor&) = delete;
+  CellSupervisor& operator=(const CellSupervisor&) = delete;
+
+  MatrixResult run() {
+    for (;;) {
+      while (running_.size() < jobs_ && start_next()) {
+      }
+      if (running_.empty()) break;
+      wait_for_children();
+    }
+    MatrixResult m;
+    for (const auto* h : handlers_) m.handlers.push_back(h->name);
+    for (const auto& s : scenarios_) m.scenarios.push_back(s.name);
+    m.strategy = sim::strategy_name(options_.strategy);
+    m.seeds = options_.seeds;
+    m.base_seed = options_.base_seed;
+    for (std::size_t i = 0; i < total_; ++i) {
+      if (cells_[i] && rechecks_left_[i] == 0) m.cells.push_back(std::move(*cells_[i]));
+      else m.interrupted = true;
+    }
+    return m;
+  }
+
+ private:
+  static constexpr std::size_t kSlotBytes = 64;
+
+  const HandlerInfo& handler_of(std::size_t cell) const { return *handlers_[cell / scenarios_.size()]; }
+  const gateway::Scenario& scenario_of(std::size_t cell) const { return scenarios_[cell % scenarios_.size()]; }
+  std::atomic<std::uint64_t>* beat(std::size_t slot) {
+    return reinterpret_cast<std::atomic<std::uint64_t>*>(beats_ + slot * kSlotBytes);
+  }
+
+  // Starts the next piece of work; false when there is none to start. After
+  // Ctrl-C no new cell starts, but the re-checks of cells under way do.
+  bool start_next() {
+    auto it = queue_.begin();
+    if (options_.stop && options_.stop->load())
+      it = std::find_if(queue_.begin(), queue_.end(), [](const Work& w) { return w.kind == Work::Kind::kRecheck; });
+    if (it == queue_.end()) return false;
+    const Work work = *it;
+    queue_.erase(it);
+    spawn(work);
+    return true;
+  }
+
+  void spawn(const Work& work) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
+    const std::size_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    beat(slot)->store(0, std::memory_order_relaxed);
+    // Nothing buffered may be written twice (once by the child's exit).
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      free_slots_.push_back(slot);
+      throw std::runtime_error(fmt::format("cannot fork a cell's process: {}", std::strerror(errno)));
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      child_main(fds[1], beat(slot), limits_, [&] { run_in_child(work); });
+    }
+    ::close(fds[1]);
+    Child c;
+    c.work = work;
+    c.pid = pid;
+    c.fd = fds[0];
+    c.slot = slot;
+    c.last_sign_of_life = Clock::now();
+    if (work.kind == Work::Kind::kRecheck) {
+      const ViolationResult& v = cells_[work.cell]->violations[work.violation];
+      c.under_way = CellFailure{{}, {}, "re-checking " + v.invariant, v.schedules_to_first, v.seed, {}};
+    }
+    running_.push_back(std::move(c));
+  }
+
+  void run_in_child(const Work& work) {
+    const HandlerInfo& h = handler_of(work.cell);
+    const gateway::Scenario& s = scenario_of(work.cell);
+    if (work.kind == Work::Kind::kExplore) {
+      ExploreOptions o = options_;
+      o.jobs = 1;
+      o.on_cell = nullptr;
+      o.on_run = [](std::string_view phase, int run, std::uint64_t seed) {
+        send(Message::kRun, cbor(json::array({std::string(phase), run, seed})));
+      };
+      send(Message::kCell, cbor(to_wire(explore_cell(s, h, o, expected_.get(h.name, s.name)))));
+      return;
+    }
+    // A counterexample's seed alone, in a process that ran nothing before.
+    const std::uint64_t seed = cells_[work.cell]->violations[work.violation].seed;
+    const run::RunResult r = run::simulate(run::RunSpec{&s, &h, options_.strategy, seed, std::nullopt, false});
+    json observed = json::array();
+    for (const auto& v : r.verdict.violations) observed.push_back(v.invariant);
+    send(Message::kObserved, cbor(observed));
+  }
+
+  void wait_for_children() {
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> owner;
+    bool awaiting_exit = false;
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      if (running_[i].fd >= 0) {
+        fds.push_back(pollfd{running_[i].fd, POLLIN, 0});
+        owner.push_back(i);
+      }
+      if (running_[i].fd < 0 || running_[i].killed_as_hung) awaiting_exit = true;
+    }
+    // A child that closed its pipe is about to exit: look again soon.
+    const int timeout_ms = awaiting_exit ? 5 : 200;
+    const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0 && errno != EINTR) throw std::runtime_error(fmt::format("poll: {}", std::strerror(errno)));
+    for (std::size_t k = 0; ready > 0 && k < fds.size(); ++k)
+      if (fds[k].revents != 0) read_from(running_[owner[k]]);
+
+    const auto now = Clock::now();
+    for (auto& c : running_) {
+      const std::uint64_t b = beat(c.slot)->load(std::memory_order_relaxed);
+      if (b != c.last_beat) {
+        c.last_beat = b;
+        c.last_sign_of_life = now;
+      }
+      if (!c.killed_as_hung && now - c.last_sign_of_life > std::chrono::seconds(limits_.timeout_seconds)) {
+        ::kill(c.pid, SIGKILL);
+        c.killed_as_hung = true;
+      }
+    }
+    for (std::size_t i = 0; i < running_.size();) {
+      // A killed child is reaped even while its pipe stays open (a process
+      // the handler forked may hold it): the cell's verdict does not wait.
+      if ((running_[i].fd < 0 || running_[i].killed_as_hung) && reap(running_[i])) {
+        if (running_[i].fd >= 0) ::close(running_[i].fd);
+        Child done = std::move(running_[i]);
+        running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+        free_slots_.push_back(done.slot);
+        finish(done);
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  void read_from(Child& c) {
+    char buffer[1 << 16];
+    const ssize_t n = ::read(c.fd, buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      ::close(c.fd);
+      c.fd = -1;
+      return;
+    }
+    c.inbox.append(buffer, static_cast<std::size_t>(n));
+    c.last_sign_of_life = Clock::now();
+    for (;;) {
+      if (c.inbox.size() < kHeader) return;
+      std::uint32_t size = 0;
+      for (int b = 0; b < 4; ++b) size |= static_cast<std::uint32_t>(static_cast<unsigned char>(c.inbox[1 + b])) << (8 * b);
+      if (c.inbox.size() < kHeader + size) return;
+      const auto kind = static_cast<Message>(c.inbox[0]);
+      const std::string payload = c.inbox.substr(kHeader, size);
+      c.inbox.erase(0, kHeader + size);
+      handle_message(c, kind, payload);
+    }
+  }
+
+  void handle_message(Child& c, Message kind, const std::string& payload) {
+    if (kind == Message::kOutOfMemory) {
+      c.out_of_memory = true;
+      return;
+    }
+    if (kind == Message::kError) {
+      c.error = payload;
+      return;
+    }
+    try {
+      const json j = json::from_cbor(payload);
+      if (kind == Message::kRun) {
+        c.under_way.phase = j.at(0).get<std::string>();
+        c.under_way.run = j.at(1).get<int>();
+        c.under_way.seed = j.at(2).get<std::uint64_t>();
+      } else if (kind == Message::kCell) {
+        CellResult cell;
+        from_wire(j, cell);
+        c.cell = std::move(cell);
+      } else if (kind == Message::kObserved) {
+        c.observed = j.get<std::vector<std::string>>();
+      } else {
+        c.garbled = true;
+      }
+    } catch (const json::exception&) {
+      c.garbled = true;
+    }
+  }
+
+  // True once the child has exited and is reaped. Its files are removed
+  // before it is reaped, while its pid cannot belong to anyone else.
+  bool reap(Child& c) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(c.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) return false;
+      throw std::runtime_error(fmt::format("waitid: {}", std::strerror(errno)));
+    }
+    if (info.si_pid == 0) return false;
+    const bool normal = (c.cell || c.observed) && info.si_code == CLD_EXITED && info.si_status == 0;
+    if (!normal) env::remove_process_databases(c.pid);
+    int status = 0;
+    while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    c.pid = -1;
+    c.status = status;
+    return true;
+  }
+
+  // What a child that brought no result back means.
+  CellFailure failure_of(const Child& c, const HandlerInfo& h, const gateway::Scenario& s) const {
+    CellFailure f = c.under_way;
+    const int status = c.status;
+    std::string what;
+    if (c.out_of_memory) {
+      f.verdict = "out of memory";
+      what = fmt::format("ran out of memory (its limit is {} MiB)", limits_.memory_limit_bytes >> 20);
+    } else if (c.error) {
+      f.verdict = fmt::format("error: {}", *c.error);
+      what = fmt::format("stopped on an error ({})", *c.error);
+    } else if (c.killed_as_hung) {
+      f.verdict = fmt::format("hung: no scheduling point for {} s", limits_.timeout_seconds);
+      what = fmt::format("reached no scheduling point (no Env call) for {} s and was killed", limits_.timeout_seconds);
+    } else if (WIFSIGNALED(status)) {
+      f.verdict = fmt::format("crashed: {}", signal_name(WTERMSIG(status)));
+      what = fmt::format("died by {} ({})", signal_name(WTERMSIG(status)), ::strsignal(WTERMSIG(status)));
+    } else if (c.garbled) {
+      f.verdict = "error: garbled result";
+      what = "sent back a result that does not decode (did the handler write to file descriptors it does not own?)";
+    } else {
+      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      f.verdict = fmt::format("exited: {}", code);
+      what = fmt::format("exited with status {} without a result (the handler called exit()?)", code);
+    }
+    f.detail = fmt::format("the process running this cell {} {}", what, describe_run(f));
+    if (f.run > 0) {
+      const bool shrinking = f.phase.starts_with("shrinking");
+      f.replay_command = replay_command(h.name, s, f.seed, options_.strategy, shrinking,
+                                        options_.shrink ? options_.shrink_budget : 0);
+    }
+    return f;
+  }
+
+  void finish(Child& c) {
+    const std::size_t i = c.work.cell;
+    const HandlerInfo& h = handler_of(i);
+    const gateway::Scenario& s = scenario_of(i);
+    if (c.work.kind == Work::Kind::kExplore) {
+      if (c.cell) {
+        cells_[i] = std::move(*c.cell);
+        // Each counterexample is checked from fresh state before it is reported.
+        for (std::size_t v = 0; v < cells_[i]->violations.size(); ++v) {
+          queue_.push_front(Work{Work::Kind::kRecheck, i, v});
+          ++rechecks_left_[i];
+        }
+      } else {
+        cells_[i] = unfinished_cell(s, h, options_, expected_.get(h.name, s.name), failure_of(c, h, s));
+      }
+    } else {
+      const ViolationResult& v = cells_[i]->violations[c.work.violation];
+      if (c.observed) {
+        if (std::find(c.observed->begin(), c.observed->end(), v.invariant) == c.observed->end()) {
+          CellFailure f;
+          f.verdict = "keeps state across runs";
+          f.detail = fmt::format(
+              "run {} (seed {}) showed {} after {} earlier run{} in the same process, but not when run alone in a "
+              "fresh one: the handler keeps state from one run to the next (a static, a thread_local, a file), so "
+              "its replay does not show what was reported",
+              v.schedules_to_first, v.seed, v.invariant, v.schedules_to_first - 1, v.schedules_to_first == 2 ? "" : "s");
+          f.phase = "re-checking " + v.invariant;
+          f.run = v.schedules_to_first;
+          f.seed = v.seed;
+          f.replay_command = replay_command(h.name, s, v.seed, options_.strategy, false);
+          cells_[i]->failures.push_back(std::move(f));
+        }
+      } else {
+        cells_[i]->failures.push_back(failure_of(c, h, s));
+      }
+      if (!cells_[i]->failures.empty()) cells_[i]->matched = false;
+      --rechecks_left_[i];
+    }
+    if (rechecks_left_[i] == 0) {
+      // Failures found by re-checks in the order of the violations.
+      auto& failures = cells_[i]->failures;
+      std::stable_sort(failures.begin(), failures.end(),
+                       [](const CellFailure& a, const CellFailure& b) { return a.phase < b.phase; });
+      ++done_;
+      if (options_.on_cell) options_.on_cell(*cells_[i], done_, static_cast<int>(total_));
+    }
+  }
+
+  const std::vector<const HandlerInfo*>& handlers_;
+  const std::vector<gateway::Scenario>& scenarios_;
+  const ExploreOptions& options_;
+  const IsolationLimits& limits_;
+  const ExpectedMatrix& expected_;
+  std::size_t total_ = 0;
+  std::size_t jobs_ = 1;
+  std::vector<std::optional<CellResult>> cells_;
+  std::vector<int> rechecks_left_;
+  std::deque<Work> queue_;
+  std::vector<Child> running_;
+  std::vector<std::size_t> free_slots_;
+  char* beats_ = nullptr;
+  std::size_t beats_size_ = 0;
+  int done_ = 0;
+};
+
+}  // namespace
+
+std::string encode_cell(const CellResult& cell) { return cbor(to_wire(cell)); }
+
+bool decode_cell(std::string_view bytes, CellResult& cell) {
+  try {
+    from_wire(json::from_cbor(bytes), cell);
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
+}
+
+MatrixResult explore_matrix_isolated(const std::vector<const HandlerInfo*>& handlers,
+                                     const std::vector<gateway::Scenario>& scenarios, const ExploreOptions& options,
+                                     const IsolationLimits& limits, const ExpectedMatrix& expected) {
+  if (handlers.empty() || scenarios.empty()) return explore_matrix(handlers, scenarios, options, expected);
+  CellSupervisor supervisor(handlers, scenarios, options, limits, expected);
+  return supervisor.run();
+}
+
+}  // namespace twice::explore

@@ -1,0 +1,171 @@
+// Hostile handlers: what a handler under test may do to the process that runs
+// it. Each misbehaves in one way, then (if it is still running) handles the
+// notify as plugin-cas does, so that what its cell reports is the
+// misbehaviour alone. Built as a --plugin, as a user's handlers are: the
+// containment of cells must hold for plugins too. tests/hostile/hostile_test.sh
+// runs them and checks each cell's verdict.
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "twice/handler.h"
+
+namespace {
+
+// plugin-cas's handling: compare-and-swap on the status and the credit, in one transaction.
+twice::Reply credit_once(const twice::Notify& n, twice::Env& env) {
+  twice::Db& db = env.db();
+  auto tx = db.begin(twice::TxMode::kImmediate);
+  if (!tx.ok()) return twice::Reply::fail();
+  const twice::Result order = db.exec("SELECT user_id FROM orders WHERE order_no = ? AND amount = ? AND currency = ?",
+                                      {n.out_trade_no, n.amount, n.currency});
+  if (!order.ok() || order.empty()) return twice::Reply::fail("unknown order");
+  const std::string user = order.at(0, "user_id").as_text();
+  const twice::Result swapped =
+      db.exec("UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ? AND status = 'WAIT_PAY'",
+              {n.transaction_id, n.out_trade_no});
+  if (!swapped.ok()) return twice::Reply::fail();
+  if (swapped.changes == 0) return twice::Reply::success();
+  if (!db.exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, ?, ?)", {n.out_trade_no, user, n.amount}).ok() ||
+      !db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {n.amount, user}).ok() ||
+      !tx.commit().is_ok())
+    return twice::Reply::fail();
+  return twice::Reply::success();
+}
+
+class Segfault final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify&, twice::Env&) override {
+    int* volatile nowhere = nullptr;
+    *nowhere = 1;
+    return twice::Reply::fail();
+  }
+};
+
+class Abort final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify&, twice::Env&) override { std::abort(); }
+};
+
+// Deeper and deeper until the fiber's guard page.
+std::size_t descend(std::size_t depth) {
+  volatile char frame[4096];
+  frame[0] = static_cast<char>(depth);
+  if (depth == static_cast<std::size_t>(-1)) return 0;
+  return descend(depth + 1) + static_cast<std::size_t>(frame[0]);
+}
+
+class StackOverflow final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify&, twice::Env&) override {
+    return descend(0) == 1 ? twice::Reply::success() : twice::Reply::fail();
+  }
+};
+
+// The Env belongs to the task's fiber: another thread calling it.
+class ThreadCallsEnv final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    std::thread([&] { (void)env.db().exec("SELECT count(*) FROM orders"); }).join();
+    return credit_once(n, env);
+  }
+};
+
+class Exit final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify&, twice::Env&) override { std::exit(0); }
+};
+
+class Spin final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify&, twice::Env&) override {
+    volatile unsigned long spins = 0;
+    for (;;) {
+      const unsigned long seen = spins;
+      spins = seen + 1;
+    }
+  }
+};
+
+class Hog final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    std::vector<std::string> hoard;
+    for (std::size_t i = 0; i != static_cast<std::size_t>(-1); ++i) hoard.emplace_back(std::size_t{1} << 20, 'x');
+    return credit_once(n, env);
+  }
+};
+
+class EmptySql final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    env.note("empty: " + env.db().exec("").status.to_string());
+    env.note("comment: " + env.db().exec("-- comment").status.to_string());
+    return credit_once(n, env);
+  }
+};
+
+class BadSchema final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override { return credit_once(n, env); }
+  const twice::Schema& schema() const override {
+    static const twice::Schema broken = [] {
+      twice::Schema s = twice::reference_schema();
+      s.setup_sql += "\nCREATE TABLE half_written (";
+      return s;
+    }();
+    return broken;
+  }
+};
+
+class Wal final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    env.note("journal_mode=WAL: " + env.db().exec("PRAGMA journal_mode=WAL").status.to_string());
+    return credit_once(n, env);
+  }
+};
+
+class Attach final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    env.note("attach: " + env.db().exec("ATTACH DATABASE 'hostile-attached.db' AS elsewhere").status.to_string());
+    return credit_once(n, env);
+  }
+};
+
+// Correct for its first deliveries in a process, then credits every notify:
+// what it reports after many runs, a fresh process running that seed alone
+// does not show.
+class StaticState final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    static int deliveries = 0;
+    if (++deliveries < 40) return credit_once(n, env);
+    twice::Db& db = env.db();
+    const twice::Result order = db.exec("SELECT user_id FROM orders WHERE order_no = ?", {n.out_trade_no});
+    if (!order.ok() || order.empty()) return twice::Reply::fail("unknown order");
+    const std::string user = order.at(0, "user_id").as_text();
+    (void)db.exec("UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ?",
+                  {n.transaction_id, n.out_trade_no});
+    (void)db.exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, ?, ?)", {n.out_trade_no, user, n.amount});
+    (void)db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {n.amount, user});
+    return twice::Reply::success();
+  }
+};
+
+}  // namespace
+
+TWICE_REGISTER_HANDLER(Segfault, "hostile-segfault", "writes through a null pointer");
+TWICE_REGISTER_HANDLER(Abort, "hostile-abort", "calls abort()");
+TWICE_REGISTER_HANDLER(StackOverflow, "hostile-stack-overflow", "recurses without end");
+TWICE_REGISTER_HANDLER(ThreadCallsEnv, "hostile-thread-env", "calls its Env from a std::thread");
+TWICE_REGISTER_HANDLER(Exit, "hostile-exit", "calls exit(0)");
+TWICE_REGISTER_HANDLER(Spin, "hostile-spin", "spins without an Env call");
+TWICE_REGISTER_HANDLER(Hog, "hostile-hog", "allocates without end");
+TWICE_REGISTER_HANDLER(EmptySql, "hostile-empty-sql", "runs exec(\"\") and exec(\"-- comment\")");
+TWICE_REGISTER_HANDLER(BadSchema, "hostile-bad-schema", "a schema that does not parse");
+TWICE_REGISTER_HANDLER(Wal, "hostile-wal", "switches the database to journal_mode=WAL");
+TWICE_REGISTER_HANDLER(Attach, "hostile-attach", "attaches a database file of its own");
+TWICE_REGISTER_HANDLER(StaticState, "hostile-static-state", "keeps a count of deliveries in a static");
