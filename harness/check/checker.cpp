@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "env/sqlite_db.h"
+#include "engine/raw_connection.h"
 
 namespace twice::check {
 
@@ -32,10 +32,10 @@ bool is_invariant(std::string_view name) {
 
 namespace {
 
-std::set<std::string> first_column(sqlite3* conn, const std::string& sql) {
+std::set<std::string> first_column(engine::RawConnection& conn, const std::string& sql) {
   std::set<std::string> out;
   if (sql.empty()) return out;
-  for (const auto& row : env::query(conn, sql).rows)
+  for (const auto& row : conn.query(sql).rows)
     if (!row.empty()) out.insert(row[0].as_text());
   return out;
 }
@@ -49,13 +49,13 @@ bool allowed(const std::string& from, const std::string& to, bool refund_flagged
 
 }  // namespace
 
-bool settled_in_database(sqlite3* conn, const Schema& schema, const std::string& order_no) {
-  for (const auto& row : env::query(conn, schema.credits_sql).rows)
+bool settled_in_database(engine::RawConnection& conn, const Schema& schema, const std::string& order_no) {
+  for (const auto& row : conn.query(schema.credits_sql).rows)
     if (row.size() >= 2 && row[0].as_text() == order_no && row[1].as_int() > 0) return true;
   return first_column(conn, schema.refunds_sql).count(order_no) > 0;
 }
 
-Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
+Verdict check_run(engine::RawConnection& conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
                   const std::vector<std::string>& stuck, const std::vector<Violation>& observed,
                   const CheckOptions& options) {
   Verdict v;
@@ -63,13 +63,13 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
     v.violations.push_back({"stuck", "database", fmt::format("the checker could not read {}: {}", what, r.status.to_string())});
   };
 
-  const Result credits = env::query(conn, schema.credits_sql);
+  const Result credits = conn.query(schema.credits_sql);
   if (!credits.ok()) fail_query(credits, "credits (Schema::credits_sql)");
   for (const auto& row : credits.rows) v.credits_per_order[row[0].as_text()] = static_cast<int>(row[1].as_int());
   v.refunded = first_column(conn, schema.refunds_sql);
   std::map<std::string, int> reversals;
   if (!schema.reversals_sql.empty()) {
-    const Result r = env::query(conn, schema.reversals_sql);
+    const Result r = conn.query(schema.reversals_sql);
     if (!r.ok()) fail_query(r, "reversals (Schema::reversals_sql)");
     for (const auto& row : r.rows) reversals[row[0].as_text()] = static_cast<int>(row[1].as_int());
   }
@@ -79,7 +79,7 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
   const std::set<std::string> payloads = first_column(conn, schema.payloads_sql);
   std::map<std::string, std::string> status;
   if (!schema.statuses_sql.empty())
-    for (const auto& row : env::query(conn, schema.statuses_sql).rows) status[row[0].as_text()] = row[1].as_text();
+    for (const auto& row : conn.query(schema.statuses_sql).rows) status[row[0].as_text()] = row[1].as_text();
 
   // Per order: every settled payment must be credited once or flagged for refund.
   std::map<std::string, std::vector<const gateway::PaymentRecord*>> by_order;
@@ -151,7 +151,7 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
 
   if (!schema.transitions_sql.empty()) {
     std::set<std::string> reported;
-    for (const auto& row : env::query(conn, schema.transitions_sql).rows) {
+    for (const auto& row : conn.query(schema.transitions_sql).rows) {
       const std::string order = row[0].as_text(), from = row[1].as_text(), to = row[2].as_text();
       if (allowed(from, to, v.refunded.count(order) > 0) || !reported.insert(order).second) continue;
       v.violations.push_back({"illegal_transition", order,
@@ -160,7 +160,7 @@ Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway
     }
   }
 
-  const Result accounts = env::query(conn, schema.balances_sql);
+  const Result accounts = conn.query(schema.balances_sql);
   if (!accounts.ok()) fail_query(accounts, "balances (Schema::balances_sql)");
   for (const auto& row : accounts.rows) {
     AccountState a{row[0].as_text(), row[1].as_int(), row[2].as_int(), 0};

@@ -11,9 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <sqlite3.h>
-
 #include "check/violation.h"
+#include "engine/raw_connection.h"
 #include "gateway/gateway.h"
 #include "twice/schema.h"
 
@@ -39,11 +38,11 @@ struct CheckOptions {
 
 // True when `order_no` has a committed credit or refund flag now. For the
 // ack_before_commit check, run on the scheduler thread between steps.
-bool settled_in_database(sqlite3* conn, const Schema& schema, const std::string& order_no);
+bool settled_in_database(engine::RawConnection& conn, const Schema& schema, const std::string& order_no);
 
-// Reads the database through `schema`'s oracle queries. `observed` holds the
+// Reads the database (on any engine) through `schema`'s oracle queries. `observed` holds the
 // violations seen during the run (ack_before_commit, accepted_invalid).
-Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
+Verdict check_run(engine::RawConnection& conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
                   const std::vector<std::string>& stuck, const std::vector<Violation>& observed = {},
                   const CheckOptions& options = {});
 

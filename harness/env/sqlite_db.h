@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "env/task_db.h"
 #include "sim/scheduler.h"
 #include "twice/db.h"
 
@@ -66,7 +67,7 @@ class ConnectionPool {
   std::vector<Connection*> idle_;
 };
 
-class SqliteDb final : public Db {
+class SqliteDb final : public TaskDb {
  public:
   // Borrows a connection from `pool` for the task's lifetime.
   SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool);
@@ -77,10 +78,10 @@ class SqliteDb final : public Db {
   Result exec(std::string_view sql, std::initializer_list<Value> params) override;
   Result exec(std::string_view sql, const std::vector<Value>& params) override;
   // True when a transaction is open on this connection.
-  bool in_transaction() const;
+  bool in_transaction() const override;
   // True once this connection committed a change (a write that changed rows,
   // in autocommit or in a transaction that committed).
-  bool committed_writes() const { return committed_writes_; }
+  bool committed_writes() const override { return committed_writes_; }
 
  private:
   sim::Scheduler& scheduler_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/pg_db.h"
+
 namespace twice::env {
 
 Micros TaskClock::now() {
@@ -21,7 +23,8 @@ TaskEnv::TaskEnv(TaskServices s)
     : scheduler_(s.scheduler),
       gateway_(s.gateway),
       respond_(std::move(s.respond)),
-      db_(s.scheduler, s.connections),
+      db_(s.postgres ? std::unique_ptr<TaskDb>(std::make_unique<engine::PgDb>(*s.postgres))
+                     : std::unique_ptr<TaskDb>(std::make_unique<SqliteDb>(s.scheduler, s.connections))),
       locks_(s.scheduler, s.locks),
       clock_(s.scheduler) {}
 

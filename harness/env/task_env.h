@@ -3,13 +3,19 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "env/gateway_port.h"
 #include "env/lock_service.h"
 #include "env/sqlite_db.h"
+#include "env/task_db.h"
 #include "sim/scheduler.h"
 #include "twice/env.h"
+
+namespace twice::engine {
+class PgRun;
+}
 
 namespace twice::env {
 
@@ -31,12 +37,15 @@ struct TaskServices {
   ConnectionPool& connections;
   const GatewayPort& gateway;
   std::function<void(const Reply&)> respond;
+  // Set when the run's database is on PostgreSQL: tasks get a PgDb on it
+  // instead of a SQLite connection from `connections`.
+  engine::PgRun* postgres = nullptr;
 };
 
 class TaskEnv final : public Env {
  public:
   explicit TaskEnv(TaskServices services);
-  Db& db() override { return db_; }
+  Db& db() override { return *db_; }
   Locks& locks() override { return locks_; }
   Clock& clock() override { return clock_; }
   std::string token() override;
@@ -45,8 +54,8 @@ class TaskEnv final : public Env {
   std::optional<Notify> query_payment(std::string_view out_trade_no) override;
   void respond_now(const Reply& reply) override;
 
-  bool in_transaction() const { return db_.in_transaction(); }
-  bool committed_writes() const { return db_.committed_writes(); }
+  bool in_transaction() const { return db_->in_transaction(); }
+  bool committed_writes() const { return db_->committed_writes(); }
   bool responded() const { return responded_; }
 
  private:
@@ -54,7 +63,7 @@ class TaskEnv final : public Env {
   const GatewayPort& gateway_;
   std::function<void(const Reply&)> respond_;
   bool responded_ = false;
-  SqliteDb db_;
+  std::unique_ptr<TaskDb> db_;
   TaskLocks locks_;
   TaskClock clock_;
   int tokens_ = 0;

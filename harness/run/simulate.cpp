@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "engine/pg_cluster.h"
+#include "engine/pg_db.h"
+#include "engine/sqlite_raw_connection.h"
 #include "env/lock_service.h"
 #include "env/seeded_database.h"
 #include "env/sqlite_db.h"
@@ -25,27 +28,34 @@ bool RunResult::has(std::string_view invariant) const {
 
 namespace {
 
-// The database the run starts from: the handler's schema, every order
-// waiting for payment, every user's account at zero.
+// The rows the run starts from: every order waiting for payment, every
+// user's account at zero.
+Status seed_rows(engine::RawConnection& conn, const gateway::Scenario& scenario, const Schema& schema) {
+  std::set<std::string> users;
+  for (const auto& o : scenario.orders) {
+    if (auto r = conn.query(schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}); !r.ok())
+      return Status::error("seeding order " + o.order_no + ": " + r.status.to_string());
+    if (users.insert(o.user).second) {
+      if (auto r = conn.query(schema.insert_account_sql, {o.user}); !r.ok())
+        return Status::error("seeding account " + o.user + ": " + r.status.to_string());
+    }
+  }
+  return Status::OK();
+}
+
+// The database the run starts from: the handler's schema, then its rows.
 void seed_database(sqlite3* conn, const gateway::Scenario& scenario, const Schema& schema) {
   if (auto err = env::exec_script(conn, schema.setup_sql); !err.empty())
     throw std::runtime_error("the handler's schema: " + err);
-  std::set<std::string> users;
-  for (const auto& o : scenario.orders) {
-    if (auto r = env::query(conn, schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}); !r.ok())
-      throw std::runtime_error("seeding order " + o.order_no + ": " + r.status.to_string());
-    if (users.insert(o.user).second) {
-      if (auto r = env::query(conn, schema.insert_account_sql, {o.user}); !r.ok())
-        throw std::runtime_error("seeding account " + o.user + ": " + r.status.to_string());
-    }
-  }
+  engine::SqliteRawConnection raw(conn);
+  if (Status s = seed_rows(raw, scenario, schema); !s.ok()) throw std::runtime_error(s.message());
 }
 
 // Everything seed_database() reads: runs with equal keys start from equal databases.
-std::string seed_key(const gateway::Scenario& scenario, const Schema& schema) {
+std::string seed_key(const gateway::Scenario& scenario, const Schema& schema, Engine engine = Engine::kSqlite) {
   std::string key;
   auto add = [&key](std::string_view field) { key += fmt::format("{}:{};", field.size(), field); };
-  add(schema.setup_sql);
+  add(schema.setup_sql_for(engine));
   add(schema.insert_order_sql);
   add(schema.insert_account_sql);
   for (const auto& o : scenario.orders) {
@@ -65,8 +75,8 @@ std::string describe_reply(const Reply& r) {
 // Everything one run owns, so that tasks and timers can reach it.
 class Run {
  public:
-  Run(const RunSpec& spec, RunResult& result, sim::Choices& choices, sqlite3* checker_conn, Handler& handler,
-      std::string db_name)
+  Run(const RunSpec& spec, RunResult& result, sim::Choices& choices, engine::RawConnection& checker_conn,
+      Handler& handler, std::string db_name, engine::PgDatabase* postgres = nullptr)
       : scenario_(*spec.scenario),
         result_(result),
         checker_conn_(checker_conn),
@@ -75,7 +85,9 @@ class Run {
         scheduler_(spec.strategy, choices, result.trace, limits(scenario_), faults()),
         locks_(scheduler_),
         gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_,
-                 [this](gateway::Gateway::Delivery d) { return deliver(std::move(d)); }) {}
+                 [this](gateway::Gateway::Delivery d) { return deliver(std::move(d)); }) {
+    if (postgres) pg_run_ = std::make_unique<engine::PgRun>(scheduler_, *postgres);
+  }
 
   void run() {
     gateway_.on_ack([this](std::size_t payment) { check_ack(payment); });
@@ -117,7 +129,7 @@ class Run {
   bool down() const { return scheduler_.now() < down_until_; }
 
   env::TaskServices services(std::function<void(const Reply&)> respond = {}) {
-    return env::TaskServices{scheduler_, locks_, connections_, gateway_, std::move(respond)};
+    return env::TaskServices{scheduler_, locks_, connections_, gateway_, std::move(respond), pg_run_.get()};
   }
 
   int deliver(gateway::Gateway::Delivery d) {
@@ -251,9 +263,10 @@ class Run {
 
   const gateway::Scenario& scenario_;
   RunResult& result_;
-  sqlite3* checker_conn_;
+  engine::RawConnection& checker_conn_;
   Handler& handler_;
   env::ConnectionPool connections_;  // outlives the scheduler: tasks return their connections to it
+  std::unique_ptr<engine::PgRun> pg_run_;  // PostgreSQL runs only; outlives the scheduler too
   sim::Scheduler scheduler_;
   env::LockService locks_;
   gateway::Gateway gateway_;
@@ -270,6 +283,33 @@ class Run {
   Micros down_until_ = -1;
 };
 
+// The same run with its database on PostgreSQL: a database leased from the
+// cluster for the run, reset to the seeded state in place.
+void simulate_on_postgres(const RunSpec& spec, RunResult& result, sim::Choices& choices, Handler& handler) {
+  engine::PgCluster* cluster = spec.engine.postgres;
+  if (!cluster) throw std::invalid_argument("a PostgreSQL run needs RunSpec::engine.postgres");
+  const Schema& schema = handler.schema();
+  if (schema.postgres_setup_sql.empty())
+    throw std::runtime_error(fmt::format("handler {} has no PostgreSQL schema (Schema::postgres_setup_sql)",
+                                         spec.handler->name));
+  std::unique_ptr<engine::PgDatabase> database;
+  if (Status s = cluster->lease(database); !s.ok()) throw std::runtime_error(s.message());
+  struct GiveBack {
+    engine::PgCluster* cluster;
+    std::unique_ptr<engine::PgDatabase>& db;
+    ~GiveBack() {
+      if (db) cluster->give_back(std::move(db));
+    }
+  } give_back{cluster, database};
+  Status s = database->set_isolation(spec.engine.isolation);
+  if (s.ok())
+    s = database->prepare(seed_key(*spec.scenario, schema, Engine::kPostgres), schema.postgres_setup_sql,
+                          [&](engine::RawConnection& conn) { return seed_rows(conn, *spec.scenario, schema); });
+  if (!s.ok()) throw std::runtime_error(s.message());
+  Run run(spec, result, choices, database->checker(), handler, {}, database.get());
+  run.run();
+}
+
 }  // namespace
 
 RunResult simulate(const RunSpec& spec) {
@@ -281,13 +321,19 @@ RunResult simulate(const RunSpec& spec) {
   result.trace.set_recording(spec.record_trace);
   sim::Choices choices = spec.choices ? sim::Choices(*spec.choices) : sim::Choices(spec.seed);
 
-  const std::string db_name = env::fresh_database_path();
   std::unique_ptr<Handler> handler = spec.handler->make();
+  if (spec.engine.engine == Engine::kPostgres) {
+    simulate_on_postgres(spec, result, choices, *handler);
+    result.choices = choices.consumed();
+    return result;
+  }
+  const std::string db_name = env::fresh_database_path();
   env::create_seeded_database(db_name, seed_key(scenario, handler->schema()),
                               [&](sqlite3* conn) { seed_database(conn, scenario, handler->schema()); });
   sqlite3* checker_conn = env::open_database(db_name);
   try {
-    Run run(spec, result, choices, checker_conn, *handler, db_name);
+    engine::SqliteRawConnection checker(checker_conn);
+    Run run(spec, result, choices, checker, *handler, db_name);
     run.run();
   } catch (...) {
     sqlite3_close(checker_conn);

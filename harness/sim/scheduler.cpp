@@ -83,6 +83,11 @@ void Scheduler::wake_db_waiters() {
     if (t->state == State::kBlockedDb) t->state = State::kReady;
 }
 
+void Scheduler::wake_db_waiter(int id) {
+  auto it = tasks_.find(id);
+  if (it != tasks_.end() && it->second->state == State::kBlockedDb) it->second->state = State::kReady;
+}
+
 void Scheduler::run() {
   std::vector<int> enabled;
   for (;;) {

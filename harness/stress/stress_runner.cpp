@@ -12,6 +12,7 @@
 #include <boost/thread/thread.hpp>
 #include <fmt/format.h>
 
+#include "engine/sqlite_raw_connection.h"
 #include "env/sqlite_db.h"
 #include "gateway/gateway.h"
 #include "gateway/retry_profile.h"
@@ -96,7 +97,8 @@ struct Run {
   bool round_violated(long first_order, long end_order) const {
     std::vector<gateway::PaymentRecord> payments;
     for (long o = first_order; o < end_order; ++o) payments.push_back(payment(o));
-    return !check::check_run(checker.connection(), schema, payments, {}).violations.empty();
+    engine::SqliteRawConnection raw(checker.connection());
+    return !check::check_run(raw, schema, payments, {}).violations.empty();
   }
 
   // The barrier's completion: runs on the last worker to arrive, every other
@@ -280,7 +282,8 @@ Status run_stress(const StressOptions& options, StressReport& report) {
     for (int c = 0; c < options.duplicates; ++c)
       if (run.replies[static_cast<std::size_t>(o * options.duplicates + c)] == ReplyKind::kAcked) ++report.acked;
   }
-  report.verdict = check::check_run(setup.connection(), schema, payments, {});
+  engine::SqliteRawConnection raw(setup.connection());
+  report.verdict = check::check_run(raw, schema, payments, {});
   std::set<std::string> orders_hit;
   for (const auto& v : report.verdict.violations) {
     ++report.violations_per_invariant[v.invariant];

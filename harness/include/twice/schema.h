@@ -11,6 +11,8 @@
 
 #include <string>
 
+#include "twice/engine.h"
+
 namespace twice {
 
 struct Schema {
@@ -43,6 +45,23 @@ struct Schema {
   // was taken back because the gateway refunded its payment. Needed by
   // scenarios with refunds; credits_sql must not count these rows as credits.
   std::string reversals_sql;
+
+  // setup_sql in the dialect of each server engine. Empty: the schema does
+  // not run there (twice says so). The seeding and oracle queries above are
+  // shared, so write them in SQL every engine takes (? placeholders work
+  // everywhere; a subquery in FROM needs an alias on PostgreSQL).
+  std::string postgres_setup_sql;
+  std::string mariadb_setup_sql;
+
+  // The setup SQL for `engine` (setup_sql for SQLite).
+  const std::string& setup_sql_for(Engine engine) const {
+    switch (engine) {
+      case Engine::kPostgres: return postgres_setup_sql;
+      case Engine::kMariadb: return mariadb_setup_sql;
+      case Engine::kSqlite: break;
+    }
+    return setup_sql;
+  }
 };
 
 // orders, accounts, ledger, callback_log: see harness/env/schema.cpp.
