@@ -4,7 +4,9 @@
 // FOR UPDATE: BEGIN IMMEDIATE takes the database's write lock up front,
 // which serializes the copies the same way. A transaction the engine aborts
 // (REPEATABLE READ's serialization failure when the row changed under it, a
-// deadlock victim) is run again from BEGIN. Correct on every engine.
+// deadlock victim) is run again from BEGIN. Correct on every engine; like
+// cas it keeps no callback_log (audit-trail's payload) and needs the
+// reconciler for lost notifications.
 #include "impl/credit.h"
 #include "impl/events.h"
 #include <optional>
@@ -20,6 +22,7 @@ class SelectForUpdate final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
     if (event_kind(n) != EventKind::kPaid) return handle_other_event(n, env);
+    if (!env.verify(n).ok()) return Reply::fail("bad signature");
     Db& db = env.db();
     for (int attempt = 1; attempt <= kAttempts; ++attempt) {
       Status failed;

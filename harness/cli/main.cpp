@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "check/violation.h"
+#include "cli/engine_options.h"
 #include "cli/plugin_loader.h"
 #include "cli/stress_command.h"
 #include "explore/expected.h"
@@ -142,6 +143,7 @@ struct RunArgs {
   std::string report_dir;            // empty: twice-report/ for the full matrix, else none
   std::vector<std::string> formats;  // empty: all
   bool no_report = false;
+  cli::EngineArgs engines;
 };
 
 int cmd_run(const RunArgs& a) {
@@ -185,8 +187,27 @@ int cmd_run(const RunArgs& a) {
     std::fflush(stderr);
   };
 
+  cli::EngineSelection engines;
+  if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
   std::signal(SIGINT, on_sigint);
-  explore::MatrixResult m = explore::explore_matrix(handlers, scenarios, options, expected);
+  explore::MatrixResult m;
+  for (const auto& choice : engines.choices()) {
+    options.engine = choice;
+    explore::MatrixResult part = explore::explore_matrix(handlers, scenarios, options, expected);
+    if (m.handlers.empty()) {
+      m = std::move(part);
+      continue;
+    }
+    // One matrix: each engine's scenarios are more columns; cells stay handler-major.
+    m.scenarios.insert(m.scenarios.end(), part.scenarios.begin(), part.scenarios.end());
+    m.interrupted = m.interrupted || part.interrupted;
+    std::vector<explore::CellResult> cells;
+    for (const auto& h : m.handlers)
+      for (auto* from : {&m.cells, &part.cells})
+        for (auto& c : *from)
+          if (c.handler == h) cells.push_back(std::move(c));
+    m.cells = std::move(cells);
+  }
   std::signal(SIGINT, SIG_DFL);
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.
   m.expected_path = shown_path(expected_path);
@@ -230,6 +251,7 @@ struct ReplayArgs {
   bool shrunk = false;
   std::string invariant;
   int shrink_budget = explore::kReplayShrinkBudget;
+  cli::EngineArgs engines;
 };
 
 int cmd_replay(const ReplayArgs& a) {
@@ -239,6 +261,10 @@ int cmd_replay(const ReplayArgs& a) {
   const sim::StrategySpec strategy = strategy_from(a.strategy, a.pct_depth);
 
   run::RunSpec spec{&scenario, handler, strategy, a.seed, std::nullopt};
+  cli::EngineSelection engines;
+  if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
+  if (engines.choices().size() != 1) throw UsageError{"replay runs on one engine and one isolation level"};
+  spec.engine = engines.choices().front();
   if (a.shrunk) {
     // Shrinking is deterministic: from the seed we get the same counterexample
     // the run printed, and replay its choice sequence.
@@ -250,12 +276,14 @@ int cmd_replay(const ReplayArgs& a) {
     }
     const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
     // Same budget as `twice run`'s default, so the same counterexample.
-    const auto cex = explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget);
+    const auto cex =
+        explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget, spec.engine);
     spec.choices = cex.choices;
   }
   const run::RunResult r = run::simulate(spec);
-  std::cout << fmt::format("# twice replay: {} on {}, strategy {}, seed {}{}\n", handler->name, scenario.name,
-                           sim::strategy_name(strategy), a.seed, a.shrunk ? " (shrunk counterexample)" : "");
+  std::cout << fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name, scenario.name,
+                           spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
+                           a.shrunk ? " (shrunk counterexample)" : "");
   std::cout << sim::format_trace(r.trace);
   std::cout << fmt::format("# quiescent at {} after {} scheduling points\n", format_time(r.end_time), r.steps);
   for (const auto& acc : r.verdict.accounts)
@@ -332,6 +360,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"md", "json", "junit", "html"}));
   run->add_flag("--no-report", run_args.no_report, "Write no report folder, not even for the full matrix")
       ->excludes(report_dir_opt);
+  cli::add_engine_options(run, run_args.engines);
 
   ReplayArgs replay_args;
   auto* replay = app.add_subcommand("replay", "Replay one run from its seed and print its whole trace");
@@ -351,6 +380,7 @@ int main(int argc, char** argv) {
                      "With --shrunk: runs spent shrinking (a counterexample's replay command says when it differs)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
+  cli::add_engine_options(replay, replay_args.engines);
 
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");

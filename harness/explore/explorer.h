@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_choice.h"
 #include "explore/expected.h"
 #include "explore/results.h"
 #include "gateway/scenario.h"
@@ -31,6 +32,10 @@ struct ExploreOptions {
   std::function<void(const CellResult&, int done, int total)> on_cell;
   // Set (e.g. by SIGINT) to stop after the cells under way.
   const std::atomic<bool>* stop = nullptr;
+  // The engine every run uses (default SQLite). On another engine a cell's
+  // scenario is named "scenario@postgres/read-committed", in the results, the
+  // reports and the expected matrix alike.
+  engine::EngineChoice engine = {};
 };
 
 // What `twice replay --shrunk` spends shrinking unless told otherwise; a
@@ -38,16 +43,19 @@ struct ExploreOptions {
 // replay command, so that the replay shows the same steps.
 inline constexpr int kReplayShrinkBudget = 500;
 
-// "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk]"
+// "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk]
+//  [--engine E --isolation I]"
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
-                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget);
+                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget,
+                           const engine::EngineChoice& engine = {});
 // How a scenario is named on the command line: its name when bundled, else its path.
 std::string scenario_ref(const gateway::Scenario& scenario);
 
 // Shrinks the failing run `seed` for `invariant`. Deterministic.
 Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,
                                      const sim::StrategySpec& strategy, std::uint64_t seed,
-                                     const std::string& invariant, int budget);
+                                     const std::string& invariant, int budget,
+                                     const engine::EngineChoice& engine = {});
 
 CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
                         const Expectation& expected);

@@ -122,6 +122,44 @@ TEST(PgRun, ABlockedUpdateParksItsTaskAndResumesAfterTheOtherCommits) {
   EXPECT_TRUE(seen);
 }
 
+run::RunResult script_on(const gateway::Scenario& s, const std::string& handler_name, std::vector<int> script,
+                         Isolation isolation) {
+  run::RunSpec spec{&s, &handler(handler_name), {}, 0, std::nullopt};
+  spec.strategy.kind = sim::StrategyKind::kScripted;
+  spec.strategy.script = std::move(script);
+  spec.engine = on_postgres(isolation);
+  return run::simulate(spec);
+}
+
+// The @Transactional bug, forced: both read WAIT_PAY; T2 updates first; T1's
+// UPDATE waits for T2's row lock, and once T2 commits it resumes and updates
+// the row anyway (READ COMMITTED re-reads the new version and the WHERE still
+// matches): a second credit. Under SERIALIZABLE the resumed UPDATE fails.
+TEST(PgRegression, TheBlockedUpdateResumesAfterTheOtherCommitAndCreditsAgain) {
+  const gateway::Scenario s = concurrent_copies_scenario(1);
+  const std::vector<int> script = {1, 1, 1, 2, 2, 2, 2, 1};
+  const run::RunResult r = script_on(s, "check-in-txn", script, Isolation::kReadCommitted);
+  EXPECT_EQ(invariants_of(r), std::vector<std::string>{"double_credit"}) << trace_text(r);
+  const auto t1 = steps_of(r, 1);
+  const auto waits = std::find_if(t1.begin(), t1.end(), [](const std::string& l) {
+    return l.starts_with("sql UPDATE orders") && l.ends_with("-> waits for a lock another transaction holds");
+  });
+  ASSERT_NE(waits, t1.end()) << trace_text(r);
+  ASSERT_NE(waits + 1, t1.end());
+  EXPECT_TRUE(waits[1].starts_with("sql UPDATE orders") && waits[1].ends_with("-> 1 row changed")) << waits[1];
+  // In the whole trace: T2's COMMIT comes between T1's wait and its resumption.
+  const std::string all = trace_text(r);
+  const auto wait_at = all.find("waits for a lock");
+  const auto commit_at = all.find("T2   sql   COMMIT -> ok");
+  const auto resumed_at = all.find("T1   sql   UPDATE orders", wait_at + 1);
+  EXPECT_LT(wait_at, commit_at);
+  EXPECT_LT(commit_at, resumed_at);
+
+  const run::RunResult safe = script_on(s, "check-in-txn", script, Isolation::kSerializable);
+  EXPECT_TRUE(safe.verdict.violations.empty()) << trace_text(safe);
+  EXPECT_NE(trace_text(safe).find("SERIALIZATION FAILURE"), std::string::npos) << trace_text(safe);
+}
+
 // Three copies queue behind one row lock: when it is released, the server
 // would wake both waiters at once and pick a winner at random. The second
 // waiter is cancelled and queued instead, so the seed decides.
