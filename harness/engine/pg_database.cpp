@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/pg_protocol.h"
+
 namespace twice::engine {
 namespace {
 
@@ -67,23 +69,21 @@ Status PgDatabase::install(const std::string& setup_sql) {
   return Status::OK();
 }
 
-Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql,
-                           const std::function<Status(RawConnection&)>& seed) {
+Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql, const std::vector<Statement>& seed) {
   const bool fresh = key != key_;
   if (fresh) {
     if (Status s = install(setup_sql); !s.ok()) return s;
   } else if (reset_method_ == ResetMethod::kDelete && ++resets_ % kVacuumEvery == 0) {
     if (Status s = checker_->exec_script("VACUUM"); !s.ok()) return s;
   }
-  if (Status s = checker_->exec_script("BEGIN"); !s.ok()) return s;
-  Status s;
-  if (!fresh) s = checker_->exec_script(reset_method_ == ResetMethod::kDelete ? reset_sql_ : truncate_sql_);
-  if (s.ok()) s = seed(*checker_);
-  if (s.ok()) s = checker_->exec_script("COMMIT");
-  if (!s.ok()) {
+  std::string script = "BEGIN;";
+  if (!fresh) script += reset_method_ == ResetMethod::kDelete ? reset_sql_ : truncate_sql_;
+  for (const auto& st : seed) script += inline_parameters(st.sql, st.params) + ";";
+  script += "COMMIT;";
+  if (Status s = checker_->exec_script(script); !s.ok()) {
     (void)checker_->exec_script("ROLLBACK");
     key_.clear();
-    return s;
+    return Status::error("seeding the run's database: " + s.message());
   }
   key_ = key;
   return Status::OK();

@@ -39,11 +39,15 @@ class PgDatabase {
   PgDatabase(const PgDatabase&) = delete;
   PgDatabase& operator=(const PgDatabase&) = delete;
 
-  // The seeded state `key` names: setup_sql + seed on an empty database the
-  // first time, the reset + seed after. `seed` runs inside the reset's
-  // transaction on checker().
-  Status prepare(const std::string& key, const std::string& setup_sql,
-                 const std::function<Status(RawConnection&)>& seed);
+  // One seeding statement and its parameters.
+  struct Statement {
+    std::string sql;
+    std::vector<Value> params;
+  };
+  // The seeded state `key` names: setup_sql + `seed` on an empty database the
+  // first time; after that the reset and `seed`, in one transaction sent in
+  // one round trip.
+  Status prepare(const std::string& key, const std::string& setup_sql, const std::vector<Statement>& seed);
   // Task sessions run at `isolation` from the next transaction on.
   Status set_isolation(Isolation isolation);
 

@@ -33,40 +33,64 @@ Value column_value(PGresult* r, int row, int col) {
 
 }  // namespace
 
-std::string to_dollar_placeholders(std::string_view sql) {
-  std::string out;
-  out.reserve(sql.size() + 8);
+namespace {
+
+// Calls `emit(text)` for the SQL between placeholders and `param(index)` for
+// each ? (numbered in order) or ?N, skipping literals, identifiers, comments.
+template <class Text, class Param>
+void scan_placeholders(std::string_view sql, Text emit, Param param) {
   int next = 0;
+  std::size_t plain = 0;
   for (std::size_t i = 0; i < sql.size(); ++i) {
     const char c = sql[i];
     if (c == '\'' || c == '"') {
       const std::size_t end = sql.find(c, i + 1);
-      const std::size_t stop = end == std::string_view::npos ? sql.size() : end + 1;
-      out.append(sql.substr(i, stop - i));
-      i = stop - 1;
+      i = end == std::string_view::npos ? sql.size() - 1 : end;
       continue;
     }
     if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
       const std::size_t end = sql.find('\n', i);
-      const std::size_t stop = end == std::string_view::npos ? sql.size() : end;
-      out.append(sql.substr(i, stop - i));
-      i = stop - 1;
+      i = end == std::string_view::npos ? sql.size() - 1 : end;
       continue;
     }
-    if (c != '?') {
-      out += c;
-      continue;
-    }
+    if (c != '?') continue;
+    emit(sql.substr(plain, i - plain));
     std::size_t j = i + 1;
     while (j < sql.size() && sql[j] >= '0' && sql[j] <= '9') ++j;
-    if (j > i + 1) {
-      out += '$';
-      out.append(sql.substr(i + 1, j - i - 1));
-      i = j - 1;
-    } else {
-      out += fmt::format("${}", ++next);
-    }
+    param(j > i + 1 ? std::stoi(std::string(sql.substr(i + 1, j - i - 1))) : ++next);
+    i = j - 1;
+    plain = j;
   }
+  emit(sql.substr(plain));
+}
+
+}  // namespace
+
+std::string inline_parameters(std::string_view sql, const std::vector<Value>& params) {
+  std::string out;
+  scan_placeholders(
+      sql, [&](std::string_view text) { out.append(text); },
+      [&](int n) {
+        if (n < 1 || static_cast<std::size_t>(n) > params.size()) {
+          out += "NULL";
+          return;
+        }
+        const Value& v = params[static_cast<std::size_t>(n) - 1];
+        if (v.is_null()) out += "NULL";
+        else if (v.is_integer() || v.is_real()) out += v.as_text();
+        else {
+          out += '\'';
+          for (char c : v.as_text()) out += c == '\'' ? std::string("''") : std::string(1, c);
+          out += '\'';
+        }
+      });
+  return out;
+}
+
+std::string to_dollar_placeholders(std::string_view sql) {
+  std::string out;
+  scan_placeholders(
+      sql, [&](std::string_view text) { out.append(text); }, [&](int n) { out += fmt::format("${}", n); });
   return out;
 }
 

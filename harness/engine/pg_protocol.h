@@ -18,6 +18,11 @@ namespace twice::engine {
 // literals, quoted identifiers and comments are left alone.
 std::string to_dollar_placeholders(std::string_view sql);
 
+// `sql` with each ? / ?N replaced by its parameter as a literal, so that
+// several statements travel in one round trip (the per-run reset). Strings
+// are quoted for standard_conforming_strings = on, PostgreSQL's default.
+std::string inline_parameters(std::string_view sql, const std::vector<Value>& params);
+
 // Parameters as libpq's text format: a null pointer for NULL. `storage` holds
 // the text the pointers point into.
 std::vector<const char*> text_params(const std::vector<Value>& params, std::vector<std::string>& storage);

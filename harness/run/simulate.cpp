@@ -30,6 +30,16 @@ namespace {
 
 // The rows the run starts from: every order waiting for payment, every
 // user's account at zero.
+std::vector<engine::PgDatabase::Statement> seed_statements(const gateway::Scenario& scenario, const Schema& schema) {
+  std::vector<engine::PgDatabase::Statement> out;
+  std::set<std::string> users;
+  for (const auto& o : scenario.orders) {
+    out.push_back({schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}});
+    if (users.insert(o.user).second) out.push_back({schema.insert_account_sql, {o.user}});
+  }
+  return out;
+}
+
 Status seed_rows(engine::RawConnection& conn, const gateway::Scenario& scenario, const Schema& schema) {
   std::set<std::string> users;
   for (const auto& o : scenario.orders) {
@@ -304,7 +314,7 @@ void simulate_on_postgres(const RunSpec& spec, RunResult& result, sim::Choices& 
   Status s = database->set_isolation(spec.engine.isolation);
   if (s.ok())
     s = database->prepare(seed_key(*spec.scenario, schema, Engine::kPostgres), schema.postgres_setup_sql,
-                          [&](engine::RawConnection& conn) { return seed_rows(conn, *spec.scenario, schema); });
+                          seed_statements(*spec.scenario, schema));
   if (!s.ok()) throw std::runtime_error(s.message());
   Run run(spec, result, choices, database->checker(), handler, {}, database.get());
   run.run();
