@@ -1,5 +1,6 @@
 // The throwaway server: it starts, it stops, and it leaves nothing behind on
 // any exit path (destruction, a failed start, this process killed outright).
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -150,3 +151,41 @@ void ServerDiesWithItsProcess(int signal) {
 
 TEST(PostgresServer, SigtermToItsProcessStopsItAndRemovesTheFolder) { ServerDiesWithItsProcess(SIGTERM); }
 TEST(PostgresServer, SigkillToItsProcessStopsItAndRemovesTheFolder) { ServerDiesWithItsProcess(SIGKILL); }
+
+// The command's own signal path: Ctrl-C (SIGINT) stops `twice run --engine
+// postgres` after the cell under way (a few hundred runs), and SIGTERM ends
+// it at once; either way the server and its folder are gone afterwards.
+void TwiceStopsItsServerOn(int signal) {
+  const auto before = pg_folders();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::execl(TWICE_BINARY, TWICE_BINARY, "run", "--engine", "postgres", "--handler", "unique-key+cas", "--scenario",
+            "concurrent-duplicates", "--seeds", "300", "--no-report", "-j1", "-q", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait for its server's folder to appear, then for the socket in it.
+  std::string folder;
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& f : pg_folders())
+      if (!before.count(f) && fs::exists(f + "/.s.PGSQL.5432")) folder = f;
+    return !folder.empty();
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // some runs under way
+  ::kill(child, signal);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (signal == SIGINT) {
+    EXPECT_TRUE(WIFEXITED(status)) << status;
+    // Stopped in order: the folder is gone when the process has exited.
+    EXPECT_FALSE(fs::exists(folder));
+  }
+  EXPECT_TRUE(eventually([&] { return !fs::exists(folder); })) << folder;
+  EXPECT_EQ(pg_folders(), before);
+}
+
+TEST(PostgresServer, CtrlCToTwiceRunStopsItsServer) { TwiceStopsItsServerOn(SIGINT); }
+TEST(PostgresServer, SigtermToTwiceRunStopsItsServer) { TwiceStopsItsServerOn(SIGTERM); }
