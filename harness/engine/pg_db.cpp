@@ -26,6 +26,13 @@ bool is_word(std::string_view sql, std::string_view word) {
   return sql.size() == word.size() || sql[word.size()] == ' ' || sql[word.size()] == ';';
 }
 
+bool is_transaction_control(std::string_view sql) {
+  for (std::string_view word : {"BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE",
+                                "PREPARE", "SET"})
+    if (is_word(sql, word)) return true;
+  return false;
+}
+
 }  // namespace
 
 void PgRun::closed(PgDb* db) {
@@ -277,7 +284,10 @@ Result PgDb::exec(std::string_view sql, const std::vector<Value>& params) {
   for (;;) {
     // A statement that may have to be cancelled must not take its
     // transaction down with it: a savepoint first, when another one waits.
-    const bool savepoint = PQtransactionStatus(session_->conn) == PQTRANS_INTRANS && run_.any_waiting();
+    // Never around transaction control: RELEASE of an earlier savepoint
+    // would release ours too, and these do not wait for row locks.
+    const bool savepoint = PQtransactionStatus(session_->conn) == PQTRANS_INTRANS && !is_transaction_control(sql) &&
+                           run_.any_waiting();
     if (savepoint) {
       if (Status s = run_now("SAVEPOINT twice_statement"); !s.ok()) return failed(s);
     }
@@ -357,7 +367,10 @@ Result PgDb::finish(std::string_view sql, const std::string& text, bool savepoin
     r.status = Status::error("COMMIT rolled back: an earlier statement of the transaction failed");
   PQclear(last);
   // A failed statement leaves its transaction aborted, as without the savepoint.
-  if (savepoint && r.ok()) (void)run_now("RELEASE SAVEPOINT twice_statement");
+  if (savepoint && r.ok()) {
+    if (Status s = run_now("RELEASE SAVEPOINT twice_statement"); !s.ok())
+      r.status = Status::error("releasing the savepoint around the statement: " + s.message());
+  }
   if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kSql, text, env::summarize(sql, r));
 
   const bool wrote = r.ok() && r.changes > 0 && r.columns.empty();

@@ -120,7 +120,9 @@ std::string summarize(std::string_view sql, const Result& r) {
     return out;
   }
   const auto word = sql.substr(0, sql.find(' '));
-  if (word == "BEGIN" || word == "COMMIT" || word == "ROLLBACK" || word == "END") return "ok";
+  if (word == "BEGIN" || word == "COMMIT" || word == "ROLLBACK" || word == "END" || word == "SAVEPOINT" ||
+      word == "RELEASE")
+    return "ok";
   return fmt::format("{} row{} changed", r.changes, r.changes == 1 ? "" : "s");
 }
 
