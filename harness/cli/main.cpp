@@ -126,6 +126,18 @@ sim::StrategySpec strategy_from(const std::string& name, int depth) {
   return s;
 }
 
+// Every handler must bring its tables in each engine's dialect; say which
+// does not before any run starts.
+void require_schemas(const std::vector<const HandlerInfo*>& handlers, const cli::EngineSelection& engines) {
+  for (const auto& choice : engines.choices()) {
+    for (const auto* h : handlers) {
+      if (!h->make()->schema().setup_sql_for(choice.engine).empty()) continue;
+      throw UsageError{fmt::format("handler {} has no schema for {} (Schema::{}_setup_sql); run it with --engine sqlite",
+                                   h->name, engine_name(choice.engine), engine_name(choice.engine))};
+    }
+  }
+}
+
 struct RunArgs {
   std::vector<std::string> handlers;
   std::vector<std::string> scenarios;
@@ -189,6 +201,7 @@ int cmd_run(const RunArgs& a) {
 
   cli::EngineSelection engines;
   if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
+  require_schemas(handlers, engines);
   std::signal(SIGINT, on_sigint);
   explore::MatrixResult m;
   for (const auto& choice : engines.choices()) {
@@ -264,6 +277,7 @@ int cmd_replay(const ReplayArgs& a) {
   cli::EngineSelection engines;
   if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
   if (engines.choices().size() != 1) throw UsageError{"replay runs on one engine and one isolation level"};
+  require_schemas({handler}, engines);
   spec.engine = engines.choices().front();
   if (a.shrunk) {
     // Shrinking is deterministic: from the seed we get the same counterexample
