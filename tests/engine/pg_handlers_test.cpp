@@ -3,7 +3,9 @@
 // level, beside their SQLite verdict.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <set>
+#include <utility>
 
 #include "engine_environment.h"
 #include "gateway/scenario.h"
@@ -80,6 +82,40 @@ TEST(UniqueKeyCas, PassesOnEveryIsolationLevel) {
   const gateway::Scenario s = bundled("concurrent-duplicates");
   for (auto i : {Isolation::kReadCommitted, Isolation::kRepeatableRead, Isolation::kSerializable})
     EXPECT_EQ(violations(s, "unique-key+cas", kSeeds, i), kNone) << engine::isolation_name(i);
+}
+
+}  // namespace twice::testing
+
+namespace twice::testing {
+namespace {
+
+// stdout of `twice <args>`, and its exit status.
+std::pair<std::string, int> twice_command(const std::string& args) {
+  std::string out;
+  FILE* p = ::popen((std::string(TWICE_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (!p) return {"", -1};
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) out.append(buffer, n);
+  return {out, ::pclose(p)};
+}
+
+}  // namespace
+
+// Acceptance: the same replay on PostgreSQL, twice, from the command line
+// (each with its own throwaway server): byte-identical output, showing the
+// double credit.
+TEST(TwiceReplay, OnPostgresTwiceGivesByteIdenticalOutput) {
+  const std::string args =
+      "replay --handler check-in-txn --scenario concurrent-duplicates --seed 6337990874401953 --shrunk "
+      "--engine postgres --isolation read-committed --scenarios-dir " TWICE_SOURCE_DIR "/scenarios";
+  const auto [first, first_status] = twice_command(args);
+  const auto [second, second_status] = twice_command(args);
+  EXPECT_EQ(first_status, 0) << first;
+  EXPECT_EQ(second_status, 0) << second;
+  EXPECT_EQ(first, second);
+  EXPECT_NE(first.find("# verdict: double_credit"), std::string::npos) << first;
+  EXPECT_NE(first.find("concurrent-duplicates@postgres/read-committed"), std::string::npos) << first;
 }
 
 }  // namespace twice::testing
