@@ -288,6 +288,8 @@ Result PgDb::exec(std::string_view sql, const std::vector<Value>& params) {
     // would release ours too, and these do not wait for row locks.
     const bool savepoint = PQtransactionStatus(session_->conn) == PQTRANS_INTRANS && !is_transaction_control(sql) &&
                            run_.any_waiting();
+    // Cancelling is safe with that savepoint, or for an autocommit statement.
+    const bool cancellable = savepoint || PQtransactionStatus(session_->conn) == PQTRANS_IDLE;
     if (savepoint) {
       if (Status s = run_now("SAVEPOINT twice_statement"); !s.ok()) return failed(s);
     }
@@ -304,8 +306,7 @@ Result PgDb::exec(std::string_view sql, const std::vector<Value>& params) {
       if (tracing && !told_waiting)
         scheduler_.record(sim::EventKind::kSql, text, "waits for a lock another transaction holds");
       told_waiting = true;
-      const bool queue = !no_queue_ && run_.must_queue(*this, blockers) &&
-                         (savepoint || PQtransactionStatus(session_->conn) == PQTRANS_ACTIVE);
+      const bool queue = cancellable && !no_queue_ && run_.must_queue(*this, blockers);
       if (queue && cancel()) {
         if (savepoint &&
             (!run_now("ROLLBACK TO SAVEPOINT twice_statement").ok() || !run_now("RELEASE SAVEPOINT twice_statement").ok()))
