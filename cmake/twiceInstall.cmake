@@ -41,6 +41,7 @@ install(EXPORT twiceTargets NAMESPACE twice:: DESTINATION ${TWICE_CMAKE_DIR})
 set(TWICE_FIND_DEPENDENCIES "")
 foreach(_dep
     "SQLite::SQLite3|SQLite3"
+    "PostgreSQL::PostgreSQL|PostgreSQL"
     "fmt::fmt|fmt"
     "nlohmann_json::nlohmann_json|nlohmann_json 3"
     "Threads::Threads|Threads"

@@ -29,10 +29,20 @@ Status credit(Db& db, const Notify& notify, const std::string& user) {
 }
 
 Status flag_refund(Db& db, const Notify& notify, const std::string& reason) {
-  return db
-      .exec("INSERT OR IGNORE INTO refunds(order_no, transaction_id, amount, reason) VALUES (?, ?, ?, ?)",
-            {notify.out_trade_no, notify.transaction_id, notify.amount, reason})
-      .status;
+  // The same statement in each engine's words for "insert unless the key exists".
+  const char* sql = nullptr;
+  switch (db.engine()) {
+    case Engine::kSqlite:
+      sql = "INSERT OR IGNORE INTO refunds(order_no, transaction_id, amount, reason) VALUES (?, ?, ?, ?)";
+      break;
+    case Engine::kPostgres:
+      sql = "INSERT INTO refunds(order_no, transaction_id, amount, reason) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
+      break;
+    case Engine::kMariadb:
+      sql = "INSERT IGNORE INTO refunds(order_no, transaction_id, amount, reason) VALUES (?, ?, ?, ?)";
+      break;
+  }
+  return db.exec(sql, {notify.out_trade_no, notify.transaction_id, notify.amount, reason}).status;
 }
 
 Reply settle_unswapped(Db& db, Transaction& tx, const OrderRow& order, const Notify& notify) {

@@ -12,9 +12,15 @@ Reply apply_once(const Notify& n, Env& env, const ApplyOptions& options) {
   auto tx = db.begin(TxMode::kImmediate);
   if (!tx.ok()) return Reply::fail();
 
+  // A failed statement aborts a server engine's whole transaction; a
+  // savepoint keeps the rest of it usable after the duplicate key.
+  const bool server = db.engine() != Engine::kSqlite;
+  if (server && !db.exec("SAVEPOINT callback_log").ok()) return Reply::fail();
   const Result logged = db.exec(
       "INSERT INTO callback_log(out_trade_no, event_id, transaction_id, payload) VALUES (?, ?, ?, ?)",
       {n.out_trade_no, n.event_id, n.transaction_id, n.raw_payload});
+  if (server && !db.exec(logged.ok() ? "RELEASE SAVEPOINT callback_log" : "ROLLBACK TO SAVEPOINT callback_log").ok())
+    return Reply::fail();
   if (logged.status.is_constraint()) {
     // Seen this order before: the same payment again, or a second payment for it.
     const Result seen = db.exec("SELECT transaction_id FROM callback_log WHERE out_trade_no = ?", {n.out_trade_no});

@@ -14,6 +14,8 @@ PACKAGES=(
   libsqlite3-dev libboost-thread-dev libfmt-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libssl-dev
   libgtest-dev librapidcheck-dev libbenchmark-dev
+  # the PostgreSQL engine: libpq to talk to it, the server twice starts for its runs and tests
+  libpq-dev postgresql
 )
 read -r -a EXTRA <<< "${TWICE_EXTRA_PACKAGES:-}"
 PACKAGES+=("${EXTRA[@]}")

@@ -22,6 +22,9 @@ std::string Status::to_string() const {
     case Code::kBusy: return "SQLITE_BUSY: " + message_;
     case Code::kError: return "ERROR: " + message_;
     case Code::kCrashed: return "CRASHED: " + message_;
+    case Code::kSerialization: return "SERIALIZATION FAILURE: " + message_;
+    case Code::kDeadlock: return "DEADLOCK: " + message_;
+    case Code::kLockTimeout: return "LOCK TIMEOUT: " + message_;
   }
   return "?";
 }
@@ -80,7 +83,12 @@ const Value& Result::at(std::size_t row, std::string_view name) const {
 }
 
 Transaction Db::begin(TxMode mode) {
-  Result r = exec(mode == TxMode::kImmediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+  // A server engine has no IMMEDIATE: its locks are taken row by row, and the
+  // isolation level is the connection's (--isolation).
+  const char* sql = engine() != Engine::kSqlite ? "BEGIN"
+                    : mode == TxMode::kImmediate ? "BEGIN IMMEDIATE"
+                                                 : "BEGIN DEFERRED";
+  Result r = exec(sql);
   return Transaction(this, r.status);
 }
 

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "check/violation.h"
+#include "cli/engine_options.h"
 #include "cli/plugin_loader.h"
 #include "cli/stress_command.h"
 #include "explore/expected.h"
@@ -129,6 +130,18 @@ sim::StrategySpec strategy_from(const std::string& name, int depth, int steps) {
   return s;
 }
 
+// Every handler must bring its tables in each engine's dialect; say which
+// does not before any run starts.
+void require_schemas(const std::vector<const HandlerInfo*>& handlers, const cli::EngineSelection& engines) {
+  for (const auto& choice : engines.choices()) {
+    for (const auto* h : handlers) {
+      if (!h->make()->schema().setup_sql_for(choice.engine).empty()) continue;
+      throw UsageError{fmt::format("handler {} has no schema for {} (Schema::{}_setup_sql); run it with --engine sqlite",
+                                   h->name, engine_name(choice.engine), engine_name(choice.engine))};
+    }
+  }
+}
+
 struct RunArgs {
   std::vector<std::string> handlers;
   std::vector<std::string> scenarios;
@@ -150,6 +163,7 @@ struct RunArgs {
   bool in_process = false;
   int cell_timeout = 30;
   int cell_memory_mib = 0;
+  cli::EngineArgs engines;
 };
 
 // Fails before the run, not after it: a report folder (created if missing) or
@@ -220,12 +234,36 @@ int cmd_run(const RunArgs& a) {
     std::fflush(stderr);
   };
 
+  cli::EngineSelection engines;
+  if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
+  require_schemas(handlers, engines);
   std::signal(SIGINT, on_sigint);
   explore::IsolationLimits limits;
   limits.timeout_seconds = a.cell_timeout;
   limits.memory_limit_bytes = static_cast<std::uint64_t>(a.cell_memory_mib) << 20;
-  explore::MatrixResult m = a.in_process ? explore::explore_matrix(handlers, scenarios, options, expected)
-                                         : explore::explore_matrix_isolated(handlers, scenarios, options, limits, expected);
+  explore::MatrixResult m;
+  for (const auto& choice : engines.choices()) {
+    options.engine = choice;
+    // Cells on a server engine run in this process: a forked child would
+    // share the parent's connections to the server.
+    const bool isolate = !a.in_process && choice.is_sqlite();
+    explore::MatrixResult part = isolate
+                                     ? explore::explore_matrix_isolated(handlers, scenarios, options, limits, expected)
+                                     : explore::explore_matrix(handlers, scenarios, options, expected);
+    if (m.handlers.empty()) {
+      m = std::move(part);
+      continue;
+    }
+    // One matrix: each engine's scenarios are more columns; cells stay handler-major.
+    m.scenarios.insert(m.scenarios.end(), part.scenarios.begin(), part.scenarios.end());
+    m.interrupted = m.interrupted || part.interrupted;
+    std::vector<explore::CellResult> cells;
+    for (const auto& h : m.handlers)
+      for (auto* from : {&m.cells, &part.cells})
+        for (auto& c : *from)
+          if (c.handler == h) cells.push_back(std::move(c));
+    m.cells = std::move(cells);
+  }
   std::signal(SIGINT, SIG_DFL);
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.
   m.expected_path = shown_path(expected_path);
@@ -265,6 +303,7 @@ struct ReplayArgs {
   bool shrunk = false;
   std::string invariant;
   int shrink_budget = explore::kReplayShrinkBudget;
+  cli::EngineArgs engines;
 };
 
 int cmd_replay(const ReplayArgs& a) {
@@ -275,6 +314,11 @@ int cmd_replay(const ReplayArgs& a) {
       explore::resolve_strategy(strategy_from(a.strategy, a.pct_depth, a.pct_steps), scenario, *handler);
 
   run::RunSpec spec{&scenario, handler, strategy, a.seed, std::nullopt};
+  cli::EngineSelection engines;
+  if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
+  if (engines.choices().size() != 1) throw UsageError{"replay runs on one engine and one isolation level"};
+  require_schemas({handler}, engines);
+  spec.engine = engines.choices().front();
   if (a.shrunk) {
     // Shrinking is deterministic: from the seed we get the same counterexample
     // the run printed, and replay its choice sequence.
@@ -286,12 +330,14 @@ int cmd_replay(const ReplayArgs& a) {
     }
     const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
     // Same budget as `twice run`'s default, so the same counterexample.
-    const auto cex = explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget);
+    const auto cex =
+        explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget, spec.engine);
     spec.choices = cex.choices;
   }
   const run::RunResult r = run::simulate(spec);
-  std::cout << fmt::format("# twice replay: {} on {}, strategy {}, seed {}{}\n", handler->name, scenario.name,
-                           sim::strategy_name(strategy), a.seed, a.shrunk ? " (shrunk counterexample)" : "");
+  std::cout << fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name, scenario.name,
+                           spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
+                           a.shrunk ? " (shrunk counterexample)" : "");
   std::cout << sim::format_trace(r.trace);
   std::cout << fmt::format("# quiescent at {} after {} scheduling points\n", format_time(r.end_time), r.steps);
   for (const auto& acc : r.verdict.accounts)
@@ -384,6 +430,7 @@ int main(int argc, char** argv) {
                   "Address space of each cell's process in MiB (0: no limit); past it the cell is out of memory")
       ->check(CLI::Range(0, 1'048'576))
       ->capture_default_str();
+  cli::add_engine_options(run, run_args.engines);
 
   ReplayArgs replay_args;
   auto* replay = app.add_subcommand("replay", "Replay one run from its seed and print its whole trace");
@@ -406,6 +453,7 @@ int main(int argc, char** argv) {
                      "With --shrunk: runs spent shrinking (a counterexample's replay command says when it differs)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
+  cli::add_engine_options(replay, replay_args.engines);
 
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");

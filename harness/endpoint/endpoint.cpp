@@ -51,7 +51,8 @@ void Endpoint::serve(Served& served) {
     scheduler_.record(sim::EventKind::kTask, "connection refused: the process is down");
     return;  // no answer: the gateway times out
   }
-  env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway, &served});
+  env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway, &served,
+                                     backends_.databases});
   std::string failure;
   const Reply r = answer<sim::TaskKilled>(handler_, served.delivery.notify, env, &failure);
   if (!failure.empty()) scheduler_.record(sim::EventKind::kTask, failure);
@@ -96,7 +97,8 @@ std::optional<int> Endpoint::run_job(const std::string& name, Job& job) {
   *id = scheduler_.spawn(
       name, scheduler_.now(),
       [this, &job] {
-        env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway});
+        env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway,
+                                           nullptr, backends_.databases});
         job.run(env, handler_);
       },
       [this, id](bool killed) { replies_.job_ended(*id, killed); });

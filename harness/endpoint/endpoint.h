@@ -48,6 +48,7 @@ struct Backends {
   env::ConnectionPool& connections;
   env::LockService& locks;
   const env::GatewayPort& gateway;
+  env::TaskDbSource* databases = nullptr;  // a server engine's run: where tasks open their Db
 };
 
 class Endpoint final : public sim::ProcessFaults {

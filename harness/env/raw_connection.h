@@ -1,21 +1,27 @@
 // RawConnection: a connection to the run's database outside any scheduling,
-// for what the harness itself reads and writes (seeding the run, the
-// checker's oracle queries). Engine-neutral: SQLite's is SqliteConnection
-// (env/sqlite_db.h). Used from one thread at a time.
+// on whichever engine, for what the harness itself reads and writes (seeding
+// the run, the checker's oracle queries). Statements run at once and
+// completely; nothing yields. SQLite's is SqliteConnection (env/sqlite_db.h),
+// PostgreSQL's engine::PgConnection. Used from one thread at a time.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "twice/db.h"
+#include "twice/engine.h"
 
 namespace twice::env {
 
 class RawConnection {
  public:
   virtual ~RawConnection() = default;
-  // Runs one statement with positional parameters; all its rows.
+  virtual Engine engine() const = 0;
+  // One statement with positional parameters (? or ?N); all its rows.
   virtual Result query(std::string_view sql, const std::vector<Value>& params = {}) = 0;
+  // One or more statements without parameters (a schema's setup SQL).
+  virtual Status exec_script(const std::string& sql) = 0;
 };
 
 }  // namespace twice::env

@@ -1,4 +1,5 @@
 #include "env/sqlite_db.h"
+#include "env/statement_text.h"
 
 #include <unistd.h>
 
@@ -85,6 +86,9 @@ Result step_all(sqlite3* conn, sqlite3_stmt* stmt) {
   return result;
 }
 
+
+}  // namespace
+
 // The statement as a reviewer reads it: each ? replaced by its bound value
 // as an SQL literal (string literals in the statement are left alone).
 std::string describe(std::string_view sql, const std::vector<Value>& params) {
@@ -123,11 +127,12 @@ std::string summarize(std::string_view sql, const Result& r) {
     return out;
   }
   const auto word = sql.substr(0, sql.find(' '));
-  if (word == "BEGIN" || word == "COMMIT" || word == "ROLLBACK" || word == "END") return "ok";
+  if (word == "BEGIN" || word == "COMMIT" || word == "ROLLBACK" || word == "END" || word == "SAVEPOINT" ||
+      word == "RELEASE")
+    return "ok";
   return fmt::format("{} row{} changed", r.changes, r.changes == 1 ? "" : "s");
 }
 
-}  // namespace
 
 std::string exec_script(sqlite3* conn, const std::string& sql) {
   char* err = nullptr;

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "env/raw_connection.h"
+#include "env/task_db.h"
 #include "sim/scheduler.h"
 #include "twice/db.h"
 
@@ -45,13 +46,19 @@ sqlite3* open_database(const std::string& path);
 // Runs one query outside the scheduler; the checker's reads.
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params = {});
 
-// A RawConnection over a borrowed SQLite connection.
+// A RawConnection over a borrowed SQLite connection; the caller closes it.
 class SqliteConnection final : public RawConnection {
  public:
   explicit SqliteConnection(sqlite3* conn) : conn_(conn) {}
+  Engine engine() const override { return Engine::kSqlite; }
   Result query(std::string_view sql, const std::vector<Value>& params = {}) override {
     return env::query(conn_, sql, params);
   }
+  Status exec_script(const std::string& sql) override {
+    const std::string err = env::exec_script(conn_, sql);
+    return err.empty() ? Status::OK() : Status::error(err);
+  }
+  sqlite3* handle() const { return conn_; }
 
  private:
   sqlite3* conn_;
@@ -82,7 +89,7 @@ class ConnectionPool {
   std::vector<Connection*> idle_;
 };
 
-class SqliteDb final : public Db {
+class SqliteDb final : public TaskDb {
  public:
   // Borrows a connection from `pool` for the task's lifetime.
   SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool);
@@ -93,10 +100,10 @@ class SqliteDb final : public Db {
   Result exec(std::string_view sql, std::initializer_list<Value> params) override;
   Result exec(std::string_view sql, const std::vector<Value>& params) override;
   // True when a transaction is open on this connection.
-  bool in_transaction() const;
+  bool in_transaction() const override;
   // True once this connection committed a change (a write that changed rows,
   // in autocommit or in a transaction that committed).
-  bool committed_writes() const { return committed_writes_; }
+  bool committed_writes() const override { return committed_writes_; }
 
  private:
   sim::Scheduler& scheduler_;

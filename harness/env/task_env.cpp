@@ -21,7 +21,7 @@ TaskEnv::TaskEnv(TaskServices s)
     : scheduler_(s.scheduler),
       gateway_(s.gateway),
       responder_(s.responder),
-      db_(s.scheduler, s.connections),
+      db_(s.databases ? s.databases->open() : std::make_unique<SqliteDb>(s.scheduler, s.connections)),
       locks_(s.scheduler, s.locks),
       clock_(s.scheduler) {}
 

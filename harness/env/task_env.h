@@ -2,11 +2,13 @@
 // database connection, the run's lock service, the virtual clock.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "env/gateway_port.h"
 #include "env/lock_service.h"
 #include "env/sqlite_db.h"
+#include "env/task_db.h"
 #include "sim/scheduler.h"
 #include "twice/env.h"
 
@@ -39,12 +41,15 @@ struct TaskServices {
   ConnectionPool& connections;
   const GatewayPort& gateway;
   Responder* responder = nullptr;
+  // Set when the run's database is on a server engine: tasks open their Db
+  // there instead of taking a SQLite connection from `connections`.
+  TaskDbSource* databases = nullptr;
 };
 
 class TaskEnv final : public Env {
  public:
   explicit TaskEnv(TaskServices services);
-  Db& db() override { return db_; }
+  Db& db() override { return *db_; }
   Locks& locks() override { return locks_; }
   Clock& clock() override { return clock_; }
   std::string token() override;
@@ -53,15 +58,15 @@ class TaskEnv final : public Env {
   std::optional<Notify> query_payment(std::string_view out_trade_no) override;
   void respond_now(const Reply& reply) override;
 
-  bool in_transaction() const { return db_.in_transaction(); }
-  bool committed_writes() const { return db_.committed_writes(); }
+  bool in_transaction() const { return db_->in_transaction(); }
+  bool committed_writes() const { return db_->committed_writes(); }
 
  private:
   sim::Scheduler& scheduler_;
   const GatewayPort& gateway_;
   Responder* responder_;
   bool responded_ = false;
-  SqliteDb db_;
+  std::unique_ptr<TaskDb> db_;
   TaskLocks locks_;
   TaskClock clock_;
   int tokens_ = 0;

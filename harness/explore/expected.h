@@ -5,7 +5,9 @@
 //   [check-then-act]
 //   concurrent-duplicates = "double_credit: both deliveries read WAIT_PAY before either writes PAID"
 //
-// A cell not listed is expected to pass.
+// A cell not listed is expected to pass. A cell on a server engine
+// ("concurrent-duplicates@postgres/read-committed") not listed is expected to
+// be what the same cell is on SQLite; list only where the engine changes it.
 #pragma once
 
 #include <map>

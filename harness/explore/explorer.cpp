@@ -20,13 +20,16 @@ std::string scenario_ref(const gateway::Scenario& scenario) {
 }
 
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
-                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget) {
+                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget,
+                           const engine::EngineChoice& engine) {
   std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", shell_quote(handler),
                                 shell_quote(scenario_ref(scenario)), seed);
   if (strategy.kind == sim::StrategyKind::kPct)
     cmd += fmt::format(" --strategy pct --pct-depth {} --pct-steps {}", strategy.pct_depth, strategy.pct_max_steps);
   if (shrunk) cmd += " --shrunk";
   if (shrunk && shrink_budget != kReplayShrinkBudget) cmd += fmt::format(" --shrink-budget {}", shrink_budget);
+  if (!engine.is_sqlite())
+    cmd += fmt::format(" --engine {} --isolation {}", engine_name(engine.engine), engine::isolation_name(engine.isolation));
   return cmd;
 }
 
@@ -60,8 +63,9 @@ const check::Violation* find_violation(const run::RunResult& r, const std::strin
 
 Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,
                                      const sim::StrategySpec& strategy, std::uint64_t seed,
-                                     const std::string& invariant, int budget) {
+                                     const std::string& invariant, int budget, const engine::EngineChoice& engine) {
   run::RunSpec spec{&scenario, &handler, strategy, seed, std::nullopt};
+  spec.engine = engine;
   const run::RunResult original = run::simulate(spec);
 
   ChoiceSequence best = original.choices;
@@ -91,9 +95,9 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   Counterexample cex;
   cex.seed = seed;
   cex.choices = best;
-  cex.replay_command = replay_command(handler.name, scenario, seed, strategy, false);
+  cex.replay_command = replay_command(handler.name, scenario, seed, strategy, false, kReplayShrinkBudget, engine);
   // Not shrunk (budget 0): the counterexample is the failing run itself.
-  cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, budget > 0, budget);
+  cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, budget > 0, budget, engine);
   const check::Violation* v = find_violation(shrunk, invariant);
   if (!v) v = find_violation(original, invariant);
   if (v) {
@@ -110,7 +114,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   options.strategy = resolve_strategy(given.strategy, scenario, handler);
   CellResult cell;
   cell.handler = handler.name;
-  cell.scenario = scenario.name;
+  cell.scenario = scenario.name + options.engine.cell_suffix();
   cell.strategy = sim::strategy_name(options.strategy);
   cell.expected = expected.violations;
   cell.expected_reason = expected.reason;
@@ -121,8 +125,9 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
     const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
     if (options.on_run) options.on_run("exploring", i + 1, seed);
     // A failure's trace is made again by shrink_counterexample(): none is needed here.
-    const run::RunResult r =
-        run::simulate(run::RunSpec{&scenario, &handler, options.strategy, seed, std::nullopt, false});
+    run::RunSpec spec{&scenario, &handler, options.strategy, seed, std::nullopt, false};
+    spec.engine = options.engine;
+    const run::RunResult r = run::simulate(spec);
     ++cell.seeds_run;
     cell.max_tasks = std::max(cell.max_tasks, static_cast<int>(r.tasks.size()));
     cell.max_steps = std::max(cell.max_steps, r.steps);
@@ -153,7 +158,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   for (auto& [name, vr] : found) {
     if (options.on_run) options.on_run("shrinking " + name, vr.schedules_to_first, vr.seed);
     vr.counterexample = shrink_counterexample(scenario, handler, options.strategy, vr.seed, name,
-                                              options.shrink ? options.shrink_budget : 0);
+                                              options.shrink ? options.shrink_budget : 0, options.engine);
     // Say what the transcript below shows, which may be another order.
     if (!vr.counterexample.detail.empty()) {
       vr.subject = vr.counterexample.subject;
@@ -169,7 +174,7 @@ CellResult unfinished_cell(const gateway::Scenario& scenario, const HandlerInfo&
                            const Expectation& expected, CellFailure failure) {
   CellResult cell;
   cell.handler = handler.name;
-  cell.scenario = scenario.name;
+  cell.scenario = scenario.name + options.engine.cell_suffix();
   cell.strategy = sim::strategy_name(options.strategy);
   cell.expected = expected.violations;
   cell.expected_reason = expected.reason;
@@ -184,7 +189,7 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
                             const ExpectedMatrix& expected) {
   MatrixResult m;
   for (const auto* h : handlers) m.handlers.push_back(h->name);
-  for (const auto& s : scenarios) m.scenarios.push_back(s.name);
+  for (const auto& s : scenarios) m.scenarios.push_back(s.name + options.engine.cell_suffix());
   m.strategy = sim::strategy_name(options.strategy);
   m.seeds = options.seeds;
   m.base_seed = options.base_seed;
@@ -212,7 +217,7 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
         under_way.seed = seed;
         if (options.on_run) options.on_run(phase, run, seed);
       };
-      const Expectation& e = expected.get(h.name, s.name);
+      const Expectation& e = expected.get(h.name, s.name + options.engine.cell_suffix());
       CellResult c;
       try {
         c = explore_cell(s, h, cell_options, e);
@@ -220,7 +225,8 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
         under_way.verdict = fmt::format("error: {}", ex.what());
         under_way.detail = fmt::format("the harness stopped on this cell: {}", ex.what());
         if (under_way.run > 0)
-          under_way.replay_command = replay_command(h.name, s, under_way.seed, options.strategy, false);
+          under_way.replay_command =
+              replay_command(h.name, s, under_way.seed, options.strategy, false, kReplayShrinkBudget, options.engine);
         c = unfinished_cell(s, h, options, e, std::move(under_way));
       }
       std::lock_guard lock(report_mutex);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine_choice.h"
 #include "explore/expected.h"
 #include "explore/results.h"
 #include "gateway/scenario.h"
@@ -37,6 +38,10 @@ struct ExploreOptions {
   // run (of the run shrunk from, while shrinking). A cell's child process
   // reports this to its parent, which names the run when the child dies.
   std::function<void(std::string_view phase, int run, std::uint64_t seed)> on_run;
+  // The engine every run uses (default SQLite). On another engine a cell's
+  // scenario is named "scenario@postgres/read-committed", in the results, the
+  // reports and the expected matrix alike.
+  engine::EngineChoice engine = {};
 };
 
 // What `twice replay --shrunk` spends shrinking unless told otherwise; a
@@ -44,7 +49,8 @@ struct ExploreOptions {
 // replay command, so that the replay shows the same steps.
 inline constexpr int kReplayShrinkBudget = 500;
 
-// "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk]"
+// "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk]
+//  [--engine E --isolation I]"
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget);
 // PCT's k for a cell: the most real choices (steps where more than one task
@@ -54,13 +60,16 @@ int measure_pct_steps(const gateway::Scenario& scenario, const HandlerInfo& hand
 // `strategy` with PCT's k measured when it is not given (pct_max_steps <= 0).
 sim::StrategySpec resolve_strategy(const sim::StrategySpec& strategy, const gateway::Scenario& scenario,
                                    const HandlerInfo& handler);
+                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget,
+                           const engine::EngineChoice& engine = {});
 // How a scenario is named on the command line: its name when bundled, else its path.
 std::string scenario_ref(const gateway::Scenario& scenario);
 
 // Shrinks the failing run `seed` for `invariant`. Deterministic.
 Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,
                                      const sim::StrategySpec& strategy, std::uint64_t seed,
-                                     const std::string& invariant, int budget);
+                                     const std::string& invariant, int budget,
+                                     const engine::EngineChoice& engine = {});
 
 // A cell that did not finish: its identity and expectation, no runs counted,
 // `failure` as its verdict, never matched.

@@ -8,6 +8,8 @@
 
 #include "check/invariants/during_run.h"
 #include "endpoint/endpoint.h"
+#include "engine/pg_cluster.h"
+#include "engine/pg_db.h"
 #include "env/lock_service.h"
 #include "env/seed.h"
 #include "env/seeded_database.h"
@@ -35,11 +37,23 @@ void seed_database(sqlite3* conn, const gateway::Scenario& scenario, const Schem
   if (Status s = env::seed_database(conn, schema, orders); !s.ok()) throw std::runtime_error(s.message());
 }
 
+// The rows a server engine's run starts from, as statements: every order
+// waiting for payment, every user's account at zero.
+std::vector<engine::PgDatabase::Statement> seed_statements(const gateway::Scenario& scenario, const Schema& schema) {
+  std::vector<engine::PgDatabase::Statement> out;
+  std::set<std::string> users;
+  for (const auto& o : scenario.orders) {
+    out.push_back({schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}});
+    if (users.insert(o.user).second) out.push_back({schema.insert_account_sql, {o.user}});
+  }
+  return out;
+}
+
 // Everything seed_database() reads: runs with equal keys start from equal databases.
-std::string seed_key(const gateway::Scenario& scenario, const Schema& schema) {
+std::string seed_key(const gateway::Scenario& scenario, const Schema& schema, Engine engine = Engine::kSqlite) {
   std::string key;
   auto add = [&key](std::string_view field) { key += fmt::format("{}:{};", field.size(), field); };
-  add(schema.setup_sql);
+  add(schema.setup_sql_for(engine));
   add(schema.insert_order_sql);
   add(schema.insert_account_sql);
   for (const auto& o : scenario.orders) {
@@ -89,19 +103,24 @@ sim::SchedulerLimits limits(const gateway::Scenario& s) {
 // but the endpoint's replies (ReplySink).
 class Run final : public endpoint::ReplySink {
  public:
-  Run(const RunSpec& spec, RunResult& result, sim::Choices& choices, sqlite3* checker_conn, Handler& handler,
-      std::string db_name)
+  // `checker` reads the run's database for the checker; `postgres`, when
+  // set, is the run's database on PostgreSQL (tasks then open their Db there).
+  Run(const RunSpec& spec, RunResult& result, sim::Choices& choices, env::RawConnection& checker, Handler& handler,
+      std::string db_name, engine::PgDatabase* postgres = nullptr)
       : scenario_(*spec.scenario),
         result_(result),
-        checker_db_(checker_conn),
+        checker_db_(checker),
         handler_(handler),
         connections_(std::move(db_name)),
+        // PgRun keeps a reference to scheduler_, constructed next; it uses it only once tasks run.
+        pg_run_(postgres ? std::make_unique<engine::PgRun>(scheduler_, *postgres) : nullptr),
         scheduler_(spec.strategy, choices, result.trace, limits(scenario_)),
         faults_(fault_rates(scenario_), scheduler_),
         locks_(scheduler_),
         network_(scheduler_, faults_, endpoint_),
         gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_, network_, faults_),
-        endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_}, faults_, *this),
+        endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_, pg_run_.get()}, faults_,
+                  *this),
         acks_(checker_db_, handler_.schema()) {
     scheduler_.set_process_faults(&endpoint_);
   }
@@ -183,8 +202,6 @@ class Run final : public endpoint::ReplySink {
     retry_if_killed_.erase(it);
     if (killed) schedule_tick(tick.name, tick.job, tick.at, tick.retries);
   }
-    });
-  }
 
   Micros horizon() const {
     Micros last = 0;
@@ -194,9 +211,10 @@ class Run final : public endpoint::ReplySink {
 
   const gateway::Scenario& scenario_;
   RunResult& result_;
-  env::SqliteConnection checker_db_;
+  env::RawConnection& checker_db_;
   Handler& handler_;
   env::ConnectionPool connections_;  // outlives the scheduler: tasks return their connections to it
+  std::unique_ptr<engine::PgRun> pg_run_;  // PostgreSQL runs only; outlives the scheduler too
   sim::Scheduler scheduler_;
   fault::FaultPlan faults_;
   env::LockService locks_;
@@ -215,6 +233,33 @@ class Run final : public endpoint::ReplySink {
   std::map<int, Tick> retry_if_killed_;  // job tasks past the horizon, by task id
 };
 
+// The same run with its database on PostgreSQL: a database leased from the
+// cluster for the run, reset to the seeded state in place.
+void simulate_on_postgres(const RunSpec& spec, RunResult& result, sim::Choices& choices, Handler& handler) {
+  engine::PgCluster* cluster = spec.engine.postgres;
+  if (!cluster) throw std::invalid_argument("a PostgreSQL run needs RunSpec::engine.postgres");
+  const Schema& schema = handler.schema();
+  if (schema.postgres_setup_sql.empty())
+    throw std::runtime_error(fmt::format("handler {} has no PostgreSQL schema (Schema::postgres_setup_sql)",
+                                         spec.handler->name));
+  std::unique_ptr<engine::PgDatabase> database;
+  if (Status s = cluster->lease(database); !s.ok()) throw std::runtime_error(s.message());
+  struct GiveBack {
+    engine::PgCluster* cluster;
+    std::unique_ptr<engine::PgDatabase>& db;
+    ~GiveBack() {
+      if (db) cluster->give_back(std::move(db));
+    }
+  } give_back{cluster, database};
+  Status s = database->set_isolation(spec.engine.isolation);
+  if (s.ok())
+    s = database->prepare(seed_key(*spec.scenario, schema, Engine::kPostgres), schema.postgres_setup_sql,
+                          seed_statements(*spec.scenario, schema));
+  if (!s.ok()) throw std::runtime_error(s.message());
+  Run run(spec, result, choices, database->checker(), handler, {}, database.get());
+  run.run();
+}
+
 }  // namespace
 
 RunResult simulate(const RunSpec& spec) {
@@ -227,13 +272,19 @@ RunResult simulate(const RunSpec& spec) {
   result.trace.set_recording(spec.record_trace || !spec.strategy.steps.empty());
   sim::Choices choices = spec.choices ? sim::Choices(*spec.choices) : sim::Choices(spec.seed);
 
-  const std::string db_name = env::fresh_database_path();
   std::unique_ptr<Handler> handler = spec.handler->make();
+  if (spec.engine.engine == Engine::kPostgres) {
+    simulate_on_postgres(spec, result, choices, *handler);
+    result.choices = choices.consumed();
+    return result;
+  }
+  const std::string db_name = env::fresh_database_path();
   env::create_seeded_database(db_name, seed_key(scenario, handler->schema()),
                               [&](sqlite3* conn) { seed_database(conn, scenario, handler->schema()); });
   sqlite3* checker_conn = env::open_database(db_name);
   try {
-    Run run(spec, result, choices, checker_conn, *handler, db_name);
+    env::SqliteConnection checker(checker_conn);
+    Run run(spec, result, choices, checker, *handler, db_name);
     run.run();
   } catch (...) {
     sqlite3_close(checker_conn);

@@ -13,6 +13,7 @@
 
 #include "check/checker.h"
 #include "endpoint/delivery.h"
+#include "engine/engine_choice.h"
 #include "gateway/scenario.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
@@ -30,6 +31,8 @@ struct RunSpec {
   // Off: RunResult::trace stays empty and no trace text is built. The run
   // itself is the same; the explorer turns it off where nobody reads a trace.
   bool record_trace = true;
+  // Where the run's database lives; the default is a SQLite file, as ever.
+  engine::EngineChoice engine = {};
 };
 
 using TaskInfo = endpoint::TaskInfo;

@@ -78,6 +78,8 @@ class Scheduler final : private TaskView {
   // Called when a task's database locks may have been released (a
   // transaction ended, a connection closed): tasks waiting on SQLITE_BUSY retry.
   void wake_db_waiters();
+  // The same for one task: a server engine knows whose statement finished.
+  void wake_db_waiter(int task);
   Trace& trace() { return trace_; }
   Choices& choices() { return choices_; }
 

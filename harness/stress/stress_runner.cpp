@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "env/sqlite_db.h"
+#include "env/sqlite_db.h"
 #include "gateway/gateway.h"
 #include "gateway/retry_profile.h"
 #include "stress/real_env.h"
@@ -99,7 +100,8 @@ struct Run {
   bool round_violated(long first_order, long end_order) const {
     std::vector<gateway::PaymentRecord> payments;
     for (long o = first_order; o < end_order; ++o) payments.push_back(payment(o));
-    return !check::check_run(checker.connection(), schema, payments, {}).violations.empty();
+    env::SqliteConnection raw(checker.connection());
+    return !check::check_run(raw, schema, payments, {}).violations.empty();
   }
 
   // The barrier's completion: runs on the last worker to arrive, every other
@@ -255,7 +257,8 @@ Status run_stress(const StressOptions& options, StressReport& report) {
     for (int c = 0; c < options.duplicates; ++c)
       if (run.replies[static_cast<std::size_t>(o * options.duplicates + c)] == ReplyKind::kAcked) ++report.acked;
   }
-  report.verdict = check::check_run(setup.connection(), schema, payments, {});
+  env::SqliteConnection raw(setup.connection());
+  report.verdict = check::check_run(raw, schema, payments, {});
   std::set<std::string> orders_hit;
   for (const auto& v : report.verdict.violations) {
     ++report.violations_per_invariant[v.invariant];

@@ -1,4 +1,5 @@
 // The `twice` command as a user meets it: exit codes, messages, JSON, replay.
+#include <algorithm>
 #include <sys/wait.h>
 
 #include <array>
@@ -82,7 +83,7 @@ TEST(Cli, ACorrectHandlerExpectedToFailIsAMismatchAndExitsOne) {
 TEST(Cli, UsageAndInputErrorsExitTwoWithOneClearLine) {
   auto o = twice("run --handler no-such-handler");
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.out.find("twice: unknown handler 'no-such-handler'; known: ack-before-commit, cas, check-then-act"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("twice: unknown handler 'no-such-handler'; known: ack-before-commit, cas, check-in-txn, check-then-act"), std::string::npos) << o.out;
 
   o = twice("run --scenario no-such-scenario");
   EXPECT_EQ(o.exit_code, 2);
@@ -153,6 +154,29 @@ INSTANTIATE_TEST_SUITE_P(
                   "refund_after = \"1m\"\n",
                   7, "'refund_after' needs a paid order; remove it or drop 'paid = false'"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// Engine flags that cannot work say so in one line and exit 2, before any run.
+TEST(Cli, EngineSetupErrorsExitTwoWithOneClearLine) {
+  auto o = twice("run --handler cas --scenario concurrent-duplicates --engine mariadb");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: the mariadb engine is not built yet (issue 10); use --engine postgres or sqlite\n");
+
+  o = twice("run --handler cas --scenario concurrent-duplicates --isolation serializable");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: --isolation applies to a server engine; add --engine postgres\n");
+
+  o = twice("replay --handler cas --scenario concurrent-duplicates --seed 1 --engine postgres "
+            "--engine-url mysql://root@localhost/x");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: --engine-url 'mysql://root@localhost/x' is not a PostgreSQL URL (postgres://user@host/db)\n");
+
+  // A server that is not there: libpq's reason, on one line.
+  o = twice("run --handler cas --scenario concurrent-duplicates --engine postgres "
+            "--engine-url postgres://nobody@/twice?host=/nonexistent-socket-dir");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_TRUE(o.out.starts_with("twice: cannot connect to PostgreSQL: ")) << o.out;
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
+}
 
 TEST(Cli, TheSummaryNamesTheExpectedMatrixActuallyRead) {
   // A copy of the bundled scenarios outside the directory twice runs in: shown absolute.

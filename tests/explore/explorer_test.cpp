@@ -91,5 +91,18 @@ TEST(ExpectedMatrix, ParsesPassViolationsAndReasons) {
   EXPECT_FALSE(m.get("nobody", "nothing").listed);
 }
 
+// A server engine's cell is listed only where the engine changes the verdict;
+// otherwise it is expected to be what SQLite shows.
+TEST(ExpectedMatrix, AnEngineCellNotListedIsExpectedToBeAsOnSqlite) {
+  ExpectedMatrix m;
+  std::string err;
+  ASSERT_TRUE(m.load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml", err)) << err;
+  EXPECT_TRUE(m.get("check-in-txn", "concurrent-duplicates").violations.empty());
+  EXPECT_EQ(m.get("check-in-txn", "concurrent-duplicates@postgres/read-committed").violations,
+            std::vector<std::string>{"double_credit"});
+  EXPECT_EQ(m.get("check-then-act", "concurrent-duplicates@postgres/serializable").violations,
+            m.get("check-then-act", "concurrent-duplicates").violations);
+}
+
 }  // namespace
 }  // namespace twice::explore

@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "twice/engine.h"
 #include "twice/status.h"
 
 namespace twice {
@@ -57,8 +58,12 @@ struct Result {
   Status status;
   std::vector<std::string> columns;
   std::vector<Row> rows;
-  std::int64_t changes = 0;  // rows changed by an INSERT/UPDATE/DELETE (sqlite3_changes)
-  std::int64_t last_insert_id = 0;
+  // Rows an INSERT/UPDATE/DELETE matched, on every engine: an UPDATE that
+  // sets a column to the value it already holds counts (SQLite's
+  // sqlite3_changes, PostgreSQL's command tag, MySQL with CLIENT_FOUND_ROWS).
+  // 0 for statements that return rows.
+  std::int64_t changes = 0;
+  std::int64_t last_insert_id = 0;  // SQLite only (its rowid); 0 on server engines
 
   bool ok() const { return status.is_ok(); }
   bool empty() const { return rows.empty(); }
@@ -76,9 +81,12 @@ class Db {
   // Runs one statement with positional parameters (?1, ?2 or ?).
   virtual Result exec(std::string_view sql, std::initializer_list<Value> params = {}) = 0;
   virtual Result exec(std::string_view sql, const std::vector<Value>& params) = 0;
+  // Which engine runs the statements, for the few places where SQL differs.
+  virtual Engine engine() const { return Engine::kSqlite; }
 
-  // BEGIN DEFERRED / BEGIN IMMEDIATE; the Transaction rolls back on destruction
-  // unless commit() succeeded.
+  // BEGIN DEFERRED / BEGIN IMMEDIATE on SQLite, BEGIN on a server engine (at
+  // the connection's isolation level); the Transaction rolls back on
+  // destruction unless commit() succeeded.
   Transaction begin(TxMode mode = TxMode::kDeferred);
 };
 

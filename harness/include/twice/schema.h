@@ -11,6 +11,8 @@
 
 #include <string>
 
+#include "twice/engine.h"
+
 namespace twice {
 
 struct Schema {
@@ -44,6 +46,22 @@ struct Schema {
   // scenarios with refunds; credits_sql must not count these rows as credits.
   std::string reversals_sql;
 
+  // setup_sql in the dialect of each server engine. Empty: the schema does
+  // not run there (twice says so). The seeding and oracle queries above are
+  // shared, so write them in SQL every engine takes (? placeholders work
+  // everywhere; a subquery in FROM needs an alias on PostgreSQL).
+  std::string postgres_setup_sql;
+  std::string mariadb_setup_sql;
+
+  // The setup SQL for `engine` (setup_sql for SQLite).
+  const std::string& setup_sql_for(Engine engine) const {
+    switch (engine) {
+      case Engine::kPostgres: return postgres_setup_sql;
+      case Engine::kMariadb: return mariadb_setup_sql;
+      case Engine::kSqlite: break;
+    }
+    return setup_sql;
+  }
   // The order state machine the checker judges statuses_sql and
   // transitions_sql by (illegal_transition), in this schema's own words:
   //   waiting -> paid | closed;  paid -> refunded;

@@ -18,6 +18,11 @@ class Status {
     kBusy,        // the database stayed locked: every task was waiting (deadlock)
     kError,       // any other SQL error (syntax, missing table, misuse)
     kCrashed,     // the process is going down; nothing more will run
+    // Server engines only (PostgreSQL, MariaDB); each is worth retrying the
+    // WHOLE transaction for, after its ROLLBACK:
+    kSerialization,  // SQLSTATE 40001: the transaction could not be serialized
+    kDeadlock,       // SQLSTATE 40P01 / MySQL 1213: the engine chose this transaction as a deadlock victim
+    kLockTimeout,    // SQLSTATE 55P03 / MySQL 1205: a lock wait outlasted lock_timeout
   };
 
   // LevelDB's convention: Status::OK() makes one, status.ok() tests one.
@@ -27,12 +32,22 @@ class Status {
   static Status busy(std::string msg) { return Status(Code::kBusy, std::move(msg)); }
   static Status error(std::string msg) { return Status(Code::kError, std::move(msg)); }
   static Status crashed() { return Status(Code::kCrashed, "process crashed"); }
+  static Status serialization(std::string msg) { return Status(Code::kSerialization, std::move(msg)); }
+  static Status deadlock(std::string msg) { return Status(Code::kDeadlock, std::move(msg)); }
+  static Status lock_timeout(std::string msg) { return Status(Code::kLockTimeout, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   bool is_ok() const { return ok(); }
   bool is_constraint() const { return code_ == Code::kConstraint; }
   bool is_busy() const { return code_ == Code::kBusy; }
   bool is_crashed() const { return code_ == Code::kCrashed; }
+  bool is_serialization() const { return code_ == Code::kSerialization; }
+  bool is_deadlock() const { return code_ == Code::kDeadlock; }
+  bool is_lock_timeout() const { return code_ == Code::kLockTimeout; }
+  // The transaction lost a race the engine refereed (serialization failure,
+  // deadlock victim, lock timeout, SQLite's busy deadlock): rolling back and
+  // running the whole transaction again may succeed.
+  bool is_retryable() const { return is_serialization() || is_deadlock() || is_lock_timeout() || is_busy(); }
   explicit operator bool() const { return is_ok(); }
 
   Code code() const { return code_; }

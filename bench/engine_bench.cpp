@@ -1,0 +1,115 @@
+// (e) Engines: what a run costs on a real server beside SQLite. One
+// PostgreSQL server for the whole benchmark binary, started (and timed) on
+// first use outside any timed loop.
+//   BM_EngineSchedulesPerSecond/<engine>: one simulate() of unique-key+cas on
+//     concurrent-duplicates per iteration, seed i of `twice run`'s base seed 1,
+//     no trace: schedules per second on one core, as (b) for SQLite.
+//   BM_PgReset/<method>: bringing a PostgreSQL database back to the seeded
+//     state of that scenario: DELETE + setval() + the seed rows (what runs
+//     use), or TRUNCATE ... RESTART IDENTITY + the seed rows.
+//   BM_PgServerStart: initdb + start + stop of a throwaway server.
+// Real (wall-clock) time: the server's processes do most of the work.
+#include <memory>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_support.h"
+#include "engine/pg_cluster.h"
+#include "engine/postgres_server.h"
+#include "run/simulate.h"
+#include "sim/choices.h"
+#include "twice/schema.h"
+
+namespace twice::bench {
+namespace {
+
+engine::PgCluster* cluster(benchmark::State& state) {
+  static std::unique_ptr<engine::PgCluster> instance;
+  static Status started;
+  if (!instance) {
+    instance = std::make_unique<engine::PgCluster>();
+    started = instance->ensure_started();
+  }
+  if (!started.ok()) {
+    state.SkipWithError(started.message().c_str());
+    return nullptr;
+  }
+  return instance.get();
+}
+
+void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine::Isolation isolation) {
+  const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
+  const HandlerInfo* handler = find_handler("unique-key+cas");
+  if (!handler) return state.SkipWithError("handler not registered");
+  run::RunSpec spec{&scenario, handler, sim::StrategySpec{}, 0, std::nullopt, false};
+  if (engine == Engine::kPostgres) {
+    spec.engine.engine = engine;
+    spec.engine.isolation = isolation;
+    spec.engine.postgres = cluster(state);
+    if (!spec.engine.postgres) return;
+    spec.seed = sim::derive_seed(1, 0);
+    (void)run::simulate(spec);  // the database and its schema exist before the timed loop
+  }
+  std::uint64_t i = 0;
+  long failing = 0;
+  for (auto _ : state) {
+    spec.seed = sim::derive_seed(1, i++);
+    if (!run::simulate(spec).verdict.violations.empty()) ++failing;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["failing_share"] = static_cast<double>(failing) / static_cast<double>(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, sqlite, Engine::kSqlite, engine::Isolation::kReadCommitted)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, postgres_read_committed, Engine::kPostgres,
+                  engine::Isolation::kReadCommitted)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, postgres_serializable, Engine::kPostgres,
+                  engine::Isolation::kSerializable)
+    ->UseRealTime();
+
+void BM_PgReset(benchmark::State& state, engine::ResetMethod method) {
+  engine::PgCluster* c = cluster(state);
+  if (!c) return;
+  const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
+  const Schema& schema = reference_schema();
+  std::vector<engine::PgDatabase::Statement> seed;
+  for (const auto& o : scenario.orders) {
+    seed.push_back({schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}});
+    seed.push_back({schema.insert_account_sql, {o.user}});
+  }
+  std::unique_ptr<engine::PgDatabase> db;
+  if (Status s = c->lease(db); !s.ok()) return state.SkipWithError(s.message().c_str());
+  db->set_reset_method(method);
+  const std::string key = "bench reset";
+  if (Status s = db->prepare(key, schema.postgres_setup_sql, seed); !s.ok())
+    return state.SkipWithError(s.message().c_str());
+  for (auto _ : state) {
+    // What a run leaves behind: a credit's rows.
+    (void)db->checker().exec_script(
+        "UPDATE orders SET status = 'PAID'; INSERT INTO ledger(order_no, user_id, amount) VALUES ('x', 'y', 1); "
+        "INSERT INTO callback_log(out_trade_no) VALUES ('x')");
+    if (Status s = db->prepare(key, schema.postgres_setup_sql, seed); !s.ok())
+      return state.SkipWithError(s.message().c_str());
+  }
+  db->set_reset_method(engine::ResetMethod::kDelete);
+  c->give_back(std::move(db));
+}
+BENCHMARK_CAPTURE(BM_PgReset, delete_setval, engine::ResetMethod::kDelete)->UseRealTime();
+BENCHMARK_CAPTURE(BM_PgReset, truncate_restart_identity, engine::ResetMethod::kTruncate)->UseRealTime();
+
+void BM_PgServerStart(benchmark::State& state) {
+  double initdb = 0, start = 0;
+  for (auto _ : state) {
+    std::unique_ptr<engine::PostgresServer> server;
+    if (Status s = engine::PostgresServer::start(server); !s.ok()) return state.SkipWithError(s.message().c_str());
+    initdb += server->initdb_seconds();
+    start += server->start_seconds();
+  }
+  state.counters["initdb_s"] = initdb / static_cast<double>(state.iterations());
+  state.counters["start_s"] = start / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_PgServerStart)->UseRealTime()->Iterations(3)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace twice::bench

@@ -1,0 +1,72 @@
+#include "cli/engine_options.h"
+
+#include <fmt/format.h>
+
+namespace twice::cli {
+
+void add_engine_options(CLI::App* command, EngineArgs& args) {
+  command
+      ->add_option("--engine", args.engines,
+                   "Database engine (repeatable): sqlite (default), postgres, mariadb, or all (every engine and "
+                   "isolation level)")
+      ->check(CLI::IsMember({"sqlite", "postgres", "mariadb", "all"}));
+  command
+      ->add_option("--isolation", args.isolations,
+                   "Isolation level of a server engine (repeatable; default: the engine's own, read-committed on "
+                   "postgres)")
+      ->check(CLI::IsMember({"read-committed", "repeatable-read", "serializable"}));
+  command->add_option("--engine-url", args.url,
+                      "Use this server instead of starting one: postgres://user@host/db (the user may CREATE DATABASE)");
+}
+
+Status EngineSelection::resolve(const EngineArgs& args) {
+  choices_.clear();
+  std::vector<std::string> engines = args.engines;
+  if (engines.empty()) engines.push_back("sqlite");
+  const bool all = std::find(engines.begin(), engines.end(), "all") != engines.end();
+  if (all) engines = {"sqlite", "postgres"};
+  std::vector<engine::Isolation> levels;
+  for (const auto& name : args.isolations) levels.push_back(*engine::parse_isolation(name));
+  if (levels.empty()) {
+    if (all) levels = {engine::Isolation::kReadCommitted, engine::Isolation::kRepeatableRead,
+                       engine::Isolation::kSerializable};
+    else levels = {engine::Isolation::kReadCommitted};
+  }
+  if (!args.isolations.empty() && engines == std::vector<std::string>{"sqlite"})
+    return Status::error("--isolation applies to a server engine; add --engine postgres");
+  if (!args.url.empty() && std::find(engines.begin(), engines.end(), "postgres") == engines.end())
+    return Status::error("--engine-url names a server: add --engine postgres");
+  for (const auto& name : engines) {
+    if (name == "sqlite") {
+      choices_.push_back(engine::EngineChoice{});
+    } else if (name == "mariadb") {
+      return Status::error("the mariadb engine is not built yet (issue 10); use --engine postgres or sqlite");
+    } else if (name == "postgres") {
+      if (!args.url.empty() && !args.url.starts_with("postgres://") && !args.url.starts_with("postgresql://"))
+        return Status::error(fmt::format("--engine-url '{}' is not a PostgreSQL URL (postgres://user@host/db)", args.url));
+      if (!postgres_) {
+        postgres_ = std::make_unique<engine::PgCluster>(args.url);
+        if (Status s = postgres_->ensure_started(); !s.ok()) return s;
+      }
+      for (auto level : levels) {
+        engine::EngineChoice c;
+        c.engine = Engine::kPostgres;
+        c.isolation = level;
+        c.postgres = postgres_.get();
+        choices_.push_back(c);
+      }
+    }
+  }
+  // The same engine named twice runs once.
+  std::vector<engine::EngineChoice> unique;
+  for (const auto& c : choices_) {
+    const bool seen = std::any_of(unique.begin(), unique.end(), [&](const engine::EngineChoice& u) {
+      return u.cell_suffix() == c.cell_suffix();
+    });
+    if (!seen) unique.push_back(c);
+  }
+  choices_ = std::move(unique);
+  return Status::OK();
+}
+
+}  // namespace twice::cli

@@ -1,0 +1,207 @@
+#include "engine/child_process.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace twice::engine {
+namespace {
+
+// argv as the C array execv wants; the strings outlive the call.
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// In the child after fork(): only async-signal-safe calls until execv.
+[[noreturn]] void exec_child(char* const* argv, const RunAs& as, int out_fd, bool new_session) {
+  if (new_session) ::setsid();
+  const int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, 0);
+  if (out_fd >= 0) {
+    ::dup2(out_fd, 1);
+    ::dup2(out_fd, 2);
+  }
+  if (as.switch_user) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(as.gid) != 0 || ::setuid(as.uid) != 0) ::_exit(126);
+  }
+  ::execv(argv[0], argv);
+  ::_exit(127);
+}
+
+}  // namespace
+
+Status run_as_for(const std::string& user, RunAs& out) {
+  out = RunAs{};
+  if (::geteuid() != 0) return Status::OK();
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  if (::getpwnam_r(user.c_str(), &pw, buffer, sizeof buffer, &found) != 0 || !found)
+    return Status::error(fmt::format("running as root, and there is no '{}' user to run the server as", user));
+  out.switch_user = true;
+  out.uid = pw.pw_uid;
+  out.gid = pw.pw_gid;
+  return Status::OK();
+}
+
+std::optional<std::string> find_program(const std::vector<std::string>& candidates) {
+  for (const auto& c : candidates) {
+    if (c.find('/') != std::string::npos) {
+      if (::access(c.c_str(), X_OK) == 0) return c;
+      continue;
+    }
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+      const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+      const std::string full = dirs.substr(start, end - start) + "/" + c;
+      if (end > start && ::access(full.c_str(), X_OK) == 0) return full;
+      start = end + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, std::string& output) {
+  output.clear();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Status::error("pipe() failed");
+  auto args = c_argv(argv);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::error("fork() failed");
+  }
+  if (pid == 0) exec_child(args.data(), as, fds[1], false);
+  ::close(fds[1]);
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n > 0) output.append(buffer, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  ::close(fds[0]);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) return Status::OK();
+  const std::string how = WIFEXITED(wstatus) ? fmt::format("exit status {}", WEXITSTATUS(wstatus))
+                                             : fmt::format("signal {}", WTERMSIG(wstatus));
+  return Status::error(fmt::format("{} failed ({}): {}", argv[0], how, last_lines(output, 3)));
+}
+
+pid_t start_background(const std::vector<std::string>& argv, const RunAs& as, const std::string& log_path,
+                       Status& status) {
+  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log < 0) {
+    status = Status::error("cannot create " + log_path);
+    return -1;
+  }
+  if (as.switch_user && ::fchown(log, as.uid, as.gid) != 0) {
+    ::close(log);
+    status = Status::error("cannot hand " + log_path + " to the server's user");
+    return -1;
+  }
+  auto args = c_argv(argv);
+  const pid_t pid = ::fork();
+  if (pid == 0) exec_child(args.data(), as, log, true);
+  ::close(log);
+  status = pid < 0 ? Status::error("fork() failed") : Status::OK();
+  return pid;
+}
+
+bool wait_for_exit(pid_t pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    int wstatus = 0;
+    const pid_t r = ::waitpid(pid, &wstatus, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) return true;
+    if (std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return false;
+}
+
+// The guardian is a shell: it waits on its stdin. "done" means the server was
+// stopped in order; end of file (this process is gone) means it must stop the
+// server itself: the stop signal, 20 s of patience, then SIGKILL, then the folder.
+static constexpr const char* kGuardianScript =
+    "read word; [ \"$word\" = done ] && exit 0; "
+    "kill -$1 $2 2>/dev/null; i=0; "
+    "while kill -0 $2 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
+    "kill -KILL $2 2>/dev/null; rm -rf -- \"$3\"";
+
+Status Guardian::start(pid_t server_pid, int stop_signal, const std::string& folder) {
+  dismiss();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Status::error("pipe() failed");
+  const std::vector<std::string> argv = {"/bin/sh", "-c", kGuardianScript, "twice-guardian",
+                                         std::to_string(stop_signal), std::to_string(server_pid), folder};
+  auto args = c_argv(argv);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // stdin is the pipe's read end (dup2 clears its close-on-exec flag).
+    ::setsid();
+    ::dup2(fds[0], 0);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      ::dup2(devnull, 1);
+      ::dup2(devnull, 2);
+    }
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(fds[0]);
+  if (pid < 0) {
+    ::close(fds[1]);
+    return Status::error("fork() failed");
+  }
+  pid_ = pid;
+  pipe_fd_ = fds[1];
+  return Status::OK();
+}
+
+void Guardian::dismiss() {
+  if (pid_ < 0) return;
+  static constexpr char kDone[] = "done\n";
+  [[maybe_unused]] const ssize_t n = ::write(pipe_fd_, kDone, sizeof kDone - 1);
+  ::close(pipe_fd_);
+  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  pipe_fd_ = -1;
+}
+
+std::string last_lines(const std::string& text, int n) {
+  std::size_t end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' ')) --end;
+  std::size_t start = end;
+  for (int seen = 0; start > 0; --start) {
+    if (text[start - 1] == '\n' && ++seen == n) break;
+  }
+  std::string out = text.substr(start, end - start);
+  for (auto& c : out)
+    if (c == '\n') c = ' ';
+  return out;
+}
+
+}  // namespace twice::engine

@@ -1,0 +1,70 @@
+// Starting the programs of a database server: finding them, running one to
+// completion (initdb), starting one in the background (postgres), and the
+// guardian that stops a server and removes its folder when this process dies
+// in a way no destructor sees (SIGKILL, a crash, a signal's default action).
+// Used by the server classes; call from one thread at a time per object.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twice/status.h"
+
+namespace twice::engine {
+
+// Whom a server's programs run as: PostgreSQL refuses to run as root, so when
+// twice runs as root they run as the package's `postgres` user.
+struct RunAs {
+  bool switch_user = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+// RunAs for `user` when this process is root, else no switch. Fails when the
+// user does not exist.
+Status run_as_for(const std::string& user, RunAs& out);
+
+// The first of `candidates` (absolute paths, or names looked up in PATH) that
+// is an executable file; nullopt when none is.
+std::optional<std::string> find_program(const std::vector<std::string>& candidates);
+
+// Runs argv[0] with `argv`, stdin from /dev/null, stdout and stderr into
+// `output`, and waits. OK when it exits 0; otherwise an error naming the exit
+// status, with the output's last lines.
+Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, std::string& output);
+
+// Starts argv[0] in its own session (a Ctrl-C at the terminal reaches twice,
+// which stops the server in order), stdout and stderr appended to `log_path`.
+// Returns its pid, or -1 and an error.
+pid_t start_background(const std::vector<std::string>& argv, const RunAs& as, const std::string& log_path,
+                       Status& status);
+
+// Waits up to `seconds` for child `pid` to exit; sends SIGKILL after that and
+// reaps it. True when it exited by itself.
+bool wait_for_exit(pid_t pid, double seconds);
+
+// A process in its own session that holds the read end of a pipe: when this
+// process goes away without dismissing it, it sends `stop_signal` to
+// `server_pid`, waits for it to go, and removes `folder`.
+class Guardian {
+ public:
+  Guardian() = default;
+  Guardian(const Guardian&) = delete;
+  Guardian& operator=(const Guardian&) = delete;
+  ~Guardian() { dismiss(); }
+  Status start(pid_t server_pid, int stop_signal, const std::string& folder);
+  // The server was stopped and the folder removed in order: the guardian exits
+  // without touching anything.
+  void dismiss();
+
+ private:
+  pid_t pid_ = -1;
+  int pipe_fd_ = -1;
+};
+
+// The last `n` lines of `text`, for error messages.
+std::string last_lines(const std::string& text, int n);
+
+}  // namespace twice::engine

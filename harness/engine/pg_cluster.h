@@ -1,0 +1,51 @@
+// PgCluster: the PostgreSQL side of one twice process. One server per
+// process: the throwaway PostgresServer started on first use, or the one an
+// --engine-url names. Runs lease a database each (twice_<pid>_<n>), so runs
+// on several threads never share tables; a database keeps its connections and
+// its schema from one run to the next.
+// Thread-safe: lease() and give_back() may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/pg_database.h"
+#include "engine/postgres_server.h"
+
+namespace twice::engine {
+
+class PgCluster {
+ public:
+  // `url` empty: start a throwaway server when first needed. Otherwise a
+  // libpq URL (postgres://user@host/db, or key=value pairs) of a server
+  // where that user may CREATE DATABASE.
+  explicit PgCluster(std::string url = {});
+  ~PgCluster();
+  PgCluster(const PgCluster&) = delete;
+  PgCluster& operator=(const PgCluster&) = delete;
+
+  // Starts the server (once) and checks the connection. The same Status on
+  // every call after a failure.
+  Status ensure_started();
+  // A database no other run is using, until given back.
+  Status lease(std::unique_ptr<PgDatabase>& out);
+  void give_back(std::unique_ptr<PgDatabase> db);
+  // Null when an external server is used or before the start.
+  const PostgresServer* server() const { return server_.get(); }
+
+ private:
+  std::string conninfo_for(const std::string& dbname) const;
+
+  std::mutex mutex_;
+  std::string url_;
+  bool tried_ = false;
+  Status started_;
+  std::unique_ptr<PostgresServer> server_;
+  std::unique_ptr<PgConnection> admin_;
+  std::vector<std::unique_ptr<PgDatabase>> idle_;
+  std::vector<std::string> created_;
+};
+
+}  // namespace twice::engine

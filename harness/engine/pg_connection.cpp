@@ -1,0 +1,51 @@
+#include "engine/pg_connection.h"
+
+#include <fmt/format.h>
+
+#include "engine/pg_protocol.h"
+
+namespace twice::engine {
+namespace {
+void ignore_notice(void*, const char*) {}
+}  // namespace
+
+void quiet_notices(PGconn* conn) { PQsetNoticeProcessor(conn, ignore_notice, nullptr); }
+
+Status PgConnection::open(const std::string& conninfo, std::unique_ptr<PgConnection>& out) {
+  out.reset();
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  if (!conn) return Status::error("PostgreSQL: out of memory");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string msg = PQerrorMessage(conn);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    for (auto& c : msg)
+      if (c == '\n') c = ' ';
+    PQfinish(conn);
+    return Status::error(fmt::format("cannot connect to PostgreSQL: {}", msg));
+  }
+  quiet_notices(conn);
+  out.reset(new PgConnection(conn));
+  return Status::OK();
+}
+
+PgConnection::~PgConnection() { PQfinish(conn_); }
+
+Result PgConnection::query(std::string_view sql, const std::vector<Value>& params) {
+  const std::string text = to_dollar_placeholders(sql);
+  std::vector<std::string> storage;
+  const auto values = text_params(params, storage);
+  PGresult* r = PQexecParams(conn_, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                             nullptr, 0);
+  Result out = to_result(conn_, r);
+  PQclear(r);
+  return out;
+}
+
+Status PgConnection::exec_script(const std::string& sql) {
+  PGresult* r = PQexec(conn_, sql.c_str());
+  Result out = to_result(conn_, r);
+  PQclear(r);
+  return out.status;
+}
+
+}  // namespace twice::engine

@@ -1,0 +1,146 @@
+#include "engine/pg_database.h"
+
+#include <fmt/format.h>
+
+#include "engine/pg_protocol.h"
+
+namespace twice::engine {
+namespace {
+
+// PostgreSQL's deadlock victim is the waiter whose deadlock_timeout fires
+// first once the cycle exists. Spacing the sessions' timeouts far beyond a
+// scheduling step's wall time makes that the lowest-indexed session in the
+// cycle every time, whatever the machine's speed.
+constexpr int kDeadlockTimeoutBaseMs = 20;
+constexpr int kDeadlockTimeoutStepMs = 40;
+// Dead rows of the DELETE resets are vacuumed away this often.
+constexpr int kVacuumEvery = 500;
+
+std::string quote_ident(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string quote_literal(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+Status PgDatabase::open(const std::string& conninfo, std::unique_ptr<PgDatabase>& out) {
+  out.reset();
+  std::unique_ptr<PgDatabase> db(new PgDatabase());
+  db->conninfo_ = conninfo;
+  if (Status s = PgConnection::open(conninfo, db->checker_); !s.ok()) return s;
+  if (Status s = PgConnection::open(conninfo, db->monitor_); !s.ok()) return s;
+  out = std::move(db);
+  return Status::OK();
+}
+
+PgDatabase::~PgDatabase() {
+  for (auto& s : sessions_) PQfinish(s->conn);
+}
+
+Status PgDatabase::install(const std::string& setup_sql) {
+  key_.clear();
+  // A fresh public schema: whatever an earlier key created goes with it.
+  if (Status s = checker_->exec_script("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public;"); !s.ok())
+    return s;
+  if (Status s = checker_->exec_script(setup_sql); !s.ok())
+    return Status::error("the handler's schema (PostgreSQL setup SQL): " + s.message());
+  const Result tables = checker_->query(
+      "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
+  const Result sequences = checker_->query(
+      "SELECT sequencename FROM pg_sequences WHERE schemaname = 'public' ORDER BY sequencename");
+  if (!tables.ok() || !sequences.ok()) return tables.ok() ? sequences.status : tables.status;
+  reset_sql_.clear();
+  std::string names;
+  for (const auto& row : tables.rows) {
+    const std::string t = quote_ident(row[0].as_text());
+    reset_sql_ += fmt::format("DELETE FROM {};", t);
+    names += (names.empty() ? "" : ", ") + t;
+  }
+  for (const auto& row : sequences.rows)
+    reset_sql_ += fmt::format("SELECT setval({}, 1, false);", quote_literal("public." + quote_ident(row[0].as_text())));
+  truncate_sql_ = names.empty() ? std::string() : fmt::format("TRUNCATE {} RESTART IDENTITY;", names);
+  return Status::OK();
+}
+
+Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql, const std::vector<Statement>& seed) {
+  const bool fresh = key != key_;
+  if (fresh) {
+    if (Status s = install(setup_sql); !s.ok()) return s;
+  } else if (reset_method_ == ResetMethod::kDelete && ++resets_ % kVacuumEvery == 0) {
+    if (Status s = checker_->exec_script("VACUUM"); !s.ok()) return s;
+  }
+  std::string script = "BEGIN;";
+  if (!fresh) script += reset_method_ == ResetMethod::kDelete ? reset_sql_ : truncate_sql_;
+  for (const auto& st : seed) script += inline_parameters(st.sql, st.params) + ";";
+  script += "COMMIT;";
+  if (Status s = checker_->exec_script(script); !s.ok()) {
+    (void)checker_->exec_script("ROLLBACK");
+    key_.clear();
+    return Status::error("seeding the run's database: " + s.message());
+  }
+  key_ = key;
+  return Status::OK();
+}
+
+Status PgDatabase::set_isolation(Isolation isolation) {
+  if (isolation == isolation_) return Status::OK();
+  isolation_ = isolation;
+  for (auto& s : sessions_) {
+    PGresult* r = PQexec(s->conn, fmt::format("SET default_transaction_isolation = '{}'",
+                                              fmt::format("{}", isolation_sql(isolation)))
+                                      .c_str());
+    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) return Status::error(fmt::format("cannot set the isolation level: {}", PQerrorMessage(s->conn)));
+  }
+  return Status::OK();
+}
+
+Status PgDatabase::acquire(PgSession*& out) {
+  out = nullptr;
+  if (!idle_.empty()) {
+    // Lowest index first, so a run's sessions (and their deadlock timeouts)
+    // are the same from run to run.
+    auto best = std::min_element(idle_.begin(), idle_.end(), [](auto* a, auto* b) { return a->index < b->index; });
+    out = *best;
+    idle_.erase(best);
+    return Status::OK();
+  }
+  const int index = static_cast<int>(sessions_.size());
+  PGconn* conn = PQconnectdb(conninfo_.c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    Status s = Status::error(fmt::format("cannot connect to PostgreSQL: {}", PQerrorMessage(conn)));
+    PQfinish(conn);
+    return s;
+  }
+  quiet_notices(conn);
+  const std::string setup =
+      fmt::format("SET default_transaction_isolation = '{}'; SET deadlock_timeout = '{}ms'; SET lock_timeout = 0",
+                  isolation_sql(isolation_), kDeadlockTimeoutBaseMs + kDeadlockTimeoutStepMs * index);
+  PGresult* r = PQexec(conn, setup.c_str());
+  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  PQclear(r);
+  if (!ok) {
+    Status s = Status::error(fmt::format("cannot configure a PostgreSQL session: {}", PQerrorMessage(conn)));
+    PQfinish(conn);
+    return s;
+  }
+  auto session = std::make_unique<PgSession>();
+  session->conn = conn;
+  session->backend_pid = PQbackendPID(conn);
+  session->index = index;
+  out = session.get();
+  sessions_.push_back(std::move(session));
+  return Status::OK();
+}
+
+void PgDatabase::release(PgSession* session) { idle_.push_back(session); }
+
+}  // namespace twice::engine

@@ -1,0 +1,82 @@
+// PgDatabase: one PostgreSQL database that runs use one after another (a
+// worker's), with the connections its runs reuse: a pool of task sessions,
+// a monitor session (asks whether a session is blocked) and a checker session
+// (seeds, resets, and runs the oracle queries).
+//
+// Per-run state: prepare() brings the database to the seeded state of a
+// (schema, scenario) key. The first time for a key it drops every table and
+// runs the schema's setup SQL; after that it resets in place: DELETE from
+// every table, every sequence back to 1, then the seed rows again, in one
+// transaction (see docs/architecture.md for the figures behind the choice).
+// One thread at a time; a database belongs to one run while leased.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/isolation.h"
+#include "engine/pg_connection.h"
+
+namespace twice::engine {
+
+// One task connection. `index` orders the sessions for deadlock_timeout.
+struct PgSession {
+  PGconn* conn = nullptr;
+  int backend_pid = 0;
+  int index = 0;
+};
+
+enum class ResetMethod { kDelete, kTruncate };
+
+class PgDatabase {
+ public:
+  static Status open(const std::string& conninfo, std::unique_ptr<PgDatabase>& out);
+  ~PgDatabase();
+  PgDatabase(const PgDatabase&) = delete;
+  PgDatabase& operator=(const PgDatabase&) = delete;
+
+  // One seeding statement and its parameters.
+  struct Statement {
+    std::string sql;
+    std::vector<Value> params;
+  };
+  // The seeded state `key` names: setup_sql + `seed` on an empty database the
+  // first time; after that the reset and `seed`, in one transaction sent in
+  // one round trip.
+  Status prepare(const std::string& key, const std::string& setup_sql, const std::vector<Statement>& seed);
+  // Task sessions run at `isolation` from the next transaction on.
+  Status set_isolation(Isolation isolation);
+
+  PgConnection& checker() { return *checker_; }
+  // How to open another connection to this database.
+  const std::string& conninfo() const { return conninfo_; }
+  PgConnection& monitor() { return *monitor_; }
+  // A session with no transaction open; give it back with release().
+  Status acquire(PgSession*& out);
+  void release(PgSession* session);
+  // How runs are reset (kDelete unless a measurement says otherwise).
+  void set_reset_method(ResetMethod m) { reset_method_ = m; }
+  int resets() const { return resets_; }
+
+ private:
+  PgDatabase() = default;
+  Status install(const std::string& setup_sql);
+
+  std::string conninfo_;
+  std::unique_ptr<PgConnection> checker_;
+  std::unique_ptr<PgConnection> monitor_;
+  std::vector<std::unique_ptr<PgSession>> sessions_;
+  std::vector<PgSession*> idle_;
+  Isolation isolation_ = Isolation::kReadCommitted;
+  std::string key_;          // the seeded state the tables hold now ("" = unknown)
+  std::string reset_sql_;    // DELETE ... ; SELECT setval(...) for every table and sequence
+  std::string truncate_sql_;
+  ResetMethod reset_method_ = ResetMethod::kDelete;
+  int resets_ = 0;
+};
+
+}  // namespace twice::engine

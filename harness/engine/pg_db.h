@@ -1,0 +1,139 @@
+// PgDb: the Db a task sees on PostgreSQL, and PgRun, what the tasks of one
+// run share (the database, the statements in flight).
+//
+// Every statement is a scheduling point. When the task is picked, its
+// statement is sent (PQsendQueryParams) and PgDb waits for the answer. A
+// statement that does not answer at once is either slow or blocked on a lock
+// another task holds: PgDb asks the server, as PostgreSQL's isolation tester
+// does (pg_isolation_test_session_is_blocked on the monitor session). Blocked,
+// the task parks (Scheduler::block_on_db) and the scheduler runs another;
+// slow, it keeps waiting. When a statement finishes, PgRun settles the
+// statements still in flight (each either finished or blocked again) before
+// anything else runs, so what a task sees never depends on how fast the
+// server woke a waiter, and wakes exactly the tasks whose statement finished.
+// When every task is parked the server must break a deadlock: the task the
+// scheduler resumes waits for whichever statement the server answers first.
+//
+// One release may wake several waiters at once (two copies' UPDATEs queued
+// behind a third's row lock), and then the server, not the seed, decides who
+// goes first. So a statement is left waiting on the server only when no
+// other waiting statement waits for the same transaction, directly or down
+// a chain of waits (a cycle is kept: that is a deadlock the server breaks).
+// Otherwise it is cancelled (back to a savepoint taken before it, inside a
+// transaction) and its task parks "queued", to send it again once some
+// transaction ended. Which of several queued statements goes first is then
+// the scheduler's choice, drawn from the seed.
+//
+// A transaction the task leaves open is rolled back when the PgDb goes (a
+// crashed process's connection closing). Threads: the run's thread only.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/pg_database.h"
+#include "env/task_db.h"
+#include "sim/scheduler.h"
+
+namespace twice::engine {
+
+class PgDb;
+
+class PgRun final : public env::TaskDbSource {
+ public:
+  PgRun(sim::Scheduler& scheduler, PgDatabase& database) : scheduler_(scheduler), database_(database) {}
+  // env::TaskDbSource: a PgDb for the task holding the baton.
+  std::unique_ptr<env::TaskDb> open() override;
+  PgRun(const PgRun&) = delete;
+  PgRun& operator=(const PgRun&) = delete;
+
+  sim::Scheduler& scheduler() { return scheduler_; }
+  PgDatabase& database() { return database_; }
+
+  // --- for PgDb ---
+  void opened(PgDb* db) { open_.push_back(db); }
+  void closed(PgDb* db);
+  // The tasks of this run whose locks `db`'s statement waits for; empty when
+  // it does not wait for any (it is merely slow).
+  std::vector<const PgDb*> blockers(const PgDb& db);
+  // True when a waiting `db` must be cancelled and queued (see above).
+  bool must_queue(const PgDb& db, const std::vector<const PgDb*>& blockers) const;
+  // True when some statement of this run waits on the server.
+  bool any_waiting() const;
+  // A transaction ended or a statement failed: queued statements may go again.
+  void wake_queued();
+  bool any_queued() const;
+  // Every task is parked and some are queued: they all go again, and this
+  // time none is queued, so that the server sees (and breaks) any deadlock.
+  void wake_queued_for_deadlock();
+  // A statement finished or a transaction ended: every other statement in
+  // flight is waited for until it finished (its task is woken) or is blocked.
+  void settle(const PgDb* except);
+  // Every task is parked: waits until the server answers any statement in
+  // flight (a deadlock victim's error, or a waiter's grant), then settles.
+  // False when nothing moved for a long time.
+  bool wait_for_any();
+
+ private:
+  sim::Scheduler& scheduler_;
+  PgDatabase& database_;
+  std::vector<PgDb*> open_;  // every PgDb of the run, in the order they opened
+};
+
+class PgDb final : public env::TaskDb {
+ public:
+  // Takes a session from the run's database for the task's lifetime. On a
+  // failure to connect, every statement answers that error.
+  explicit PgDb(PgRun& run);
+  ~PgDb() override;
+  PgDb(const PgDb&) = delete;
+  PgDb& operator=(const PgDb&) = delete;
+
+  Result exec(std::string_view sql, std::initializer_list<Value> params) override;
+  Result exec(std::string_view sql, const std::vector<Value>& params) override;
+  Engine engine() const override { return Engine::kPostgres; }
+  bool in_transaction() const override;
+  bool committed_writes() const override { return committed_writes_; }
+
+  // --- for PgRun ---
+  bool in_flight() const { return in_flight_ && !answered_; }
+  // In flight and, when last asked, waiting for these tasks' locks.
+  bool waiting() const { return in_flight() && !waits_for_.empty(); }
+  const std::vector<const PgDb*>& waits_for() const { return waits_for_; }
+  void set_waits_for(std::vector<const PgDb*> w) { waits_for_ = std::move(w); }
+  bool queued() const { return queued_; }
+  void forbid_queueing() { no_queue_ = true; }
+  int backend_pid() const { return session_ ? session_->backend_pid : 0; }
+  int task() const { return task_; }
+  // Reads what arrived; true once the whole answer is there. Waits up to
+  // `timeout_ms` for it (0: does not wait).
+  bool answer_arrived(int timeout_ms);
+  int socket() const;
+
+ private:
+  Result finish(std::string_view sql, const std::string& text, bool savepoint);
+  // Cancels the statement in flight; true when it was cancelled, false when
+  // its answer came first (then finish() takes it).
+  bool cancel();
+  // Cancels and discards whatever the statement in flight answers.
+  void abandon();
+  Status run_now(const char* sql);
+
+  PgRun& run_;
+  sim::Scheduler& scheduler_;
+  int task_;
+  PgSession* session_ = nullptr;
+  Status broken_;
+  bool in_flight_ = false;  // sent, answer not yet taken
+  bool answered_ = false;   // the whole answer arrived
+  bool queued_ = false;     // parked with its statement cancelled, to send again
+  bool no_queue_ = false;   // every task was parked: this one's next send may not be queued
+  std::vector<const PgDb*> waits_for_;
+  PGresult* kept_ = nullptr;  // an answer read while cancelling, for finish()
+  std::map<std::string, std::string, std::less<>> translated_;  // ? -> $n, per statement text
+  std::vector<std::string> uncommitted_;
+  bool committed_writes_ = false;
+};
+
+}  // namespace twice::engine
