@@ -8,8 +8,8 @@
 // as WAIT_PAY anyway, and credits again: double_credit. Under PostgreSQL
 // REPEATABLE READ / SERIALIZABLE that UPDATE fails with a serialization
 // failure instead; the handler answers 500 and the gateway's retry finds PAID.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include "twice/handler.h"
 
 namespace twice::impl {

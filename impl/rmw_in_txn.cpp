@@ -8,8 +8,8 @@
 // both read the old balance, the second UPDATE waits for the first's commit
 // and then overwrites it: lost_update (Hermitage's P4). Under REPEATABLE READ
 // that UPDATE is a serialization failure, and the retry reads the new balance.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include <optional>
 
 #include "twice/handler.h"

@@ -7,8 +7,8 @@
 // deadlock victim) is run again from BEGIN. Correct on every engine; like
 // cas it keeps no callback_log (audit-trail's payload) and needs the
 // reconciler for lost notifications.
-#include "impl/credit.h"
-#include "impl/events.h"
+#include "credit.h"
+#include "events.h"
 #include <optional>
 
 #include "twice/handler.h"

@@ -52,7 +52,8 @@ inline constexpr int kReplayShrinkBudget = 500;
 // "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk]
 //  [--engine E --isolation I]"
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
-                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget);
+                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget,
+                           const engine::EngineChoice& engine = {});
 // PCT's k for a cell: the most real choices (steps where more than one task
 // could run) in a few calibration runs of the random strategy, from fixed
 // seeds, so that `twice run` and `twice replay` measure the same.
@@ -60,8 +61,6 @@ int measure_pct_steps(const gateway::Scenario& scenario, const HandlerInfo& hand
 // `strategy` with PCT's k measured when it is not given (pct_max_steps <= 0).
 sim::StrategySpec resolve_strategy(const sim::StrategySpec& strategy, const gateway::Scenario& scenario,
                                    const HandlerInfo& handler);
-                           const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget,
-                           const engine::EngineChoice& engine = {});
 // How a scenario is named on the command line: its name when bundled, else its path.
 std::string scenario_ref(const gateway::Scenario& scenario);
 

@@ -95,6 +95,8 @@ void Scheduler::wake_db_waiters() {
 
 void Scheduler::retire(Task& task) {
   if (auto it = std::find(live_.begin(), live_.end(), &task); it != live_.end()) live_.erase(it);
+}
+
 void Scheduler::wake_db_waiter(int id) {
   auto it = tasks_.find(id);
   if (it != tasks_.end() && it->second->state == State::kBlockedDb) it->second->state = State::kReady;

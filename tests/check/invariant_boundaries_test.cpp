@@ -6,7 +6,9 @@
 // of the others are tested through simulate() in invariants_in_runs_test.cpp.
 #include <gtest/gtest.h>
 
+#include "check/invariants/during_run.h"
 #include "check/violation.h"
+#include "env/sqlite_db.h"
 #include "prepared_database.h"
 #include "twice/schema.h"
 
@@ -166,7 +168,7 @@ TEST(InvariantBoundary, ViolationsObservedDuringTheRunAreReportedAsGiven) {
   PreparedDatabase db({order()});
   db.credit("O-1", "alice", 100);
   EXPECT_EQ(names_of(db.check({})), Names{});
-  const auto v = db.check({{"ack_before_commit", "O-1", "early"}, {"accepted_invalid", "O-9", "forged"}});
+  const auto v = db.check({{check::Invariant::kAckBeforeCommit, "O-1", "early"}, {check::Invariant::kAcceptedInvalid, "O-9", "forged"}});
   EXPECT_EQ(names_of(v), (Names{"accepted_invalid", "ack_before_commit"}));
 }
 
@@ -190,10 +192,10 @@ TEST(InvariantBoundary, ACreditForAnOrderPaidOnceIsNoUnpaidCredit) {
 TEST(InvariantBoundary, ACreditMadeByAnInvalidNotifyIsAcceptedInvalidNotAlsoUnpaid) {
   PreparedDatabase db({unpaid()});
   db.credit("O-1", "alice", 100);
-  const auto v = db.check({{"accepted_invalid", "O-1", "a forged notify committed changes"}});
+  const auto v = db.check({{check::Invariant::kAcceptedInvalid, "O-1", "a forged notify committed changes"}});
   EXPECT_EQ(names_of(v), Names{"accepted_invalid"});
   // Another order's invalid notify excuses nothing here.
-  EXPECT_EQ(names_of(db.check({{"accepted_invalid", "O-2", "forged"}})), (Names{"accepted_invalid", "unpaid_credit"}));
+  EXPECT_EQ(names_of(db.check({{check::Invariant::kAcceptedInvalid, "O-2", "forged"}})), (Names{"accepted_invalid", "unpaid_credit"}));
 }
 
 // --- illegal_transition: a status change outside the state machine, or a
@@ -365,9 +367,10 @@ TEST(InvariantBoundary, AnOrderIsSettledOnceCreditedOrFlaggedAndNotWithAZeroCoun
       "SELECT o.order_no, (SELECT COUNT(*) FROM ledger l WHERE l.order_no = o.order_no AND l.amount > 0) FROM orders o";
   db.credit("O-1", "alice", 100);
   db.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-2', 100);");
-  EXPECT_TRUE(check::settled_in_database(db.connection(), schema, "O-1"));
-  EXPECT_TRUE(check::settled_in_database(db.connection(), schema, "O-2"));
-  EXPECT_FALSE(check::settled_in_database(db.connection(), schema, "O-3")) << "a count of 0 is not a credit";
+  env::SqliteConnection raw(db.connection());
+  EXPECT_TRUE(check::settled_in_database(raw, schema, "O-1"));
+  EXPECT_TRUE(check::settled_in_database(raw, schema, "O-2"));
+  EXPECT_FALSE(check::settled_in_database(raw, schema, "O-3")) << "a count of 0 is not a credit";
 }
 
 // --- stuck: a task killed for its step budget, or an oracle query that fails.
