@@ -33,7 +33,7 @@ TEST(InvariantBoundary, EveryInvariantHasABoundaryTestHere) {
   // A new invariant lands with its boundary tests: this list says which exist.
   const Names tested = {"double_credit",    "lost_update",        "lost_payment",    "ack_before_commit",
                         "accepted_invalid", "illegal_transition", "lost_refund",     "double_refund",
-                        "unpaid_credit",    "payload_missing",    "stuck"};
+                        "unpaid_credit",    "payload_missing",    "stuck",           "oracle_error"};
   Names listed;
   for (const auto& i : check::invariants()) listed.push_back(std::string(i.name));
   EXPECT_EQ(listed, tested);
@@ -373,7 +373,8 @@ TEST(InvariantBoundary, AnOrderIsSettledOnceCreditedOrFlaggedAndNotWithAZeroCoun
   EXPECT_FALSE(check::settled_in_database(raw, schema, "O-3")) << "a count of 0 is not a credit";
 }
 
-// --- stuck: a task killed for its step budget, or an oracle query that fails.
+// --- stuck: a task killed for its step budget. oracle_error: an oracle query
+// that fails (the run could not be judged; not the handler's bug).
 
 TEST(InvariantBoundary, AStuckTaskIsReportedWithWhy) {
   PreparedDatabase db({order()});
@@ -389,8 +390,19 @@ TEST(InvariantBoundary, AnOracleQueryThatFailsIsReportedNotTakenAsNothing) {
   db.credit("O-1", "alice", 100);
   db.sql("DROP TABLE accounts;");
   const auto v = db.check();
-  ASSERT_EQ(names_of(v), Names{"stuck"});
+  ASSERT_EQ(names_of(v), Names{"oracle_error"});
   EXPECT_NE(v.violations[0].detail.find("could not read balances"), std::string::npos) << v.violations[0].detail;
+}
+
+TEST(InvariantBoundary, EveryOracleQueryThatFailsIsNamedAndOneThatWorksIsNot) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  EXPECT_EQ(names_of(db.check()), Names{}) << "the reference schema's queries all work";
+  db.sql("DROP TABLE twice_status_history;");
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), Names{"oracle_error"}) << "a failed transitions query was once taken as no transitions";
+  EXPECT_NE(v.violations[0].detail.find("transitions (Schema::transitions_sql)"), std::string::npos)
+      << v.violations[0].detail;
 }
 
 }  // namespace
