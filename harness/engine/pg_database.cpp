@@ -1,5 +1,7 @@
 #include "engine/pg_database.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/pg_protocol.h"
@@ -93,9 +95,7 @@ Status PgDatabase::set_isolation(Isolation isolation) {
   if (isolation == isolation_) return Status::OK();
   isolation_ = isolation;
   for (auto& s : sessions_) {
-    PGresult* r = PQexec(s->conn, fmt::format("SET default_transaction_isolation = '{}'",
-                                              fmt::format("{}", isolation_sql(isolation)))
-                                      .c_str());
+    PGresult* r = PQexec(s->conn, fmt::format("SET default_transaction_isolation = '{}'", isolation_sql(isolation)).c_str());
     const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (!ok) return Status::error(fmt::format("cannot set the isolation level: {}", PQerrorMessage(s->conn)));
