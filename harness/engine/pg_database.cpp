@@ -10,11 +10,14 @@ namespace twice::engine {
 namespace {
 
 // PostgreSQL's deadlock victim is the waiter whose deadlock_timeout fires
-// first once the cycle exists. Spacing the sessions' timeouts far beyond a
-// scheduling step's wall time makes that the lowest-indexed session in the
-// cycle every time, whatever the machine's speed.
-constexpr int kDeadlockTimeoutBaseMs = 20;
-constexpr int kDeadlockTimeoutStepMs = 40;
+// first once the cycle exists (each waiter checks once). With the timeouts
+// spaced by kDeadlockTimeoutStepMs, that is the lowest-indexed session in the
+// cycle whenever the cycle closes within that much wall time of its first
+// wait: a few scheduling steps, milliseconds even on a loaded machine (20 ms
+// proved too little under a parallel ctest with sanitizers). A deadlock costs
+// that much wall time, and deadlocks are rare.
+constexpr int kDeadlockTimeoutBaseMs = 100;
+constexpr int kDeadlockTimeoutStepMs = 100;
 // Dead rows of the DELETE resets are vacuumed away this often.
 constexpr int kVacuumEvery = 500;
 
