@@ -1,5 +1,7 @@
 #include "cli/engine_options.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace twice::cli {

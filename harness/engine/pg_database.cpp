@@ -1,5 +1,7 @@
 #include "engine/pg_database.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/pg_protocol.h"
@@ -8,11 +10,14 @@ namespace twice::engine {
 namespace {
 
 // PostgreSQL's deadlock victim is the waiter whose deadlock_timeout fires
-// first once the cycle exists. Spacing the sessions' timeouts far beyond a
-// scheduling step's wall time makes that the lowest-indexed session in the
-// cycle every time, whatever the machine's speed.
-constexpr int kDeadlockTimeoutBaseMs = 20;
-constexpr int kDeadlockTimeoutStepMs = 40;
+// first once the cycle exists (each waiter checks once). With the timeouts
+// spaced by kDeadlockTimeoutStepMs, that is the lowest-indexed session in the
+// cycle whenever the cycle closes within that much wall time of its first
+// wait: a few scheduling steps, milliseconds even on a loaded machine (20 ms
+// proved too little under a parallel ctest with sanitizers). A deadlock costs
+// that much wall time, and deadlocks are rare.
+constexpr int kDeadlockTimeoutBaseMs = 100;
+constexpr int kDeadlockTimeoutStepMs = 100;
 // Dead rows of the DELETE resets are vacuumed away this often.
 constexpr int kVacuumEvery = 500;
 
@@ -93,9 +98,7 @@ Status PgDatabase::set_isolation(Isolation isolation) {
   if (isolation == isolation_) return Status::OK();
   isolation_ = isolation;
   for (auto& s : sessions_) {
-    PGresult* r = PQexec(s->conn, fmt::format("SET default_transaction_isolation = '{}'",
-                                              fmt::format("{}", isolation_sql(isolation)))
-                                      .c_str());
+    PGresult* r = PQexec(s->conn, fmt::format("SET default_transaction_isolation = '{}'", isolation_sql(isolation)).c_str());
     const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (!ok) return Status::error(fmt::format("cannot set the isolation level: {}", PQerrorMessage(s->conn)));

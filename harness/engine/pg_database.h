@@ -13,7 +13,6 @@
 
 #include <libpq-fe.h>
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
