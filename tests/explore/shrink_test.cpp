@@ -27,6 +27,27 @@ TEST(Shrink, FindsTheMinimalSequenceOfASyntheticBug) {
   EXPECT_GT(stats.improvements, 0);
 }
 
+bool simpler(const ChoiceSequence& a, const ChoiceSequence& b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
+// Every run the shrinker spends goes to a candidate simpler than the best
+// failing sequence so far: the budget buys only progress.
+TEST(Shrink, RunsOnlyCandidatesSimplerThanTheBestSoFar) {
+  ChoiceSequence best = {5, 0, 7, 99, 1, 4, 12, 0, 8, 250, 3};
+  int runs = 0, not_simpler = 0;
+  auto watched = [&](const ChoiceSequence& c) -> std::optional<ChoiceSequence> {
+    ++runs;
+    if (!simpler(c, best)) ++not_simpler;
+    auto r = two_step_bug(c);
+    if (r && simpler(*r, best)) best = *r;
+    return r;
+  };
+  EXPECT_EQ(shrink(best, watched, 10'000), (ChoiceSequence{3, 10}));
+  EXPECT_GT(runs, 0);
+  EXPECT_EQ(not_simpler, 0);
+}
+
 TEST(Shrink, NeverReturnsSomethingLargerOrPassing) {
   const ChoiceSequence start = {3, 10};
   const auto out = shrink(start, two_step_bug, 1000);
