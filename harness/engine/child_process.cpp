@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +28,7 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
 }
 
 // In the child after fork(): only async-signal-safe calls until execv.
-[[noreturn]] void exec_child(char* const* argv, const RunAs& as, int out_fd, bool new_session) {
+[[noreturn]] void exec_child(char* const* argv, const RunAs& as, int out_fd, bool new_session, pid_t parent) {
   if (new_session) ::setsid();
   const int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) ::dup2(devnull, 0);
@@ -38,6 +39,9 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   if (as.switch_user) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(as.gid) != 0 || ::setuid(as.uid) != 0) ::_exit(126);
   }
+  // A program run to completion (initdb) dies with twice: the guardian
+  // removes the folder it writes into. After setuid, which clears the setting.
+  if (!new_session && (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)) ::_exit(125);
   ::execv(argv[0], argv);
   ::_exit(127);
 }
@@ -82,13 +86,14 @@ Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, 
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Status::error("pipe() failed");
   auto args = c_argv(argv);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
     return Status::error("fork() failed");
   }
-  if (pid == 0) exec_child(args.data(), as, fds[1], false);
+  if (pid == 0) exec_child(args.data(), as, fds[1], false, parent);
   ::close(fds[1]);
   char buffer[4096];
   for (;;) {
@@ -120,7 +125,7 @@ pid_t start_background(const std::vector<std::string>& argv, const RunAs& as, co
   }
   auto args = c_argv(argv);
   const pid_t pid = ::fork();
-  if (pid == 0) exec_child(args.data(), as, log, true);
+  if (pid == 0) exec_child(args.data(), as, log, true, 0);
   ::close(log);
   status = pid < 0 ? Status::error("fork() failed") : Status::OK();
   return pid;
@@ -143,19 +148,22 @@ bool wait_for_exit(pid_t pid, double seconds) {
 
 // The guardian is a shell: it waits on its stdin. "done" means the server was
 // stopped in order; end of file (this process is gone) means it must stop the
-// server itself: the stop signal, 20 s of patience, then SIGKILL, then the folder.
+// server itself, if one started (its pid is the first line of
+// data/postmaster.pid): the stop signal, 20 s of patience, SIGKILL; then the
+// folder goes.
 static constexpr const char* kGuardianScript =
     "read word; [ \"$word\" = done ] && exit 0; "
-    "kill -$1 $2 2>/dev/null; i=0; "
-    "while kill -0 $2 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
-    "kill -KILL $2 2>/dev/null; rm -rf -- \"$3\"";
+    "pid=$(head -n 1 \"$2/data/postmaster.pid\" 2>/dev/null); "
+    "if [ -n \"$pid\" ]; then kill -$1 $pid 2>/dev/null; i=0; "
+    "while kill -0 $pid 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
+    "kill -KILL $pid 2>/dev/null; fi; rm -rf -- \"$2\"";
 
-Status Guardian::start(pid_t server_pid, int stop_signal, const std::string& folder) {
+Status Guardian::start(int stop_signal, const std::string& folder) {
   dismiss();
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Status::error("pipe() failed");
   const std::vector<std::string> argv = {"/bin/sh", "-c", kGuardianScript, "twice-guardian",
-                                         std::to_string(stop_signal), std::to_string(server_pid), folder};
+                                         std::to_string(stop_signal), folder};
   auto args = c_argv(argv);
   const pid_t pid = ::fork();
   if (pid == 0) {

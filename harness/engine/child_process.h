@@ -31,7 +31,7 @@ Status run_as_for(const std::string& user, RunAs& out);
 std::optional<std::string> find_program(const std::vector<std::string>& candidates);
 
 // Runs argv[0] with `argv`, stdin from /dev/null, stdout and stderr into
-// `output`, and waits. OK when it exits 0; otherwise an error naming the exit
+// `output`, and waits; the program is killed if this process dies. OK when it exits 0; otherwise an error naming the exit
 // status, with the output's last lines.
 Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, std::string& output);
 
@@ -46,15 +46,17 @@ pid_t start_background(const std::vector<std::string>& argv, const RunAs& as, co
 bool wait_for_exit(pid_t pid, double seconds);
 
 // A process in its own session that holds the read end of a pipe: when this
-// process goes away without dismissing it, it sends `stop_signal` to
-// `server_pid`, waits for it to go, and removes `folder`.
+// process goes away without dismissing it, it sends `stop_signal` to the
+// server whose pid is in `folder`/data/postmaster.pid (if one started), waits
+// for it to go, and removes `folder`. Started as soon as the folder exists,
+// so that no exit path leaves it behind (initdb itself dies with twice).
 class Guardian {
  public:
   Guardian() = default;
   Guardian(const Guardian&) = delete;
   Guardian& operator=(const Guardian&) = delete;
   ~Guardian() { dismiss(); }
-  Status start(pid_t server_pid, int stop_signal, const std::string& folder);
+  Status start(int stop_signal, const std::string& folder);
   // The server was stopped and the folder removed in order: the guardian exits
   // without touching anything.
   void dismiss();

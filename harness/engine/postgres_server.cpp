@@ -76,6 +76,7 @@ Status PostgresServer::start(std::unique_ptr<PostgresServer>& out) {
     return cannot_start(fmt::format("the socket path under {} is longer than 107 bytes; set TMPDIR", base));
   if (as.switch_user && ::chown(server->folder_.c_str(), as.uid, as.gid) != 0)
     return cannot_start("cannot hand " + server->folder_ + " to the postgres user");
+  if (Status s = server->guardian_.start(SIGQUIT, server->folder_); !s.ok()) return cannot_start(s.message());
 
   const std::string data = server->folder_ + "/data";
   const std::string log = server->folder_ + "/log";
@@ -98,8 +99,6 @@ Status PostgresServer::start(std::unique_ptr<PostgresServer>& out) {
                                    "max_pred_locks_per_transaction=256"},
                                   as, log, started);
   if (!started.ok()) return cannot_start(started.message());
-  if (Status s = server->guardian_.start(server->pid_, SIGQUIT, server->folder_); !s.ok())
-    return cannot_start(s.message());
 
   const std::string probe = server->conninfo("postgres") + " connect_timeout=2";
   for (;;) {

@@ -1,6 +1,7 @@
 // The throwaway server: it starts, it stops, and it leaves nothing behind on
 // any exit path (destruction, a failed start, this process killed outright).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -58,9 +59,28 @@ struct ScopedEnv {
   ~ScopedEnv() { ::unsetenv(name.c_str()); }
 };
 
+// A temporary folder of the test's own (TMPDIR for this process and its
+// children): other processes on the machine start servers under /tmp too, and
+// "nothing new under the temporary folder" must be about ours alone.
+struct PrivateTmp {
+  std::string dir;
+  std::unique_ptr<ScopedEnv> env;
+  PrivateTmp() {
+    std::string pattern = "/tmp/twice-test-XXXXXX";
+    dir = ::mkdtemp(pattern.data()) ? pattern : std::string();
+    ::chmod(dir.c_str(), 0755);  // the postgres user must reach its folder inside
+    env = std::make_unique<ScopedEnv>("TMPDIR", dir);
+  }
+  ~PrivateTmp() {
+    env.reset();
+    fs::remove_all(dir);
+  }
+};
+
 }  // namespace
 
 TEST(PostgresServer, StartsAcceptsConnectionsAndLeavesNothingBehind) {
+  PrivateTmp tmp;
   std::unique_ptr<PostgresServer> server;
   ASSERT_TRUE(PostgresServer::start(server).ok());
   const std::string folder = server->folder();
@@ -79,6 +99,7 @@ TEST(PostgresServer, StartsAcceptsConnectionsAndLeavesNothingBehind) {
 }
 
 TEST(PostgresServer, AMissingProgramIsOneClearLineAndNoFolder) {
+  PrivateTmp tmp;
   const auto before = pg_folders();
   ScopedEnv env("TWICE_PG_BINDIR", "/nonexistent/bin");
   std::unique_ptr<PostgresServer> server;
@@ -91,6 +112,7 @@ TEST(PostgresServer, AMissingProgramIsOneClearLineAndNoFolder) {
 }
 
 TEST(PostgresServer, AServerThatWillNotStartSaysWhyAndLeavesNothing) {
+  PrivateTmp tmp;
   // A postgres that exits at once: initdb is real, the server is not.
   const std::string fake = fs::temp_directory_path() / "twice-fake-pg-bin";
   fs::remove_all(fake);
@@ -121,6 +143,7 @@ TEST(PostgresServer, AServerThatWillNotStartSaysWhyAndLeavesNothing) {
 
 // The process that started the server dies without running a destructor.
 void ServerDiesWithItsProcess(int signal) {
+  PrivateTmp tmp;
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   const pid_t child = ::fork();
@@ -156,6 +179,7 @@ TEST(PostgresServer, SigkillToItsProcessStopsItAndRemovesTheFolder) { ServerDies
 // postgres` after the cell under way (a few hundred runs), and SIGTERM ends
 // it at once; either way the server and its folder are gone afterwards.
 void TwiceStopsItsServerOn(int signal) {
+  PrivateTmp tmp;
   const auto before = pg_folders();
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -189,3 +213,25 @@ void TwiceStopsItsServerOn(int signal) {
 
 TEST(PostgresServer, CtrlCToTwiceRunStopsItsServer) { TwiceStopsItsServerOn(SIGINT); }
 TEST(PostgresServer, SigtermToTwiceRunStopsItsServer) { TwiceStopsItsServerOn(SIGTERM); }
+
+// Killed while initdb runs (before any server exists): initdb dies with it,
+// and the guardian, started as soon as the folder was made, removes it.
+TEST(PostgresServer, KilledDuringInitdbLeavesNoFolder) {
+  PrivateTmp tmp;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::unique_ptr<PostgresServer> server;
+    (void)PostgresServer::start(server);
+    ::_exit(0);
+  }
+  // The folder appears, initdb is writing into it.
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& f : pg_folders())
+      if (fs::exists(f + "/data")) return true;
+    return false;
+  }));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_TRUE(eventually([&] { return pg_folders().empty(); }));
+}
