@@ -24,7 +24,8 @@ TEST(CellProcess, TheWireFormatCarriesEveryFieldAndRawBytes) {
   ViolationResult v;
   v.invariant = "double_credit";
   v.subject = "O-1";
-  v.detail = std::string("not UTF-8: \xff\xfe and a NUL \0 inside", 34);
+  static constexpr char kRaw[] = "not UTF-8: \xff\xfe and a NUL \0 inside";
+  v.detail = std::string(kRaw, sizeof kRaw - 1);
   v.failures = 2;
   v.schedules_to_first = 3;
   v.seed = 0xffffffffffffffffull;
