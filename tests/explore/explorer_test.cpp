@@ -1,8 +1,11 @@
 #include "explore/explorer.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "../support.h"
+#include "../unique_temp_dir.h"
 #include "reports/json_report.h"
 #include "sim/choices.h"
 
@@ -102,6 +105,19 @@ TEST(ExpectedMatrix, AnEngineCellNotListedIsExpectedToBeAsOnSqlite) {
             std::vector<std::string>{"double_credit"});
   EXPECT_EQ(m.get("check-then-act", "concurrent-duplicates@postgres/serializable").violations,
             m.get("check-then-act", "concurrent-duplicates").violations);
+TEST(ExpectedMatrix, AMisspeltInvariantIsAnErrorNamingTheLineAndTheInvariants) {
+  const std::string path = (testing::unique_temp_dir() / "expected.toml").string();
+  std::ofstream(path) << "[\"cas\"]\nconcurrent-duplicates = \"pass\"\nsequential-duplicates = \"double_credti: a typo\"\n";
+  ExpectedMatrix m;
+  std::string err;
+  EXPECT_FALSE(m.load(path, err));
+  EXPECT_NE(err.find(path + ":3: 'double_credti' is not an invariant; write \"pass\" or one of double_credit"),
+            std::string::npos)
+      << err;
+  std::ofstream(path) << "[\"cas\"]\nsequential-duplicates = \"double_credit+lost_update: both\"\n";
+  ExpectedMatrix ok;
+  ASSERT_TRUE(ok.load(path, err)) << err;
+  EXPECT_EQ(ok.get("cas", "sequential-duplicates").violations, (std::vector<std::string>{"double_credit", "lost_update"}));
 }
 
 }  // namespace

@@ -24,7 +24,10 @@ if [ "${TWICE_HOSTILE_SANITIZED:-0}" = 1 ]; then
   # Under ASan (scripts/test.sh): the kernel, not ASan, is to end a crashing
   # child, as it does without sanitizers. A memory limit on the address space
   # cannot hold ASan's shadow memory, so the allocating handler is left out.
-  export ASAN_OPTIONS="handle_segv=0:handle_abort=0:detect_leaks=0"
+  # A sanitizer report (a foreign thread inside the scheduler, say) aborts the
+  # child too, so it reads as the crash it is rather than as exit(1).
+  export ASAN_OPTIONS="handle_segv=0:handle_abort=0:detect_leaks=0:abort_on_error=1"
+  export UBSAN_OPTIONS="abort_on_error=1:print_stacktrace=1"
   memory=()
 else
   hostile+=(hog)
