@@ -105,6 +105,8 @@ TEST(ExpectedMatrix, AnEngineCellNotListedIsExpectedToBeAsOnSqlite) {
             std::vector<std::string>{"double_credit"});
   EXPECT_EQ(m.get("check-then-act", "concurrent-duplicates@postgres/serializable").violations,
             m.get("check-then-act", "concurrent-duplicates").violations);
+}
+
 TEST(ExpectedMatrix, AMisspeltInvariantIsAnErrorNamingTheLineAndTheInvariants) {
   const std::string path = (testing::unique_temp_dir() / "expected.toml").string();
   std::ofstream(path) << "[\"cas\"]\nconcurrent-duplicates = \"pass\"\nsequential-duplicates = \"double_credti: a typo\"\n";
