@@ -108,10 +108,11 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   return cex;
 }
 
-CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& given,
+namespace {
+
+// A cell's identity and expectation, before any run.
+CellResult cell_heading(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
                         const Expectation& expected) {
-  ExploreOptions options = given;
-  options.strategy = resolve_strategy(given.strategy, scenario, handler);
   CellResult cell;
   cell.handler = handler.name;
   cell.scenario = scenario.name + options.engine.cell_suffix();
@@ -119,6 +120,16 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   cell.expected = expected.violations;
   cell.expected_reason = expected.reason;
   cell.expectation_listed = expected.listed;
+  return cell;
+}
+
+}  // namespace
+
+CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& given,
+                        const Expectation& expected) {
+  ExploreOptions options = given;
+  options.strategy = resolve_strategy(given.strategy, scenario, handler);
+  CellResult cell = cell_heading(scenario, handler, options, expected);
 
   std::map<std::string, ViolationResult> found;
   for (int i = 0; i < options.seeds; ++i) {
@@ -172,13 +183,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
 
 CellResult unfinished_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& options,
                            const Expectation& expected, CellFailure failure) {
-  CellResult cell;
-  cell.handler = handler.name;
-  cell.scenario = scenario.name + options.engine.cell_suffix();
-  cell.strategy = sim::strategy_name(options.strategy);
-  cell.expected = expected.violations;
-  cell.expected_reason = expected.reason;
-  cell.expectation_listed = expected.listed;
+  CellResult cell = cell_heading(scenario, handler, options, expected);
   cell.failures.push_back(std::move(failure));
   cell.matched = false;
   return cell;
