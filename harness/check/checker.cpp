@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "check/invariants/quiescent.h"
-#include "env/sqlite_db.h"
 
 namespace twice::check {
 
@@ -37,13 +36,6 @@ Verdict check_run(env::RawConnection& db, const Schema& schema, const std::vecto
   v.credits_per_order = std::move(facts.credits_per_order);
   v.refunded = std::move(facts.refunded);
   return v;
-}
-
-Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
-                  const std::vector<std::string>& stuck, const std::vector<Violation>& observed,
-                  const CheckOptions& options) {
-  env::SqliteConnection db(conn);
-  return check_run(db, schema, payments, stuck, observed, options);
 }
 
 }  // namespace twice::check

@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <sqlite3.h>
-
 #include "check/facts.h"
 #include "check/violation.h"
 #include "env/raw_connection.h"
@@ -34,10 +32,6 @@ struct Verdict {
 // run (ack_before_commit, accepted_invalid); `stuck` the scheduler's reasons
 // for tasks it took down.
 Verdict check_run(env::RawConnection& db, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
-                  const std::vector<std::string>& stuck, const std::vector<Violation>& observed = {},
-                  const CheckOptions& options = {});
-// The same over a borrowed SQLite connection.
-Verdict check_run(sqlite3* conn, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
                   const std::vector<std::string>& stuck, const std::vector<Violation>& observed = {},
                   const CheckOptions& options = {});
 

@@ -55,7 +55,8 @@ void PreparedDatabase::set_status(const std::string& order_no, const std::string
 check::Verdict PreparedDatabase::check(const std::vector<check::Violation>& observed,
                                        const check::CheckOptions& options,
                                        const std::vector<std::string>& stuck) const {
-  return check::check_run(conn_, reference_schema(), payments_, stuck, observed, options);
+  env::SqliteConnection db(conn_);
+  return check::check_run(db, reference_schema(), payments_, stuck, observed, options);
 }
 
 std::vector<std::string> names_of(const check::Verdict& v) {
