@@ -13,14 +13,12 @@ const gateway::Scenario& bundled_scenario(const std::string& name) {
   std::lock_guard lock(mutex);
   auto it = loaded.find(name);
   if (it != loaded.end()) return it->second;
-  gateway::Scenario s;
-  gateway::ScenarioError error;
-  const std::string path = std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml";
-  if (!gateway::load_scenario(path, s, error)) {
-    std::fprintf(stderr, "twice_bench: %s\n", error.message.c_str());
+  StatusOr<gateway::Scenario> s = gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml");
+  if (!s.ok()) {
+    std::fprintf(stderr, "twice_bench: %s\n", s.status().message().c_str());
     std::exit(2);
   }
-  return loaded.emplace(name, std::move(s)).first->second;
+  return loaded.emplace(name, std::move(s).value()).first->second;
 }
 
 const HandlerInfo* find_handler(const std::string& name) { return HandlerRegistry::instance().find(name); }

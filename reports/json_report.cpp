@@ -1,11 +1,11 @@
 #include "json_report.h"
 
 #include <cstdio>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "cell_verdict.h"
+#include "report_dir.h"
 #include "statistics.h"
 
 namespace twice::reports {
@@ -106,21 +106,10 @@ nlohmann::json to_json(const results::MatrixResult& m) {
               {"cells", cells}};
 }
 
-std::string write_json(const results::MatrixResult& m, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fmt::format("{}: cannot write (does the folder exist?)", path);
-    // Invalid UTF-8 from a handler (a blob inlined into SQL) becomes U+FFFD
-    // instead of an exception.
-    out << to_json(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    if (!out) return fmt::format("{}: write failed", path);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fmt::format("{}: cannot replace the file", path);
-  }
-  return {};
+Status write_json(const results::MatrixResult& m, const std::string& path) {
+  // Invalid UTF-8 from a handler (a blob inlined into SQL) becomes U+FFFD
+  // instead of an exception.
+  return write_file_atomically(path, to_json(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace twice::reports

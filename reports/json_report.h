@@ -8,14 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "results/model.h"
+#include "twice/status.h"
 
 namespace twice::reports {
 
 inline constexpr int kJsonSchemaVersion = 1;
 
 nlohmann::json to_json(const results::MatrixResult& m);
-// Writes `m` to `path` atomically (a temporary file renamed over it). Returns
-// an error message, empty on success.
-std::string write_json(const results::MatrixResult& m, const std::string& path);
+// Writes `m` to `path` atomically (a temporary file renamed over it). An
+// error names the file and the reason.
+Status write_json(const results::MatrixResult& m, const std::string& path);
 
 }  // namespace twice::reports

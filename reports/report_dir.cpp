@@ -30,52 +30,52 @@ std::string report_file_name(const std::string& format) {
   return {};
 }
 
-std::string write_file_atomically(const std::string& path, const std::string& content) {
+Status write_file_atomically(const std::string& path, const std::string& content) {
   // The process id keeps two writers of the same folder off each other's
   // temporary file; the rename decides which complete report stays.
   const std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fmt::format("{}: cannot write: {}", path, std::strerror(errno));
+    if (!out) return Status::error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
     out << content;
     out.flush();
     if (!out) {
       out.close();
       std::remove(tmp.c_str());
-      return fmt::format("{}: write failed", path);
+      return Status::error(fmt::format("{}: write failed", path));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
-    return fmt::format("{}: cannot replace the file: {}", path, why);
+    return Status::error(fmt::format("{}: cannot replace the file: {}", path, why));
   }
-  return {};
+  return Status::OK();
 }
 
-std::string write_reports(const results::MatrixResult& m, const std::string& dir,
-                          const std::vector<std::string>& formats, std::vector<std::string>* written) {
+Status write_reports(const results::MatrixResult& m, const std::string& dir, const std::vector<std::string>& formats,
+                     std::vector<std::string>* written) {
   const std::vector<std::string>& wanted = formats.empty() ? report_formats() : formats;
   for (const auto& f : wanted)
     if (report_file_name(f).empty())
-      return fmt::format("unknown report format '{}'; known: md, json, junit, html", f);
+      return Status::error(fmt::format("unknown report format '{}'; known: md, json, junit, html", f));
 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return fmt::format("{}: cannot create the report folder: {}", dir, ec.message());
+  if (ec) return Status::error(fmt::format("{}: cannot create the report folder: {}", dir, ec.message()));
 
   for (const auto& f : report_formats()) {
     if (std::find(wanted.begin(), wanted.end(), f) == wanted.end()) continue;
     const std::string path = (std::filesystem::path(dir) / report_file_name(f)).string();
-    std::string err;
-    if (f == "json") err = write_json(m, path);
-    else if (f == "md") err = write_file_atomically(path, render_markdown(m));
-    else if (f == "junit") err = write_file_atomically(path, render_junit(m));
-    else err = write_file_atomically(path, render_html(m));
-    if (!err.empty()) return err;
+    Status s;
+    if (f == "json") s = write_json(m, path);
+    else if (f == "md") s = write_file_atomically(path, render_markdown(m));
+    else if (f == "junit") s = write_file_atomically(path, render_junit(m));
+    else s = write_file_atomically(path, render_html(m));
+    if (!s.ok()) return s;
     if (written) written->push_back(path);
   }
-  return {};
+  return Status::OK();
 }
 
 }  // namespace twice::reports

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "results/model.h"
+#include "twice/status.h"
 
 namespace twice::reports {
 
@@ -19,14 +20,13 @@ const std::vector<std::string>& report_formats();
 std::string report_file_name(const std::string& format);
 
 // Writes each of `formats` (an empty list: all) into `dir`, creating it.
-// Returns an error message naming the file, or "" on success. The paths
-// written are appended to `written` when it is given, also on failure for
-// the files written before it.
-std::string write_reports(const results::MatrixResult& m, const std::string& dir,
-                          const std::vector<std::string>& formats, std::vector<std::string>* written = nullptr);
+// An error names the file. The paths written are appended to `written` when
+// it is given, also on failure for the files written before it.
+Status write_reports(const results::MatrixResult& m, const std::string& dir, const std::vector<std::string>& formats,
+                     std::vector<std::string>* written = nullptr);
 
 // Writes `content` to `path` atomically (a temporary file renamed over it).
-// Returns an error message, empty on success.
-std::string write_file_atomically(const std::string& path, const std::string& content);
+// An error names the file and the reason.
+Status write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace twice::reports

@@ -6,6 +6,12 @@
 
 namespace twice::testing {
 
+gateway::Scenario bundled_scenario(const std::string& name) {
+  StatusOr<gateway::Scenario> s = gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml");
+  if (!s.ok()) throw std::runtime_error(s.status().message());
+  return std::move(s).value();
+}
+
 gateway::Scenario one_order_scenario() {
   gateway::Scenario s;
   s.name = "test";

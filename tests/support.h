@@ -10,6 +10,8 @@
 
 namespace twice::testing {
 
+// scenarios/<name>.toml from the source tree; throws (failing the test) when it does not load.
+gateway::Scenario bundled_scenario(const std::string& name);
 // One order (O-1 for alice, 100 CNY) and no faults; tweak the fields.
 gateway::Scenario one_order_scenario();
 // Up to `copies` network copies of one notification, all arriving at once,

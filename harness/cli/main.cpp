@@ -25,6 +25,7 @@
 #include "explore/explorer.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
+#include "gateway/scenario_ref.h"
 #include "reports/json_report.h"
 #include "reports/report_dir.h"
 #include "reports/text_report.h"
@@ -60,30 +61,20 @@ std::string default_scenarios_dir() {
 }
 
 std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std::vector<std::string>& wanted) {
-  std::vector<gateway::Scenario> all;
-  gateway::ScenarioError err;
   if (wanted.empty()) {
-    if (!gateway::load_scenario_dir(dir, all, err)) throw UsageError{err.message};
-    for (auto& s : all) s.source.clear();  // bundled: named by name
-    if (all.empty()) throw UsageError{fmt::format("{}: no scenario files (*.toml) found", dir)};
-    return all;
+    StatusOr<std::vector<gateway::Scenario>> all = gateway::load_scenario_dir(dir);
+    if (!all.ok()) throw UsageError{all.status().message()};
+    for (auto& s : *all) s.source.clear();  // bundled: named by name
+    if (all->empty()) throw UsageError{fmt::format("{}: no scenario files (*.toml) found", dir)};
+    return std::move(all).value();
   }
+  std::vector<gateway::Scenario> out;
   for (const auto& w : wanted) {
-    gateway::Scenario s;
-    const bool is_path = w.find('/') != std::string::npos || w.ends_with(".toml");
-    const std::string path = is_path ? w : dir + "/" + w + ".toml";
-    if (!is_path && !fs::exists(path)) {
-      std::vector<gateway::Scenario> bundled;
-      gateway::load_scenario_dir(dir, bundled, err);
-      std::string names;
-      for (const auto& b : bundled) names += (names.empty() ? "" : ", ") + b.name;
-      throw UsageError{fmt::format("unknown scenario '{}'; bundled: {} (or give a path to a .toml file)", w, names)};
-    }
-    if (!gateway::load_scenario(path, s, err)) throw UsageError{err.message};
-    if (!is_path) s.source.clear();
-    all.push_back(std::move(s));
+    StatusOr<gateway::Scenario> s = gateway::load_scenario_ref(w, dir);
+    if (!s.ok()) throw UsageError{s.status().message()};
+    out.push_back(std::move(s).value());
   }
-  return all;
+  return out;
 }
 
 std::vector<const HandlerInfo*> find_handlers(const std::vector<std::string>& wanted) {
@@ -191,19 +182,19 @@ int cmd_run(const RunArgs& a) {
   explore::ExpectedMatrix expected;
   const std::string expected_path = a.expected.empty() ? dir + "/expected.toml" : a.expected;
   if (fs::exists(expected_path)) {
-    std::string err;
-    if (!expected.load(expected_path, err)) throw UsageError{err};
+    StatusOr<explore::ExpectedMatrix> loaded = explore::ExpectedMatrix::load(expected_path);
+    if (!loaded.ok()) throw UsageError{loaded.status().message()};
+    expected = std::move(loaded).value();
     std::vector<std::string> handler_names, scenario_names;
     for (const auto* h : HandlerRegistry::instance().all()) handler_names.push_back(h->name);
     // The scenarios of this run, and every file in the folder beside it.
     for (const auto& sc : scenarios) scenario_names.push_back(sc.name);
-    std::vector<std::string> paths;
-    gateway::ScenarioError ignored;  // an unreadable folder leaves only this run's scenarios to check against
-    gateway::scenario_files(dir, paths, ignored);
-    for (const auto& path : paths) scenario_names.push_back(fs::path(path).stem().string());
+    // An unreadable folder leaves only this run's scenarios to check against.
+    if (StatusOr<std::vector<std::string>> paths = gateway::scenario_files(dir); paths.ok())
+      for (const auto& path : *paths) scenario_names.push_back(fs::path(path).stem().string());
     std::sort(scenario_names.begin(), scenario_names.end());
     scenario_names.erase(std::unique(scenario_names.begin(), scenario_names.end()), scenario_names.end());
-    if (!expected.check_names(handler_names, scenario_names, err)) throw UsageError{err};
+    if (Status st = expected.check_names(handler_names, scenario_names); !st.ok()) throw UsageError{st.message()};
   }
 
   // The full matrix is the CI job, so it leaves its reports without being asked;
@@ -272,16 +263,16 @@ int cmd_run(const RunArgs& a) {
   text.color = ::isatty(STDOUT_FILENO);
   std::cout << reports::render_text(m, text) << std::flush;
   if (!a.json.empty()) {
-    if (auto err = reports::write_json(m, a.json); !err.empty()) {
-      std::cerr << "twice: " << err << "\n";
+    if (Status st = reports::write_json(m, a.json); !st.ok()) {
+      std::cerr << "twice: " << st.message() << "\n";
       return kExitUsage;
     }
     if (!a.quiet) std::cerr << "wrote " << a.json << "\n";
   }
   if (!report_dir.empty()) {
     std::vector<std::string> written;
-    if (auto err = reports::write_reports(m, report_dir, a.formats, &written); !err.empty()) {
-      std::cerr << "twice: " << err << "\n";
+    if (Status st = reports::write_reports(m, report_dir, a.formats, &written); !st.ok()) {
+      std::cerr << "twice: " << st.message() << "\n";
       return kExitUsage;
     }
     std::string list;
@@ -472,7 +463,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
   try {
-    if (auto error = cli::load_plugins(plugins); !error.empty()) throw UsageError{error};
+    if (Status st = cli::load_plugins(plugins); !st.ok()) throw UsageError{st.message()};
     if (*run) return cmd_run(run_args);
     if (*replay) return cmd_replay(replay_args);
     if (*list) return cmd_list(list_dir);

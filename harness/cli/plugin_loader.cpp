@@ -28,10 +28,11 @@ std::string last_dl_error() {
 
 }  // namespace
 
-std::string load_plugin(const std::string& path, std::vector<std::string>& handlers) {
+StatusOr<std::vector<std::string>> load_plugin(const std::string& path) {
+  std::vector<std::string> handlers;
   std::error_code ec;
-  if (!fs::exists(path, ec)) return fmt::format("plugin {}: no such file", path);
-  if (fs::is_directory(path, ec)) return fmt::format("plugin {}: is a folder, not a shared library", path);
+  if (!fs::exists(path, ec)) return Status::error(fmt::format("plugin {}: no such file", path));
+  if (fs::is_directory(path, ec)) return Status::error(fmt::format("plugin {}: is a folder, not a shared library", path));
   // dlopen() searches the library path for a name without a slash; a path was meant.
   const std::string absolute = fs::absolute(path, ec).lexically_normal().string();
 
@@ -42,44 +43,43 @@ std::string load_plugin(const std::string& path, std::vector<std::string>& handl
   if (!library) {
     const std::string why = last_dl_error();
     const bool unresolved = why.find("undefined symbol") != std::string::npos;
-    return fmt::format("plugin {}: cannot load it: {}{}", path, why,
-                       unresolved ? " (built against another twice? rebuild it against this one)" : "");
+    return Status::error(fmt::format("plugin {}: cannot load it: {}{}", path, why,
+                       unresolved ? " (built against another twice? rebuild it against this one)" : ""));
   }
   // dlsym() on the handle looks in the plugin and its dependencies only, not in
   // twice itself, which has this symbol too.
   auto version = reinterpret_cast<VersionFn>(::dlsym(library, "twice_plugin_api_version"));
   if (!version) {
-    return fmt::format("plugin {}: not a twice plugin (no twice_plugin_api_version symbol): build it with "
+    return Status::error(fmt::format("plugin {}: not a twice plugin (no twice_plugin_api_version symbol): build it with "
                        "TWICE_REGISTER_HANDLER, linking the twice::plugin CMake target",
-                       path);
+                       path));
   }
   if (const int v = version(); v != TWICE_API_VERSION) {
-    return fmt::format("plugin {} was built against twice API version {}, but this twice has API version {}: "
+    return Status::error(fmt::format("plugin {} was built against twice API version {}, but this twice has API version {}: "
                        "rebuild the plugin against this twice",
-                       path, v, TWICE_API_VERSION);
+                       path, v, TWICE_API_VERSION));
   }
 
   int accepted = 0;
   for (const auto& r : env::take_registrations()) {
     if (r.api_version != TWICE_API_VERSION)
-      return fmt::format("plugin {}: a handler registration compiled against twice API version {} was refused (this "
+      return Status::error(fmt::format("plugin {}: a handler registration compiled against twice API version {} was refused (this "
                          "twice has {}): rebuild every file of the plugin against this twice",
-                         path, r.api_version, TWICE_API_VERSION);
+                         path, r.api_version, TWICE_API_VERSION));
     if (!r.accepted)
-      return fmt::format("plugin {}: handler '{}' is already registered (by twice or an earlier plugin): rename it",
-                         path, r.name);
+      return Status::error(fmt::format("plugin {}: handler '{}' is already registered (by twice or an earlier plugin): rename it",
+                         path, r.name));
     handlers.push_back(r.name);
     ++accepted;
   }
-  if (accepted == 0) return fmt::format("plugin {}: registers no handler (use TWICE_REGISTER_HANDLER)", path);
-  return "";
+  if (accepted == 0) return Status::error(fmt::format("plugin {}: registers no handler (use TWICE_REGISTER_HANDLER)", path));
+  return handlers;
 }
 
-std::string load_plugins(const std::vector<std::string>& paths) {
-  std::vector<std::string> handlers;
+Status load_plugins(const std::vector<std::string>& paths) {
   for (const auto& p : paths)
-    if (auto error = load_plugin(p, handlers); !error.empty()) return error;
-  return "";
+    if (StatusOr<std::vector<std::string>> loaded = load_plugin(p); !loaded.ok()) return loaded.status();
+  return Status::OK();
 }
 
 }  // namespace twice::cli

@@ -13,14 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "twice/status_or.h"
+
 namespace twice::cli {
 
-// Loads the plugin at `path`. Returns an empty string on success and appends
-// the names it registered to `handlers`; on failure returns one line saying
-// what is wrong and what to do ("plugin x.so was built against ...").
-std::string load_plugin(const std::string& path, std::vector<std::string>& handlers);
+// Loads the plugin at `path` and returns the names of the handlers it
+// registered. An error is one line saying what is wrong and what to do
+// ("plugin x.so was built against ...").
+StatusOr<std::vector<std::string>> load_plugin(const std::string& path);
 
-// Loads each plugin in order; the first failure's message, or empty.
-std::string load_plugins(const std::vector<std::string>& paths);
+// Loads each plugin in order; stops at the first failure.
+Status load_plugins(const std::vector<std::string>& paths);
 
 }  // namespace twice::cli

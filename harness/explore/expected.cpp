@@ -9,29 +9,27 @@
 
 namespace twice::explore {
 
-bool ExpectedMatrix::load(const std::string& path, std::string& error) {
-  path_ = path;
+StatusOr<ExpectedMatrix> ExpectedMatrix::load(const std::string& path) {
+  ExpectedMatrix m;
+  m.path_ = path;
   toml::table root;
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    error = fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description());
-    return false;
+    return Status::error(fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description()));
   }
   for (auto&& [handler, row] : root) {
     const auto* table = row.as_table();
     if (!table) {
-      error = fmt::format("{}:{}: '{}' must be a table of scenario = \"expectation\"; write [{}]", path,
-                          handler.source().begin.line, handler.str(), handler.str());
-      return false;
+      return Status::error(fmt::format("{}:{}: '{}' must be a table of scenario = \"expectation\"; write [{}]", path,
+                          handler.source().begin.line, handler.str(), handler.str()));
     }
-    handler_lines_[std::string(handler.str())] = static_cast<int>(handler.source().begin.line);
+    m.handler_lines_[std::string(handler.str())] = static_cast<int>(handler.source().begin.line);
     for (auto&& [scenario, value] : *table) {
       const auto text = value.value<std::string>();
       if (!text || !value.is_string()) {
-        error = fmt::format("{}:{}: the expectation for {} on {} must be a string: \"pass\" or \"violation: reason\"",
-                            path, value.source().begin.line, handler.str(), scenario.str());
-        return false;
+        return Status::error(fmt::format("{}:{}: the expectation for {} on {} must be a string: \"pass\" or \"violation: reason\"",
+                            path, value.source().begin.line, handler.str(), scenario.str()));
       }
       Expectation e;
       e.listed = true;
@@ -49,9 +47,8 @@ bool ExpectedMatrix::load(const std::string& path, std::string& error) {
           if (!check::is_invariant(name)) {
             std::string names;
             for (const auto& i : check::invariants()) names += (names.empty() ? "" : ", ") + std::string(i.name);
-            error = fmt::format("{}:{}: '{}' is not an invariant; write \"pass\" or one of {} (joined with +)", path,
-                                value.source().begin.line, name, names);
-            return false;
+            return Status::error(fmt::format("{}:{}: '{}' is not an invariant; write \"pass\" or one of {} (joined with +)", path,
+                                value.source().begin.line, name, names));
           }
           e.violations.push_back(name);
           start = plus + 1;
@@ -59,11 +56,11 @@ bool ExpectedMatrix::load(const std::string& path, std::string& error) {
         std::sort(e.violations.begin(), e.violations.end());
       }
       const std::pair<std::string, std::string> key{std::string(handler.str()), std::string(scenario.str())};
-      lines_[key] = static_cast<int>(scenario.source().begin.line);
-      cells_[key] = std::move(e);
+      m.lines_[key] = static_cast<int>(scenario.source().begin.line);
+      m.cells_[key] = std::move(e);
     }
   }
-  return true;
+  return m;
 }
 
 Expectation ExpectedMatrix::get(const std::string& handler, const std::string& scenario) const {
@@ -95,23 +92,21 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 
 }  // namespace
 
-bool ExpectedMatrix::check_names(const std::vector<std::string>& handlers, const std::vector<std::string>& scenarios,
-                                 std::string& error) const {
+Status ExpectedMatrix::check_names(const std::vector<std::string>& handlers,
+                                   const std::vector<std::string>& scenarios) const {
   for (const auto& [handler, line] : handler_lines_) {
     if (contains(handlers, handler)) continue;
-    error = fmt::format("{}:{}: unknown handler '{}'; known: {} (a plugin's handlers need --plugin)", path_, line,
-                        handler, joined(handlers));
-    return false;
+    return Status::error(fmt::format("{}:{}: unknown handler '{}'; known: {} (a plugin's handlers need --plugin)", path_, line,
+                        handler, joined(handlers)));
   }
   for (const auto& [key, line] : lines_) {
     // "scenario@engine/isolation" names that scenario's cell on a server engine.
     const std::string scenario = key.second.substr(0, key.second.find('@'));
     if (contains(scenarios, scenario)) continue;
-    error = fmt::format("{}:{}: unknown scenario '{}' for {}; known: {}", path_, line, scenario, key.first,
-                        joined(scenarios));
-    return false;
+    return Status::error(fmt::format("{}:{}: unknown scenario '{}' for {}; known: {}", path_, line, scenario, key.first,
+                        joined(scenarios)));
   }
-  return true;
+  return Status::OK();
 }
 
 }  // namespace twice::explore

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "twice/status_or.h"
+
 namespace twice::explore {
 
 struct Expectation {
@@ -24,16 +26,15 @@ struct Expectation {
 
 class ExpectedMatrix {
  public:
-  // On error returns false with "file:line: what is wrong" in `error`.
-  bool load(const std::string& path, std::string& error);
+  // Reads and checks `path`; an error says "file:line: what is wrong".
+  static StatusOr<ExpectedMatrix> load(const std::string& path);
   Expectation get(const std::string& handler, const std::string& scenario) const;
   // Every (handler, scenario) the file names, for checking it against what exists.
   std::vector<std::pair<std::string, std::string>> cells() const;
   // Every handler and scenario the file names must exist: a misspelt row
   // would otherwise be read by no run, and its cells silently taken as pass.
-  // On error returns false with "file:line: unknown handler ..." in `error`.
-  bool check_names(const std::vector<std::string>& handlers, const std::vector<std::string>& scenarios,
-                   std::string& error) const;
+  // An error says "file:line: unknown handler ...".
+  Status check_names(const std::vector<std::string>& handlers, const std::vector<std::string>& scenarios) const;
 
  private:
   std::string path_;

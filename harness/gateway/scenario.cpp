@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::uintmax_t kMaxScenarioBytes = 1 << 20;
 
-// Thrown inside this file only, turned into a ScenarioError at the boundary.
+// Thrown inside this file only, turned into an error Status at the boundary.
 struct Invalid {
   std::string message;
 };
@@ -296,50 +296,43 @@ std::string one_line(const std::string& message) {
   return out;
 }
 
-bool load_scenario(const std::string& path, Scenario& out, ScenarioError& error) {
+StatusOr<Scenario> load_scenario(const std::string& path) {
   Scenario s;
   s.source = path;
   s.name = std::filesystem::path(path).stem().string();
-  if (std::string why = unreadable(path); !why.empty()) {
-    error.message = one_line(why);
-    return false;
-  }
+  if (std::string why = unreadable(path); !why.empty()) return Status::error(one_line(why));
   try {
     const toml::table root = toml::parse_file(path);
     read(Reader(path), root, s);
   } catch (const toml::parse_error& e) {
-    error.message = one_line(fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description()));
-    return false;
+    return Status::error(one_line(fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description())));
   } catch (const Invalid& e) {
-    error.message = one_line(e.message);
-    return false;
+    return Status::error(one_line(e.message));
   }
-  out = std::move(s);
-  return true;
+  return s;
 }
 
-bool scenario_files(const std::string& dir, std::vector<std::string>& paths, ScenarioError& error) {
+StatusOr<std::vector<std::string>> scenario_files(const std::string& dir) {
+  std::vector<std::string> paths;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
     if (entry.path().extension() == ".toml" && entry.path().filename() != "expected.toml")
       paths.push_back(entry.path().string());
-  if (ec) {
-    error.message = fmt::format("{}: cannot read the scenario folder: {}", dir, ec.message());
-    return false;
-  }
+  if (ec) return Status::error(fmt::format("{}: cannot read the scenario folder: {}", dir, ec.message()));
   std::sort(paths.begin(), paths.end());
-  return true;
+  return paths;
 }
 
-bool load_scenario_dir(const std::string& dir, std::vector<Scenario>& out, ScenarioError& error) {
-  std::vector<std::string> paths;
-  if (!scenario_files(dir, paths, error)) return false;
-  for (const auto& p : paths) {
-    Scenario s;
-    if (!load_scenario(p, s, error)) return false;
-    out.push_back(std::move(s));
+StatusOr<std::vector<Scenario>> load_scenario_dir(const std::string& dir) {
+  StatusOr<std::vector<std::string>> paths = scenario_files(dir);
+  if (!paths.ok()) return paths.status();
+  std::vector<Scenario> out;
+  for (const auto& p : *paths) {
+    StatusOr<Scenario> s = load_scenario(p);
+    if (!s.ok()) return s.status();
+    out.push_back(std::move(s).value());
   }
-  return true;
+  return out;
 }
 
 }  // namespace twice::gateway

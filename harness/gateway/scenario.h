@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "twice/status_or.h"
 #include "twice/time.h"
 
 namespace twice::gateway {
@@ -85,16 +86,13 @@ inline constexpr Micros kMaxDuration = 30 * 24 * kHour;  // any one duration: 30
 inline constexpr std::size_t kMaxOrders = 200;           // [[orders]] entries
 inline constexpr int kMaxAttacksOfAKind = 100;           // each count in [attacks]
 
-// Thrown by nothing: loading reports errors as this value.
-struct ScenarioError {
-  std::string message;  // "scenarios/x.toml:12: ... ; allowed: ..."
-};
-
-// Reads and validates one scenario file. On error returns false and sets `error`.
-bool load_scenario(const std::string& path, Scenario& out, ScenarioError& error);
+// Loading reports errors as an error Status whose message is one line,
+// "scenarios/x.toml:12: ... ; allowed: ...": never by throwing.
+// Reads and validates one scenario file.
+StatusOr<Scenario> load_scenario(const std::string& path);
 // The paths of every *.toml in `dir` except expected.toml, sorted by name.
-bool scenario_files(const std::string& dir, std::vector<std::string>& paths, ScenarioError& error);
+StatusOr<std::vector<std::string>> scenario_files(const std::string& dir);
 // Reads every *.toml in `dir` except expected.toml, sorted by name.
-bool load_scenario_dir(const std::string& dir, std::vector<Scenario>& out, ScenarioError& error);
+StatusOr<std::vector<Scenario>> load_scenario_dir(const std::string& dir);
 
 }  // namespace twice::gateway

@@ -20,13 +20,14 @@ Report failed(std::string message) {
   return r;
 }
 
-// An empty string when the options make sense, else what to fix.
-std::string check_options(const Options& o) {
-  if (o.seeds < 1) return fmt::format("Options::seeds is {}; it must be at least 1", o.seeds);
+// OK when the options make sense, else what to fix.
+Status check_options(const Options& o) {
+  if (o.seeds < 1) return Status::error(fmt::format("Options::seeds is {}; it must be at least 1", o.seeds));
   if (o.strategy != "random" && o.strategy != "pct")
-    return fmt::format("Options::strategy is \"{}\"; allowed: \"random\", \"pct\"", o.strategy);
-  if (o.pct_depth < 1 || o.pct_depth > 10) return fmt::format("Options::pct_depth is {}; allowed: 1 to 10", o.pct_depth);
-  if (o.shrink_budget < 0) return "Options::shrink_budget must not be negative";
+    return Status::error(fmt::format("Options::strategy is \"{}\"; allowed: \"random\", \"pct\"", o.strategy));
+  if (o.pct_depth < 1 || o.pct_depth > 10)
+    return Status::error(fmt::format("Options::pct_depth is {}; allowed: 1 to 10", o.pct_depth));
+  if (o.shrink_budget < 0) return Status::error("Options::shrink_budget must not be negative");
   return check_skip(o);
 }
 
@@ -37,14 +38,14 @@ sim::StrategySpec strategy_of(const Options& o) {
   return s;
 }
 
-bool load_all(const std::vector<std::string>& refs, const Options& o, std::vector<gateway::Scenario>& out,
-              std::string& error) {
+StatusOr<std::vector<gateway::Scenario>> load_all(const std::vector<std::string>& refs, const Options& o) {
+  std::vector<gateway::Scenario> out;
   for (const auto& ref : refs) {
-    gateway::Scenario s;
-    if (!load_scenario_ref(ref, o.bundled_dir, s, error)) return false;
-    out.push_back(std::move(s));
+    StatusOr<gateway::Scenario> s = gateway::load_scenario_ref(ref, o.bundled_dir);
+    if (!s.ok()) return s.status();
+    out.push_back(std::move(s).value());
   }
-  return true;
+  return out;
 }
 
 // One run, on the caller's thread, so that a schema the database rejects (a
@@ -109,11 +110,12 @@ Report check_exactly_once(std::string_view handler, const Options& options) {
 }
 
 Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
-  if (auto bad = check_options(options); !bad.empty()) return failed(bad);
+  if (Status bad = check_options(options); !bad.ok()) return failed(bad.message());
   const std::vector<std::string> refs = scenario_refs(options);
   if (refs.empty()) return failed("no scenarios: Options::bundled is false and Options::scenarios is empty");
-  std::vector<gateway::Scenario> scenarios;
-  if (std::string error; !load_all(refs, options, scenarios, error)) return failed(error);
+  StatusOr<std::vector<gateway::Scenario>> loaded = load_all(refs, options);
+  if (!loaded.ok()) return failed(loaded.status().message());
+  const std::vector<gateway::Scenario>& scenarios = *loaded;
   for (const auto& s : scenarios) {
     run::RunResult ignored;
     if (auto error = run_guarded(s, handler, strategy_of(options), options.seed, ignored); !error.empty())
@@ -159,9 +161,10 @@ Report check_run(std::string_view handler, const Run& run, const Options& option
 }
 
 Report check_run(const HandlerInfo& handler, const Run& run, const Options& options) {
-  if (auto bad = check_options(options); !bad.empty()) return failed(bad);
-  gateway::Scenario scenario;
-  if (std::string error; !load_scenario_ref(run.scenario, options.bundled_dir, scenario, error)) return failed(error);
+  if (Status bad = check_options(options); !bad.ok()) return failed(bad.message());
+  StatusOr<gateway::Scenario> loaded = gateway::load_scenario_ref(run.scenario, options.bundled_dir);
+  if (!loaded.ok()) return failed(loaded.status().message());
+  const gateway::Scenario& scenario = *loaded;
   const sim::StrategySpec strategy = strategy_of(options);
   run::RunResult r;
   if (auto error = run_guarded(scenario, handler, strategy, run.seed, r); !error.empty()) return failed(error);

@@ -11,16 +11,11 @@ namespace fs = std::filesystem;
 namespace twice::testing {
 namespace {
 
-bool is_name(const std::string& ref) { return ref.find('/') == std::string::npos && !ref.ends_with(".toml"); }
-
-// The scenario files of a folder (every *.toml but expected.toml), sorted.
-std::vector<fs::path> scenario_files(const fs::path& dir) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".toml" && entry.path().filename() != "expected.toml") out.push_back(entry.path());
-  std::sort(out.begin(), out.end());
-  return out;
+// The scenario files of a folder, sorted; none when it cannot be read.
+std::vector<fs::path> files_in(const std::string& dir) {
+  StatusOr<std::vector<std::string>> files = gateway::scenario_files(dir);
+  if (!files.ok()) return {};
+  return {files->begin(), files->end()};
 }
 
 void add_unique(std::vector<std::string>& refs, std::string ref) {
@@ -32,7 +27,7 @@ void add_unique(std::vector<std::string>& refs, std::string ref) {
 std::vector<std::string> scenario_refs(const Options& options) {
   std::vector<std::string> refs;
   if (options.bundled) {
-    const auto files = scenario_files(options.bundled_dir);
+    const auto files = files_in(options.bundled_dir);
     // An unreadable bundled folder stays in the list, so that running it says why.
     if (files.empty()) add_unique(refs, options.bundled_dir);
     for (const auto& f : files)
@@ -41,9 +36,9 @@ std::vector<std::string> scenario_refs(const Options& options) {
   }
   for (const auto& s : options.scenarios) {
     std::error_code ec;
-    if (!is_name(s) && fs::is_directory(s, ec)) {
-      for (const auto& f : scenario_files(s)) add_unique(refs, fs::absolute(f).lexically_normal().string());
-    } else if (is_name(s)) {
+    if (!gateway::is_scenario_name(s) && fs::is_directory(s, ec)) {
+      for (const auto& f : files_in(s)) add_unique(refs, fs::absolute(f).lexically_normal().string());
+    } else if (gateway::is_scenario_name(s)) {
       add_unique(refs, s);
     } else {
       add_unique(refs, fs::absolute(s).lexically_normal().string());
@@ -52,46 +47,14 @@ std::vector<std::string> scenario_refs(const Options& options) {
   return refs;
 }
 
-std::string check_skip(const Options& options) {
+Status check_skip(const Options& options) {
   for (const auto& name : options.skip) {
     std::error_code ec;
     if (!fs::exists(fs::path(options.bundled_dir) / (name + ".toml"), ec))
-      return fmt::format("Options::skip names '{}', which is not a bundled scenario (in {})", name, options.bundled_dir);
+      return Status::error(
+          fmt::format("Options::skip names '{}', which is not a bundled scenario (in {})", name, options.bundled_dir));
   }
-  return "";
-}
-
-bool load_scenario_ref(const std::string& ref, const std::string& bundled_dir, gateway::Scenario& out,
-                       std::string& error) {
-  std::error_code ec;
-  if (fs::is_directory(ref, ec)) {
-    error = fmt::format("{}: no scenario files (*.toml) in this folder", ref);
-    return false;
-  }
-  gateway::ScenarioError err;
-  if (is_name(ref)) {
-    if (bundled_dir.empty()) {
-      error = fmt::format("scenario '{}': no bundled scenarios folder (set Options::bundled_dir, or link twice::twice, "
-                          "which sets it)", ref);
-      return false;
-    }
-    const std::string path = (fs::path(bundled_dir) / (ref + ".toml")).string();
-    if (!fs::exists(path)) {
-      error = fmt::format("scenario '{}': no {}; give a bundled scenario's name or a path to a .toml file", ref, path);
-      return false;
-    }
-    if (!gateway::load_scenario(path, out, err)) {
-      error = err.message;
-      return false;
-    }
-    out.source.clear();  // bundled: named by name
-    return true;
-  }
-  if (!gateway::load_scenario(ref, out, err)) {
-    error = err.message;
-    return false;
-  }
-  return true;
+  return Status::OK();
 }
 
 }  // namespace twice::testing

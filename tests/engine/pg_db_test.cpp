@@ -165,9 +165,7 @@ TEST(PgRegression, TheBlockedUpdateResumesAfterTheOtherCommitAndCreditsAgain) {
 // handler's transaction ("current transaction is aborted"): the credit was
 // lost. Transaction control is never wrapped now.
 TEST(PgRegression, AHandlersOwnSavepointsSurviveTheQueueingSavepoint) {
-  gateway::Scenario s;
-  gateway::ScenarioError err;
-  ASSERT_TRUE(gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml", s, err));
+  const gateway::Scenario s = bundled_scenario("concurrent-duplicates");
   const run::RunResult r = run_on(s, "ack-before-commit", 6650854377519919u, Isolation::kReadCommitted);
   EXPECT_FALSE(r.has("lost_payment")) << trace_text(r);
   EXPECT_EQ(trace_text(r).find("SQLSTATE"), std::string::npos) << trace_text(r);

@@ -16,14 +16,6 @@ namespace {
 
 using engine::Isolation;
 
-gateway::Scenario bundled(const std::string& name) {
-  gateway::Scenario s;
-  gateway::ScenarioError err;
-  if (!gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml", s, err))
-    throw std::runtime_error(err.message);
-  return s;
-}
-
 // The invariants violated in any of seeds 1..n.
 std::set<std::string> violations(const gateway::Scenario& s, const std::string& handler_name, int n,
                                  std::optional<Isolation> isolation) {
@@ -42,44 +34,44 @@ const std::set<std::string> kNone;
 }  // namespace
 
 TEST(CheckInTxn, PassesOnSqlite) {
-  EXPECT_EQ(violations(bundled("concurrent-duplicates"), "check-in-txn", kSeeds, std::nullopt), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "check-in-txn", kSeeds, std::nullopt), kNone);
 }
 
 TEST(CheckInTxn, DoubleCreditsOnPostgresReadCommitted) {
-  EXPECT_EQ(violations(bundled("concurrent-duplicates"), "check-in-txn", kSeeds, Isolation::kReadCommitted),
+  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "check-in-txn", kSeeds, Isolation::kReadCommitted),
             std::set<std::string>{"double_credit"});
 }
 
 TEST(CheckInTxn, PassesOnPostgresSerializable) {
-  EXPECT_EQ(violations(bundled("concurrent-duplicates"), "check-in-txn", kSeeds, Isolation::kSerializable), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "check-in-txn", kSeeds, Isolation::kSerializable), kNone);
 }
 
 TEST(CheckInTxn, PassesOnPostgresRepeatableRead) {
-  EXPECT_EQ(violations(bundled("concurrent-duplicates"), "check-in-txn", kSeeds, Isolation::kRepeatableRead), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "check-in-txn", kSeeds, Isolation::kRepeatableRead), kNone);
 }
 
 TEST(RmwInTxn, PassesOnSqlite) {
-  EXPECT_EQ(violations(bundled("concurrent-topups"), "rmw-in-txn", kSeeds, std::nullopt), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-topups"), "rmw-in-txn", kSeeds, std::nullopt), kNone);
 }
 
 TEST(RmwInTxn, LosesAnUpdateOnPostgresReadCommitted) {
-  EXPECT_EQ(violations(bundled("concurrent-topups"), "rmw-in-txn", kSeeds, Isolation::kReadCommitted),
+  EXPECT_EQ(violations(bundled_scenario("concurrent-topups"), "rmw-in-txn", kSeeds, Isolation::kReadCommitted),
             std::set<std::string>{"lost_update"});
 }
 
 TEST(RmwInTxn, TheRetryMakesRepeatableReadPass) {
-  EXPECT_EQ(violations(bundled("concurrent-topups"), "rmw-in-txn", kSeeds, Isolation::kRepeatableRead), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-topups"), "rmw-in-txn", kSeeds, Isolation::kRepeatableRead), kNone);
 }
 
 TEST(SelectForUpdate, PassesEverywhere) {
-  const gateway::Scenario s = bundled("concurrent-duplicates");
+  const gateway::Scenario s = bundled_scenario("concurrent-duplicates");
   EXPECT_EQ(violations(s, "select-for-update", kSeeds, std::nullopt), kNone);
   for (auto i : {Isolation::kReadCommitted, Isolation::kRepeatableRead, Isolation::kSerializable})
     EXPECT_EQ(violations(s, "select-for-update", kSeeds, i), kNone) << engine::isolation_name(i);
 }
 
 TEST(UniqueKeyCas, PassesOnEveryIsolationLevel) {
-  const gateway::Scenario s = bundled("concurrent-duplicates");
+  const gateway::Scenario s = bundled_scenario("concurrent-duplicates");
   for (auto i : {Isolation::kReadCommitted, Isolation::kRepeatableRead, Isolation::kSerializable})
     EXPECT_EQ(violations(s, "unique-key+cas", kSeeds, i), kNone) << engine::isolation_name(i);
 }

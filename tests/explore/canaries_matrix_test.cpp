@@ -21,10 +21,7 @@ class CanaryTest : public ::testing::TestWithParam<Canary> {};
 
 TEST_P(CanaryTest, IsCaughtAndShrinks) {
   const Canary c = GetParam();
-  gateway::Scenario s;
-  gateway::ScenarioError err;
-  ASSERT_TRUE(gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + c.scenario + ".toml", s, err))
-      << err.message;
+  const gateway::Scenario s = testing::bundled_scenario(c.scenario);
   explore::ExploreOptions o;
   o.seeds = 300;
   o.shrink_budget = 300;

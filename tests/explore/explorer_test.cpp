@@ -83,9 +83,9 @@ TEST(Explorer, MatrixIsHandlerMajorAndParallelRunsGiveTheSameResult) {
 }
 
 TEST(ExpectedMatrix, ParsesPassViolationsAndReasons) {
-  ExpectedMatrix m;
-  std::string err;
-  ASSERT_TRUE(m.load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml", err)) << err;
+  StatusOr<ExpectedMatrix> loaded = ExpectedMatrix::load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const ExpectedMatrix& m = *loaded;
   const auto e = m.get("check-then-act", "concurrent-duplicates");
   EXPECT_TRUE(e.listed);
   EXPECT_EQ(e.violations, (std::vector<std::string>{"ack_before_commit", "double_credit"}));
@@ -97,9 +97,9 @@ TEST(ExpectedMatrix, ParsesPassViolationsAndReasons) {
 // A server engine's cell is listed only where the engine changes the verdict;
 // otherwise it is expected to be what SQLite shows.
 TEST(ExpectedMatrix, AnEngineCellNotListedIsExpectedToBeAsOnSqlite) {
-  ExpectedMatrix m;
-  std::string err;
-  ASSERT_TRUE(m.load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml", err)) << err;
+  StatusOr<ExpectedMatrix> loaded = ExpectedMatrix::load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const ExpectedMatrix& m = *loaded;
   EXPECT_TRUE(m.get("check-in-txn", "concurrent-duplicates").violations.empty());
   EXPECT_EQ(m.get("check-in-txn", "concurrent-duplicates@postgres/read-committed").violations,
             std::vector<std::string>{"double_credit"});
@@ -110,16 +110,16 @@ TEST(ExpectedMatrix, AnEngineCellNotListedIsExpectedToBeAsOnSqlite) {
 TEST(ExpectedMatrix, AMisspeltInvariantIsAnErrorNamingTheLineAndTheInvariants) {
   const std::string path = (testing::unique_temp_dir() / "expected.toml").string();
   std::ofstream(path) << "[\"cas\"]\nconcurrent-duplicates = \"pass\"\nsequential-duplicates = \"double_credti: a typo\"\n";
-  ExpectedMatrix m;
-  std::string err;
-  EXPECT_FALSE(m.load(path, err));
+  const StatusOr<ExpectedMatrix> bad = ExpectedMatrix::load(path);
+  ASSERT_FALSE(bad.ok());
+  const std::string& err = bad.status().message();
   EXPECT_NE(err.find(path + ":3: 'double_credti' is not an invariant; write \"pass\" or one of double_credit"),
             std::string::npos)
       << err;
   std::ofstream(path) << "[\"cas\"]\nsequential-duplicates = \"double_credit+lost_update: both\"\n";
-  ExpectedMatrix ok;
-  ASSERT_TRUE(ok.load(path, err)) << err;
-  EXPECT_EQ(ok.get("cas", "sequential-duplicates").violations, (std::vector<std::string>{"double_credit", "lost_update"}));
+  const StatusOr<ExpectedMatrix> ok = ExpectedMatrix::load(path);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->get("cas", "sequential-duplicates").violations, (std::vector<std::string>{"double_credit", "lost_update"}));
 }
 
 }  // namespace

@@ -21,15 +21,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (fd < 0 || ::ftruncate(fd, 0) != 0) std::abort();
   if (size > 0 && ::pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) std::abort();
 
-  twice::gateway::Scenario scenario;
-  twice::gateway::ScenarioError error;
-  if (twice::gateway::load_scenario(path, scenario, error)) {
+  const twice::StatusOr<twice::gateway::Scenario> loaded = twice::gateway::load_scenario(path);
+  if (loaded.ok()) {
+    const twice::gateway::Scenario& scenario = *loaded;
     if (scenario.orders.empty() || scenario.orders.size() > twice::gateway::kMaxOrders) std::abort();
     if (scenario.latency_min > scenario.latency_max || scenario.close_after > twice::gateway::kMaxDuration) std::abort();
   } else {
     // A message is one line, whatever the file held.
-    if (error.message.empty() || error.message.find('\n') != std::string::npos) std::abort();
-    for (unsigned char c : error.message)
+    const std::string& message = loaded.status().message();
+    if (message.empty() || message.find('\n') != std::string::npos) std::abort();
+    for (unsigned char c : message)
       if (c < 0x20 || c == 0x7f) std::abort();
   }
   return 0;

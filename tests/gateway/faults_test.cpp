@@ -10,14 +10,6 @@ namespace {
 using testing::invariants_of;
 using testing::run_seed;
 
-gateway::Scenario bundled(const std::string& name) {
-  gateway::Scenario s;
-  gateway::ScenarioError err;
-  if (!gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml", s, err))
-    throw std::runtime_error(err.message);
-  return s;
-}
-
 TEST(Faults, ACrashRollsBackTheOpenTransactionAndTheTraceSaysWhere) {
   auto s = testing::one_order_scenario();
   s.crash = 0.2;
@@ -69,7 +61,7 @@ TEST(Faults, AfterACrashTheProcessRefusesConnectionsUntilItRestarts) {
 // every tick until 3h30m; before, ticks stopped at 2 h and O-5002, acked
 // early and rolled back by a crash, was lost.
 TEST(Faults, AReconcilerRunCutByACrashRunsAgainPastTheHorizon) {
-  auto s = bundled("crash-mid-handler");
+  auto s = testing::bundled_scenario("crash-mid-handler");
   s.reconciler = true;
   const auto r = run_seed(s, "ack-before-commit", 3632088069712785ULL);
   EXPECT_EQ(invariants_of(r), (std::vector<std::string>{"ack_before_commit", "ack_before_commit"}))
@@ -84,7 +76,7 @@ TEST(Faults, AReconcilerRunCutByACrashRunsAgainPastTheHorizon) {
 // Read as a user reads `twice replay`: a task the crash killed sends no reply,
 // and its last line says what its death left behind.
 TEST(Faults, AKilledTaskSendsNoReplyAndSaysWhatItLeftCommitted) {
-  const auto r = run_seed(bundled("crash-mid-handler"), "unique-key-no-txn", 6650854377519919ULL);
+  const auto r = run_seed(testing::bundled_scenario("crash-mid-handler"), "unique-key-no-txn", 6650854377519919ULL);
   const auto trace = sim::format_trace(r.trace);
   const auto killed = trace.find("killed: the process died");
   ASSERT_NE(killed, std::string::npos) << trace;
@@ -103,7 +95,7 @@ TEST(Faults, AKilledTaskSendsNoReplyAndSaysWhatItLeftCommitted) {
 }
 
 TEST(Faults, EveryNotificationLostIsALostPaymentUnlessTheReconcilerAsks) {
-  auto s = bundled("lost-notifications");
+  auto s = testing::bundled_scenario("lost-notifications");
   EXPECT_EQ(invariants_of(run_seed(s, "unique-key+cas", 1)), (std::vector<std::string>{"lost_payment", "lost_payment"}));
   s.reconciler = true;
   const auto r = run_seed(s, "unique-key+cas", 1);
@@ -113,14 +105,14 @@ TEST(Faults, EveryNotificationLostIsALostPaymentUnlessTheReconcilerAsks) {
 }
 
 TEST(Faults, APaymentAfterTheOrderClosedIsFlaggedForRefundNotCredited) {
-  const auto r = run_seed(bundled("close-race"), "unique-key+cas", 3);
+  const auto r = run_seed(testing::bundled_scenario("close-race"), "unique-key+cas", 3);
   EXPECT_TRUE(r.verdict.violations.empty()) << sim::format_trace(r.trace);
   EXPECT_TRUE(r.verdict.refunded.count("O-10003")) << "paid at 41m, after the 30m close";
   EXPECT_FALSE(r.verdict.credits_per_order.count("O-10003"));
 }
 
 TEST(Faults, ASecondPaymentForAnOrderMustBeRefunded) {
-  const auto s = bundled("paid-twice");
+  const auto s = testing::bundled_scenario("paid-twice");
   const auto good = run_seed(s, "unique-key+cas", 1);
   EXPECT_TRUE(good.verdict.violations.empty()) << sim::format_trace(good.trace);
   EXPECT_TRUE(good.verdict.refunded.count("O-13001"));
@@ -129,13 +121,13 @@ TEST(Faults, ASecondPaymentForAnOrderMustBeRefunded) {
 }
 
 TEST(Faults, TwoEventIdsForOnePaymentDefeatEventIdDedupe) {
-  const auto s = bundled("second-signal");
+  const auto s = testing::bundled_scenario("second-signal");
   EXPECT_EQ(invariants_of(run_seed(s, "event-id-dedupe", 1)), std::vector<std::string>{"double_credit"});
   EXPECT_TRUE(run_seed(s, "unique-key+cas", 1).verdict.violations.empty());
 }
 
 TEST(Faults, InvalidNotifiesMayNotChangeAnything) {
-  const auto s = bundled("forged-callbacks");
+  const auto s = testing::bundled_scenario("forged-callbacks");
   const auto naive = run_seed(s, "check-then-act", 2);
   ASSERT_FALSE(naive.verdict.violations.empty());
   EXPECT_EQ(naive.verdict.violations[0].invariant, "accepted_invalid") << sim::format_trace(naive.trace);
@@ -203,7 +195,7 @@ TEST(Faults, AnAckBeforeTheCommitIsSeenAtTheMomentOfTheAck) {
 // and redelivery.
 TEST(Faults, ARunWithoutItsTraceIsTheSameRun) {
   for (const char* scenario : {"crash-mid-handler", "slow-handler-retry", "lock-ttl-expiry", "mq-redelivery"}) {
-    const gateway::Scenario s = bundled(scenario);
+    const gateway::Scenario s = testing::bundled_scenario(scenario);
     for (const char* handler : {"check-then-act", "lock-check", "unique-key-no-txn"}) {
       for (std::uint64_t seed = 1; seed <= 4; ++seed) {
         run::RunSpec spec{&s, &testing::handler(handler), {}, seed, std::nullopt};

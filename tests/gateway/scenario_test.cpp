@@ -23,9 +23,8 @@ class ScenarioFile : public ::testing::Test {
   }
   // Loads `body`; returns the error message ("" when it loaded).
   std::string error_of(const std::string& body) {
-    Scenario s;
-    ScenarioError err;
-    return load_scenario(write(body), s, err) ? "" : err.message;
+    StatusOr<Scenario> s = load_scenario(write(body));
+    return s.ok() ? "" : s.status().message();
   }
   std::string path_;
 };
@@ -33,9 +32,7 @@ class ScenarioFile : public ::testing::Test {
 constexpr const char* kOrder = "\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 100\n";
 
 TEST_F(ScenarioFile, AValidFileLoadsWithEveryField) {
-  Scenario s;
-  ScenarioError err;
-  ASSERT_TRUE(load_scenario(write(std::string(R"(description = "d"
+  StatusOr<Scenario> loaded = load_scenario(write(std::string(R"(description = "d"
 profile = "alipay"
 [network]
 latency = ["5ms", "1s"]
@@ -45,9 +42,9 @@ max_copies = 3
 duplicate_delay = ["10ms", "2s"]
 ack_loss = 0.25
 max_attempts = 4
-)") + kOrder + "currency = \"USD\"\npaid_at = \"1m30s\"\n"),
-                            s, err))
-      << err.message;
+)") + kOrder + "currency = \"USD\"\npaid_at = \"1m30s\"\n"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Scenario& s = *loaded;
   EXPECT_EQ(s.name, "AValidFileLoadsWithEveryField");
   EXPECT_EQ(s.profile, "alipay");
   EXPECT_EQ(s.latency_min, 5 * kMillisecond);
@@ -63,9 +60,7 @@ max_attempts = 4
 }
 
 TEST_F(ScenarioFile, RefundsAndClosesAreReadPerOrder) {
-  Scenario s;
-  ScenarioError err;
-  ASSERT_TRUE(load_scenario(write(R"(description = "d"
+  StatusOr<Scenario> loaded = load_scenario(write(R"(description = "d"
 profile = "stripe"
 [[orders]]
 order_no = "O-1"
@@ -78,9 +73,9 @@ user = "u"
 amount = 100
 paid = false
 closed_at = "1h"
-)"),
-                            s, err))
-      << err.message;
+)"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Scenario& s = *loaded;
   EXPECT_EQ(s.orders[0].refund_after, 20 * kMinute);
   EXPECT_EQ(s.orders[0].closed_at, -1) << "not closed by default";
   EXPECT_EQ(s.orders[1].closed_at, kHour);
@@ -135,10 +130,9 @@ TEST_F(ScenarioFile, OrdersAreRequiredAndUnique) {
 }
 
 TEST_F(ScenarioFile, MissingFileSaysSo) {
-  Scenario s;
-  ScenarioError err;
-  EXPECT_FALSE(load_scenario("/nonexistent/x.toml", s, err));
-  EXPECT_EQ(err.message, "/nonexistent/x.toml: no such file");
+  StatusOr<Scenario> s = load_scenario("/nonexistent/x.toml");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(), "/nonexistent/x.toml: no such file");
 }
 
 TEST_F(ScenarioFile, DurationsThatOverflowOrPassTheLimitAreRefusedWithTheLine) {
@@ -179,10 +173,9 @@ TEST_F(ScenarioFile, AFolderAFifoAndASymlinkLoopEachGetTheirOwnMessage) {
   std::filesystem::create_symlink(dir / "b.toml", dir / "a.toml");
   std::filesystem::create_symlink(dir / "a.toml", dir / "b.toml");
   auto message = [](const std::filesystem::path& p) {
-    Scenario s;
-    ScenarioError err;
-    EXPECT_FALSE(load_scenario(p.string(), s, err));
-    return err.message;
+    StatusOr<Scenario> s = load_scenario(p.string());
+    EXPECT_FALSE(s.ok());
+    return s.status().message();
   };
   EXPECT_NE(message(dir / "folder.toml").find("folder.toml: a folder, not a scenario file"), std::string::npos);
   EXPECT_NE(message(dir / "fifo.toml").find("fifo.toml: not a regular file (a FIFO)"), std::string::npos);
@@ -191,11 +184,10 @@ TEST_F(ScenarioFile, AFolderAFifoAndASymlinkLoopEachGetTheirOwnMessage) {
 }
 
 TEST(BundledScenarios, AllLoadWithDescriptions) {
-  std::vector<Scenario> all;
-  ScenarioError err;
-  ASSERT_TRUE(load_scenario_dir(std::string(TWICE_SOURCE_DIR) + "/scenarios", all, err)) << err.message;
-  ASSERT_GE(all.size(), 3u);
-  for (const auto& s : all) EXPECT_FALSE(s.description.empty()) << s.name;
+  StatusOr<std::vector<Scenario>> all = load_scenario_dir(std::string(TWICE_SOURCE_DIR) + "/scenarios");
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_GE(all->size(), 3u);
+  for (const auto& s : *all) EXPECT_FALSE(s.description.empty()) << s.name;
 }
 
 }  // namespace

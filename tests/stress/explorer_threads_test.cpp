@@ -12,11 +12,9 @@ namespace twice::explore {
 namespace {
 
 gateway::Scenario bundled(const std::string& name) {
-  gateway::Scenario s;
-  gateway::ScenarioError err;
-  EXPECT_TRUE(gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml", s, err))
-      << err.message;
-  return s;
+  StatusOr<gateway::Scenario> s = gateway::load_scenario(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml");
+  if (!s.ok()) throw std::runtime_error(s.status().message());
+  return std::move(s).value();
 }
 
 TEST(ExplorerThreads, ThreeWorkersGiveTheSameMatrixAsOne) {
