@@ -65,7 +65,7 @@ void BM_FirstFailureStress(benchmark::State& state) {
   double delivering = 0;
   for (auto _ : state) {
     stress::StressReport report;
-    if (const Status s = stress::run_stress(options, report); !s.is_ok()) return state.SkipWithError(s.message().c_str());
+    if (const Status s = stress::run_stress(options, report); !s.ok()) return state.SkipWithError(s.message().c_str());
     if (report.stopped_by != "first violation") return state.SkipWithError("no double_credit within 5000 orders");
     deliveries += report.deliveries;
     delivering += static_cast<double>(report.elapsed) / kSecond;

@@ -43,7 +43,7 @@ void BM_StressThroughput(benchmark::State& state, const char* handler_name) {
   long violations = 0;
   for (auto _ : state) {
     stress::StressReport report;
-    if (const Status s = stress::run_stress(options, report); !s.is_ok()) return state.SkipWithError(s.message().c_str());
+    if (const Status s = stress::run_stress(options, report); !s.ok()) return state.SkipWithError(s.message().c_str());
     state.SetIterationTime(static_cast<double>(report.elapsed) / kSecond);
     deliveries += report.deliveries;
     violations += static_cast<long>(report.verdict.violations.size());
@@ -148,7 +148,7 @@ double raw_floor_run(long& acked) {
   {
     std::string error;
     sqlite3* setup = stress::open_wal_connection(path, kBusyTimeout, error);
-    if (setup && stress::seed_stress_database(setup, reference_schema(), kOrders, kGroups).is_ok()) {
+    if (setup && stress::seed_stress_database(setup, reference_schema(), kOrders, kGroups).ok()) {
       std::vector<Notify> notifies;
       for (long i = 0; i < kOrders; ++i) notifies.push_back(stress::stress_notify(stress::stress_order(i, kGroups)));
       std::vector<std::unique_ptr<RawDelivery>> workers;

@@ -13,7 +13,7 @@ namespace {
 class WalletTopup final : public twice::Handler {
  public:
   twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
-    if (!env.verify(n).is_ok()) return twice::Reply::fail("bad signature");
+    if (!env.verify(n).ok()) return twice::Reply::fail("bad signature");
     switch (twice::event_kind(n)) {
       case twice::EventKind::kPaid: return pay(n, env);
       case twice::EventKind::kRefunded: return refund(n, env);
@@ -52,7 +52,7 @@ class WalletTopup final : public twice::Handler {
       if (paid.at(0, "gateway_id").as_text() == n.transaction_id) return twice::Reply::ack(n);
       if (!db.exec("INSERT OR IGNORE INTO refunds(gateway_id, order_no) VALUES (?, ?)",
                    {n.transaction_id, n.out_trade_no}).ok() ||
-          !tx.commit().is_ok())
+          !tx.commit().ok())
         return twice::Reply::fail();
       return twice::Reply::ack(n);
     }
@@ -60,7 +60,7 @@ class WalletTopup final : public twice::Handler {
     if (!db.exec("INSERT INTO wallet_credits(order_no, user_id, amount) VALUES (?, ?, ?)",
                  {n.out_trade_no, user, n.amount}).ok() ||
         !db.exec("UPDATE wallets SET balance = balance + ? WHERE user_id = ?", {n.amount, user}).ok() ||
-        !tx.commit().is_ok())
+        !tx.commit().ok())
       return twice::Reply::fail();
     return twice::Reply::ack(n);
   }
@@ -89,7 +89,7 @@ class WalletTopup final : public twice::Handler {
     if (!db.exec("INSERT INTO wallet_credits(order_no, user_id, amount) VALUES (?, ?, ?)",
                  {n.out_trade_no, user, -n.refund_amount}).ok() ||
         !db.exec("UPDATE wallets SET balance = balance - ? WHERE user_id = ?", {n.refund_amount, user}).ok() ||
-        !tx.commit().is_ok())
+        !tx.commit().ok())
       return twice::Reply::fail();
     return twice::Reply::ack(n);
   }

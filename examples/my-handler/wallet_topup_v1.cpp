@@ -13,7 +13,7 @@ namespace {
 class WalletTopupV1 final : public twice::Handler {
  public:
   twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
-    if (!env.verify(n).is_ok()) return twice::Reply::fail("bad signature");
+    if (!env.verify(n).ok()) return twice::Reply::fail("bad signature");
     twice::Db& db = env.db();
     const twice::Result payment = db.exec(
         "SELECT user_id, state FROM payments WHERE order_no = ? AND amount = ? AND currency = ?",

@@ -98,11 +98,11 @@ Transaction::Transaction(Transaction&& other) noexcept
 }
 
 Transaction::~Transaction() {
-  if (open_ && begin_.is_ok()) db_->exec("ROLLBACK");
+  if (open_ && begin_.ok()) db_->exec("ROLLBACK");
 }
 
 Status Transaction::commit() {
-  if (!open_ || !begin_.is_ok()) return Status::error("commit() on a transaction that is not open");
+  if (!open_ || !begin_.ok()) return Status::error("commit() on a transaction that is not open");
   Result r = db_->exec("COMMIT");
   if (!r.ok()) {
     // A failed COMMIT (SQLITE_BUSY in a deadlock) leaves the transaction open in
@@ -114,7 +114,7 @@ Status Transaction::commit() {
 }
 
 Status Transaction::rollback() {
-  if (!open_ || !begin_.is_ok()) return Status::OK();
+  if (!open_ || !begin_.ok()) return Status::OK();
   open_ = false;
   return db_->exec("ROLLBACK").status;
 }

@@ -125,7 +125,7 @@ int run_stress_command(const StressArgs& a) {
     fmt::print(stderr, "\r\x1b[K");
     std::fflush(stderr);
   }
-  if (!status.is_ok()) {
+  if (!status.ok()) {
     std::cerr << "twice: stress: " << status.message() << "\n";
     return kExitUsage;
   }

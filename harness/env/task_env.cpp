@@ -44,7 +44,7 @@ Status TaskEnv::verify(const Notify& notify) {
   Status s = gateway_.verify(notify);
   if (scheduler_.tracing())
     scheduler_.record(sim::EventKind::kCall, fmt::format("verify signature of {}", notify.event_id),
-                      s.is_ok() ? "valid" : s.message());
+                      s.ok() ? "valid" : s.message());
   return s;
 }
 

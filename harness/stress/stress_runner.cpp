@@ -194,17 +194,17 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   if (!profile) return Status::error("no wechat-v3 profile");
 
   TempFolder folder;
-  if (Status s = folder.create(options.temp_parent); !s.is_ok()) return s;
+  if (Status s = folder.create(options.temp_parent); !s.ok()) return s;
   const std::string path = (folder.path() / "stress.db").string();
 
   const int groups = options.threads / options.duplicates;
   RealClock clock;
   RealLocks locks(clock);
   RealDb setup(path, options.busy_timeout);
-  if (!setup.status().is_ok()) return setup.status();
+  if (!setup.status().ok()) return setup.status();
   std::unique_ptr<Handler> handler = options.handler->make();
   const Schema& schema = handler->schema();
-  if (Status s = seed_stress_database(setup.connection(), schema, options.orders, groups); !s.is_ok()) return s;
+  if (Status s = seed_stress_database(setup.connection(), schema, options.orders, groups); !s.ok()) return s;
   Run run(options, *handler, schema, *profile, setup, clock, groups);
   run.orders.reserve(static_cast<std::size_t>(options.orders));
   run.notifies.reserve(static_cast<std::size_t>(options.orders));
@@ -219,7 +219,7 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   std::vector<std::unique_ptr<RealEnv>> envs;
   for (int w = 0; w < run.workers; ++w) {
     envs.push_back(std::make_unique<RealEnv>(path, options.busy_timeout, locks, clock, fmt::format("W{}", w)));
-    if (!envs.back()->status().is_ok()) return envs.back()->status();
+    if (!envs.back()->status().ok()) return envs.back()->status();
   }
 
   boost::barrier barrier(static_cast<unsigned>(run.workers), [&run] { run.next_round(); });

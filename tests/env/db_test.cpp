@@ -108,7 +108,7 @@ TEST_F(DbTest, BusyWriterWaitsForTheOtherTransactionInsteadOfFailing) {
     for (int i = 0; i < 40; ++i) drawn.push_back(c.draw(2));
     run_tasks({body, body}, drawn);
     ASSERT_EQ(commits.size(), 2u);
-    EXPECT_TRUE(commits[0].is_ok() && commits[1].is_ok());
+    EXPECT_TRUE(commits[0].ok() && commits[1].ok());
     // Serialised: the second saw the first's row, so the keys are 0 and 1.
     EXPECT_EQ(query(keeper_, "SELECT group_concat(k) FROM (SELECT k FROM t ORDER BY k)").rows[0][0].as_text(), "0,1");
   }

@@ -82,7 +82,7 @@ class WalletCheckThenAct final : public twice::Handler {
     if (!db.exec("UPDATE payments SET state = 'settled', gateway_ref = ? WHERE pay_id = ?",
                  {n.transaction_id, n.out_trade_no}).ok())
       return twice::Reply::fail();
-    if (!credit(db, n, p.member).is_ok()) return twice::Reply::fail();
+    if (!credit(db, n, p.member).ok()) return twice::Reply::fail();
     return twice::Reply::success();
   }
   const twice::Schema& schema() const override { return wallet_schema(); }
@@ -102,7 +102,7 @@ class WalletCompareAndSwap final : public twice::Handler {
                 {n.transaction_id, n.out_trade_no});
     if (!swapped.ok()) return twice::Reply::fail();
     if (swapped.changes == 0) return twice::Reply::success();  // settled before: a duplicate
-    if (!credit(db, n, p.member).is_ok() || !tx.commit().is_ok()) return twice::Reply::fail();
+    if (!credit(db, n, p.member).ok() || !tx.commit().ok()) return twice::Reply::fail();
     return twice::Reply::success();
   }
   const twice::Schema& schema() const override { return wallet_schema(); }

@@ -107,7 +107,7 @@ TEST(RealDb, AWriterBlockedPastTheBusyTimeoutGetsStatusBusy) {
   const std::string path = (folder.path() / "busy.db").string();
   RealDb holder(path, 0);
   RealDb waiter(path, 1 * kMillisecond);
-  ASSERT_TRUE(holder.status().is_ok()) << holder.status().to_string();
+  ASSERT_TRUE(holder.status().ok()) << holder.status().to_string();
   ASSERT_TRUE(holder.exec("CREATE TABLE t (x INTEGER)").ok());
   ASSERT_TRUE(holder.exec("BEGIN IMMEDIATE").ok());
   ASSERT_TRUE(holder.exec("INSERT INTO t VALUES (?)", {1}).ok());
@@ -157,7 +157,7 @@ TEST(StressRun, UniqueKeyCasCreditsEveryOrderExactlyOnce) {
   options.temp_parent = folder.path().string();
   StressReport report;
   const Status status = run_stress(options, report);
-  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  ASSERT_TRUE(status.ok()) << status.to_string();
 
   EXPECT_EQ(report.orders_run, 1000);
   EXPECT_EQ(report.deliveries, 4000);
@@ -183,7 +183,7 @@ TEST(StressRun, CheckThenActDoubleCreditsWhenCopiesRace) {
   options.stop_at_first_violation = true;
   options.temp_parent = folder.path().string();
   StressReport report;
-  ASSERT_TRUE(run_stress(options, report).is_ok());
+  ASSERT_TRUE(run_stress(options, report).ok());
   EXPECT_EQ(report.stopped_by, "first violation");
   ASSERT_EQ(report.violations_per_invariant.count("double_credit"), 1u);
   EXPECT_GE(report.violating_orders, 1);  // the round that showed it may hold several
@@ -196,7 +196,7 @@ TEST(StressRun, RejectsMoreCopiesThanThreads) {
   options.duplicates = 3;
   StressReport report;
   const Status status = run_stress(options, report);
-  EXPECT_FALSE(status.is_ok());
+  EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find("duplicates"), std::string::npos);
 }
 

@@ -65,7 +65,7 @@ struct Result {
   std::int64_t changes = 0;
   std::int64_t last_insert_id = 0;  // SQLite only (its rowid); 0 on server engines
 
-  bool ok() const { return status.is_ok(); }
+  bool ok() const { return status.ok(); }
   bool empty() const { return rows.empty(); }
   // The column called `name` of row `row`; a null Value when there is none.
   const Value& at(std::size_t row, std::string_view name) const;
@@ -98,7 +98,7 @@ class Transaction {
 
   // The outcome of BEGIN; a transaction that did not begin does nothing.
   const Status& status() const { return begin_; }
-  bool ok() const { return begin_.is_ok(); }
+  bool ok() const { return begin_.ok(); }
   // COMMIT. On failure the transaction is rolled back.
   Status commit();
   Status rollback();

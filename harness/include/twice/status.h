@@ -36,8 +36,10 @@ class Status {
   static Status deadlock(std::string msg) { return Status(Code::kDeadlock, std::move(msg)); }
   static Status lock_timeout(std::string msg) { return Status(Code::kLockTimeout, std::move(msg)); }
 
+  // The one spelling of "did it work". The two below are kept for handlers
+  // written against API version 2 and warn when used.
   bool ok() const { return code_ == Code::kOk; }
-  bool is_ok() const { return ok(); }
+  [[deprecated("write status.ok()")]] bool is_ok() const { return ok(); }
   bool is_constraint() const { return code_ == Code::kConstraint; }
   bool is_busy() const { return code_ == Code::kBusy; }
   bool is_crashed() const { return code_ == Code::kCrashed; }
@@ -48,7 +50,7 @@ class Status {
   // deadlock victim, lock timeout, SQLite's busy deadlock): rolling back and
   // running the whole transaction again may succeed.
   bool is_retryable() const { return is_serialization() || is_deadlock() || is_lock_timeout() || is_busy(); }
-  explicit operator bool() const { return is_ok(); }
+  [[deprecated("write status.ok()")]] explicit operator bool() const { return ok(); }
 
   Code code() const { return code_; }
   const std::string& message() const { return message_; }

@@ -24,7 +24,7 @@ class PluginCas final : public twice::Handler {
     if (swapped.changes == 0) return twice::Reply::success();
     if (!db.exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, ?, ?)", {n.out_trade_no, user, n.amount}).ok() ||
         !db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {n.amount, user}).ok() ||
-        !tx.commit().is_ok())
+        !tx.commit().ok())
       return twice::Reply::fail();
     return twice::Reply::success();
   }
