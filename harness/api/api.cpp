@@ -184,53 +184,36 @@ std::optional<Micros> parse_duration(std::string_view text) {
   return total;
 }
 
-HandlerRegistry& HandlerRegistry::instance() {
-  static HandlerRegistry registry;
+template <typename Info>
+Registry<Info>& Registry<Info>::instance() {
+  static Registry registry;
   return registry;
 }
 
-bool HandlerRegistry::add(HandlerInfo info) {
+template <typename Info>
+bool Registry<Info>::add(Info info) {
   if (find(info.name)) return false;
-  handlers_.push_back(std::move(info));
+  entries_.push_back(std::move(info));
   return true;
 }
 
-const HandlerInfo* HandlerRegistry::find(std::string_view name) const {
-  for (const auto& h : handlers_)
-    if (h.name == name) return &h;
+template <typename Info>
+const Info* Registry<Info>::find(std::string_view name) const {
+  for (const auto& e : entries_)
+    if (e.name == name) return &e;
   return nullptr;
 }
 
-std::vector<const HandlerInfo*> HandlerRegistry::all() const {
-  std::vector<const HandlerInfo*> out;
-  for (const auto& h : handlers_) out.push_back(&h);
+template <typename Info>
+std::vector<const Info*> Registry<Info>::all() const {
+  std::vector<const Info*> out;
+  for (const auto& e : entries_) out.push_back(&e);
   std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->name < b->name; });
   return out;
 }
 
-JobRegistry& JobRegistry::instance() {
-  static JobRegistry registry;
-  return registry;
-}
-
-bool JobRegistry::add(JobInfo info) {
-  if (find(info.name)) return false;
-  jobs_.push_back(std::move(info));
-  return true;
-}
-
-const JobInfo* JobRegistry::find(std::string_view name) const {
-  for (const auto& j : jobs_)
-    if (j.name == name) return &j;
-  return nullptr;
-}
-
-std::vector<const JobInfo*> JobRegistry::all() const {
-  std::vector<const JobInfo*> out;
-  for (const auto& j : jobs_) out.push_back(&j);
-  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->name < b->name; });
-  return out;
-}
+template class Registry<HandlerInfo>;
+template class Registry<JobInfo>;
 
 namespace detail {
 JobRegistration::JobRegistration(std::string name, std::string description,

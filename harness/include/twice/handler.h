@@ -21,6 +21,7 @@
 
 #include "twice/env.h"
 #include "twice/notify.h"
+#include "twice/registry.h"
 #include "twice/schema.h"
 #include "twice/version.h"
 
@@ -40,21 +41,10 @@ struct HandlerInfo {
   std::function<std::unique_ptr<Handler>()> make;
 };
 
-// The process-wide list of handlers, filled by TWICE_REGISTER_HANDLER at static
-// initialisation (the program's own, then each plugin's as `twice` loads it,
-// before any run starts). Thread-safe to read once loading is over.
-class HandlerRegistry {
- public:
-  static HandlerRegistry& instance();
-  // Returns false (and registers nothing) when the name is taken.
-  bool add(HandlerInfo info);
-  const HandlerInfo* find(std::string_view name) const;
-  // Sorted by name.
-  std::vector<const HandlerInfo*> all() const;
-
- private:
-  std::vector<HandlerInfo> handlers_;
-};
+// The process-wide list of handlers, filled by TWICE_REGISTER_HANDLER (see
+// twice/registry.h).
+extern template class Registry<HandlerInfo>;
+using HandlerRegistry = Registry<HandlerInfo>;
 
 }  // namespace twice
 

@@ -15,6 +15,7 @@
 
 #include "twice/env.h"
 #include "twice/handler.h"
+#include "twice/registry.h"
 #include "twice/time.h"
 
 namespace twice {
@@ -34,16 +35,10 @@ struct JobInfo {
   std::function<std::unique_ptr<Job>(Micros age)> make;
 };
 
-class JobRegistry {
- public:
-  static JobRegistry& instance();
-  bool add(JobInfo info);
-  const JobInfo* find(std::string_view name) const;
-  std::vector<const JobInfo*> all() const;
-
- private:
-  std::vector<JobInfo> jobs_;
-};
+// The process-wide list of jobs, filled by TWICE_REGISTER_JOB (see
+// twice/registry.h).
+extern template class Registry<JobInfo>;
+using JobRegistry = Registry<JobInfo>;
 
 namespace detail {
 struct JobRegistration {
