@@ -57,9 +57,9 @@ TEST(Faults, AfterACrashTheProcessRefusesConnectionsUntilItRestarts) {
 // The reconciler's runs past the horizon (2 h after the last payment): one the
 // process did not finish (a crash) or missed (down) is run again, as the
 // restarted process would. In this run (crash-mid-handler with the
-// reconciler, found at 1,000 seeds) it crashes at
-// every tick until 3h30m; before, ticks stopped at 2 h and O-5002, acked
-// early and rolled back by a crash, was lost.
+// reconciler) the tick at 2h10m crashes and the reconciler runs again at
+// 2h20m; before, ticks stopped at 2 h, and a payment acked early and rolled
+// back by a crash was lost.
 TEST(Faults, AReconcilerRunCutByACrashRunsAgainPastTheHorizon) {
   auto s = testing::bundled_scenario("crash-mid-handler");
   s.reconciler = true;
@@ -76,10 +76,15 @@ TEST(Faults, AReconcilerRunCutByACrashRunsAgainPastTheHorizon) {
 // Read as a user reads `twice replay`: a task the crash killed sends no reply,
 // and its last line says what its death left behind.
 TEST(Faults, AKilledTaskSendsNoReplyAndSaysWhatItLeftCommitted) {
-  const auto r = run_seed(testing::bundled_scenario("crash-mid-handler"), "unique-key-no-txn", 6650854377519919ULL);
-  const auto trace = sim::format_trace(r.trace);
-  const auto killed = trace.find("killed: the process died");
-  ASSERT_NE(killed, std::string::npos) << trace;
+  // The first seed whose run has a crash kill a task (a few in ten do).
+  const auto s = testing::bundled_scenario("crash-mid-handler");
+  std::string trace;
+  std::size_t killed = std::string::npos;
+  for (std::uint64_t seed = 1; seed <= 50 && killed == std::string::npos; ++seed) {
+    trace = sim::format_trace(run_seed(s, "unique-key-no-txn", seed).trace);
+    killed = trace.find("killed: the process died");
+  }
+  ASSERT_NE(killed, std::string::npos) << "no crash in 50 seeds";
   const auto line_end = trace.find('\n', killed);
   const auto next_end = trace.find('\n', line_end + 1);
   const std::string next = trace.substr(line_end + 1, next_end - line_end - 1);
