@@ -43,7 +43,19 @@ constexpr int kExitMismatch = 1;
 constexpr int kExitUsage = 2;
 
 std::atomic<bool> g_stop{false};
-extern "C" void on_sigint(int) { g_stop = true; }
+// The first Ctrl-C lets the cells under way finish and writes what is done;
+// a second one stops at once (the default action), for a person who will not
+// wait. Only async-signal-safe calls here.
+extern "C" void on_sigint(int) {
+  if (g_stop.exchange(true)) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+    return;
+  }
+  static constexpr char kSay[] =
+      "\ntwice: stopping after the cells under way; their results will be written (Ctrl-C again to stop now)\n";
+  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSay, sizeof kSay - 1);
+}
 
 struct UsageError {
   std::string message;

@@ -366,9 +366,12 @@ class CellSupervisor {
       send(Message::kCell, cbor(to_wire(explore_cell(s, h, o, expected_.get(h.name, s.name)))));
       return;
     }
-    // A counterexample's seed alone, in a process that ran nothing before.
+    // A counterexample's seed alone, in a process that ran nothing before,
+    // under the strategy the cell ran (PCT's k measured for this cell, as
+    // explore_cell measured it; unresolved, k would differ and so would the run).
     const std::uint64_t seed = cells_[work.cell]->violations[work.violation].seed;
-    const run::RunResult r = run::simulate(run::RunSpec{&s, &h, options_.strategy, seed, std::nullopt, false});
+    const run::RunResult r =
+        run::simulate(run::RunSpec{&s, &h, resolve_strategy(options_.strategy, s, h), seed, std::nullopt, false});
     json observed = json::array();
     for (const auto& v : r.verdict.violations) observed.push_back(v.invariant);
     send(Message::kObserved, cbor(observed));

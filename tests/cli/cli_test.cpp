@@ -1,11 +1,17 @@
 // The `twice` command as a user meets it: exit codes, messages, JSON, replay.
 #include <algorithm>
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -236,6 +242,100 @@ TEST(Cli, HelpTeachesTheExitCodes) {
   const auto o = twice("run --help");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("Exit status: 0"), std::string::npos) << o.out;
+}
+
+// `twice stress` as a user runs it: real threads, so only what holds on every
+// run is asserted. A correct handler never shows a violation; check-then-act's
+// double credit shows up within a few hundred orders of copies released
+// together (measured: after 4 to 238 orders), and 10,000 are allowed.
+TEST(CliStress, ACorrectHandlerEndsWithNoViolationAndExitsZero) {
+  const auto o = twice("stress --handler unique-key+cas --threads 2 --deliveries 400 -q");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("deliveries   400 (200 orders × 2)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("verdict      no violation in 200 orders"), std::string::npos) << o.out;
+}
+
+TEST(CliStress, CheckThenActsDoubleCreditIsFoundOnRealThreadsAndExitsOne) {
+  const auto o = twice("stress --handler check-then-act --threads 2 --deliveries 20000 --seconds 60 --until-violation -q");
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("stopped by first violation"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("double_credit"), std::string::npos) << o.out;
+}
+
+TEST(CliStress, UsageErrorsExitTwoWithOneLine) {
+  auto o = twice("stress --handler no-such-handler");
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("unknown handler 'no-such-handler'"), std::string::npos) << o.out;
+  o = twice("stress --handler cas --threads 2 --duplicates 3");
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+}
+
+// A PCT counterexample's printed replay command (which carries --pct-steps)
+// shows the same bug in another process, byte for byte, twice over.
+TEST(Cli, APctReplayCommandReplaysTheSameBugByteForByte) {
+  const std::string json = temp_path("pct.json");
+  const auto run = twice("run --handler read-modify-write --scenario concurrent-topups --strategy pct --seeds 30 -q "
+                         "--no-report --json " + json);
+  ASSERT_EQ(run.exit_code, 0) << run.out;  // lost_update is the expected verdict
+  const auto m = nlohmann::json::parse(std::ifstream(json));
+  const auto& v = m["cells"][0]["violations"][0];
+  ASSERT_EQ(v["name"], "lost_update");
+  for (const char* key : {"replay", "replay_shrunk"}) {
+    std::string command = v["counterexample"][key];
+    ASSERT_NE(command.find("--strategy pct"), std::string::npos) << command;
+    ASSERT_NE(command.find("--pct-steps "), std::string::npos) << command;
+    command = command.substr(std::string("twice ").size());
+    const auto first = twice(command);
+    const auto second = twice(command);
+    EXPECT_EQ(first.exit_code, second.exit_code);
+    EXPECT_EQ(first.out, second.out);
+    EXPECT_NE(first.out.find("lost_update"), std::string::npos) << first.out;
+  }
+}
+
+// True once `pid` has a handler for SIGINT (the SigCgt mask in /proc): from
+// then on Ctrl-C is the command's to handle.
+bool catches_sigint(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.starts_with("SigCgt:")) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
+  return false;
+}
+
+// Ctrl-C during `twice run`: the cells under way finish, what was done is
+// written (marked interrupted), and the exit status is 130, as a shell reports
+// an interrupted command. The matrix is large so that it cannot end first.
+TEST(Cli, CtrlCWritesTheCellsDoneMarkedInterruptedAndExits130) {
+  const std::string json = temp_path("interrupted.json");
+  const std::string out = temp_path("interrupted.out");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (::chdir(TWICE_SOURCE_DIR) != 0) ::_exit(126);
+    ::execl(TWICE_BINARY, TWICE_BINARY, "run", "--seeds", "200", "-j1", "--no-report", "--json", json.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!catches_sigint(child) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(catches_sigint(child)) << "twice run never installed its Ctrl-C handler";
+  ::kill(child, SIGINT);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  std::stringstream printed;
+  printed << std::ifstream(out).rdbuf();
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal: " << status << "\n" << printed.str();
+  EXPECT_EQ(WEXITSTATUS(status), 130) << printed.str();
+  EXPECT_NE(printed.str().find("stopping after the cells under way"), std::string::npos) << printed.str();
+  EXPECT_NE(printed.str().find("interrupted: the matrix is incomplete"), std::string::npos) << printed.str();
+  const auto m = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_TRUE(m["interrupted"]);
+  EXPECT_GE(m["cells"].size(), 1u);
+  EXPECT_LT(m["cells"].size(), m["handlers"].size() * m["scenarios"].size());
 }
 
 }  // namespace
