@@ -40,6 +40,16 @@ for wanted in "wallet-topup-v1 is not exactly-once" "double_credit" "shrunk to" 
   grep -qF -- "$wanted" "$work/v1.out" || { cat "$work/v1.out"; echo "FAIL: the failure lacks '$wanted'"; exit 1; }
 done
 sed -n '/is not exactly-once/,/^$/p' "$work/v1.out"
+# The tutorial quotes this summary (abridged with "..."; the tutorial's handler
+# is called wallet-topup): every line it quotes must be what the test prints.
+tutorial="$source/docs/writing-a-handler.md"
+quoted=$(sed -n '/^wallet-topup is not exactly-once/,/^$/p' "$tutorial" | grep -v '^  \.\.\.$' | grep -v '^$' |
+  sed 's/^wallet-topup is not/wallet-topup-v1 is not/')
+[ -n "$quoted" ] || { echo "FAIL: docs/writing-a-handler.md no longer quotes the summary"; exit 1; }
+while IFS= read -r line; do
+  grep -qxF -- "$line" "$work/v1.out" ||
+    { echo "FAIL: docs/writing-a-handler.md quotes a line the test does not print: '$line'"; exit 1; }
+done <<< "$quoted"
 sed -n '/^wallet-topup-v1 × concurrent-duplicates: double_credit$/,/replay this counterexample/p' "$work/v1.out"
 
 step "the fixed version's tests must pass"
