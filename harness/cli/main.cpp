@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <map>
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
@@ -167,6 +168,7 @@ struct RunArgs {
   int cell_timeout = 30;
   int cell_memory_mib = 0;
   cli::EngineArgs engines;
+  std::map<std::string, std::string> plugin_of;  // handler -> the --plugin it came from
 };
 
 // Fails before the run, not after it: a report folder (created if missing) or
@@ -183,6 +185,24 @@ void check_writable_folder(const std::string& folder, const std::string& what) {
                                  std::strerror(errno))};
   ::close(fd);
   ::unlink(probe.c_str());
+}
+
+// A handler from a plugin replays only in a twice that loads the plugin: its
+// replay commands say --plugin, so that they work as printed.
+void add_plugins_to_replays(explore::MatrixResult& m, const std::map<std::string, std::string>& plugin_of) {
+  const std::string prefix = "twice replay ";
+  for (auto& cell : m.cells) {
+    const auto it = plugin_of.find(cell.handler);
+    if (it == plugin_of.end()) continue;
+    auto add = [&](std::string& command) {
+      if (command.starts_with(prefix)) command = prefix + "--plugin " + it->second + " " + command.substr(prefix.size());
+    };
+    for (auto& v : cell.violations) {
+      add(v.counterexample.replay_command);
+      add(v.counterexample.replay_shrunk_command);
+    }
+    for (auto& f : cell.failures) add(f.replay_command);
+  }
 }
 
 int cmd_run(const RunArgs& a) {
@@ -268,6 +288,7 @@ int cmd_run(const RunArgs& a) {
     m.cells = std::move(cells);
   }
   std::signal(SIGINT, SIG_DFL);
+  add_plugins_to_replays(m, a.plugin_of);
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.
   m.expected_path = shown_path(expected_path);
 
@@ -475,7 +496,9 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
   try {
-    if (Status st = cli::load_plugins(plugins); !st.ok()) throw UsageError{st.message()};
+    StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(plugins);
+    if (!loaded.ok()) throw UsageError{loaded.status().message()};
+    run_args.plugin_of = std::move(loaded).value();
     if (*run) return cmd_run(run_args);
     if (*replay) return cmd_replay(replay_args);
     if (*list) return cmd_list(list_dir);

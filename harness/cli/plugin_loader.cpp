@@ -76,10 +76,14 @@ StatusOr<std::vector<std::string>> load_plugin(const std::string& path) {
   return handlers;
 }
 
-Status load_plugins(const std::vector<std::string>& paths) {
-  for (const auto& p : paths)
-    if (StatusOr<std::vector<std::string>> loaded = load_plugin(p); !loaded.ok()) return loaded.status();
-  return Status::OK();
+StatusOr<std::map<std::string, std::string>> load_plugins(const std::vector<std::string>& paths) {
+  std::map<std::string, std::string> origin;
+  for (const auto& p : paths) {
+    StatusOr<std::vector<std::string>> loaded = load_plugin(p);
+    if (!loaded.ok()) return loaded.status();
+    for (const auto& name : *loaded) origin[name] = p;
+  }
+  return origin;
 }
 
 }  // namespace twice::cli

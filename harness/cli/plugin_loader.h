@@ -10,6 +10,7 @@
 // Called by main() before a command runs, on the main thread.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,9 @@ namespace twice::cli {
 // ("plugin x.so was built against ...").
 StatusOr<std::vector<std::string>> load_plugin(const std::string& path);
 
-// Loads each plugin in order; stops at the first failure.
-Status load_plugins(const std::vector<std::string>& paths);
+// Loads each plugin in order; stops at the first failure. Returns the plugin
+// (as given in `paths`) each loaded handler came from, by handler name: a
+// replay command for such a handler must load it again.
+StatusOr<std::map<std::string, std::string>> load_plugins(const std::vector<std::string>& paths);
 
 }  // namespace twice::cli

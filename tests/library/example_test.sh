@@ -69,6 +69,18 @@ rc=0
   >"$work/run-v1.out" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || { cat "$work/run-v1.out"; echo "FAIL: twice run on v1 exited $rc, wanted 1"; exit 1; }
 grep -q "double_credit" "$work/run-v1.out" || { cat "$work/run-v1.out"; echo "FAIL: no double_credit"; exit 1; }
+# `twice run --plugin` prints replay commands that load the plugin again, so
+# that they work as printed.
+run_replay=$(awk '/wallet-topup-v1 × concurrent-duplicates: double_credit$/ { found = 1 }
+                  found && /replay this counterexample:/ { sub(/.*replay this counterexample: */, ""); print; exit }' \
+             "$work/run-v1.out")
+case "$run_replay" in
+  "twice replay --plugin build/libwallet_topup.so --handler wallet-topup-v1 "*) ;;
+  *) cat "$work/run-v1.out"; echo "FAIL: twice run's replay command lacks --plugin: '$run_replay'"; exit 1 ;;
+esac
+"$twice" ${run_replay#twice } >"$work/run-replay.out" 2>&1 ||
+  { cat "$work/run-replay.out"; echo "FAIL: $run_replay"; exit 1; }
+grep -q "# verdict: double_credit" "$work/run-replay.out" || { cat "$work/run-replay.out"; echo "FAIL: $run_replay"; exit 1; }
 # The double credit's replay command, as the test printed it, run as printed.
 replay=$(awk '/^wallet-topup-v1 × concurrent-duplicates: double_credit$/ { found = 1 }
               found && /replay this counterexample:/ { sub(/.*replay this counterexample: */, ""); print; exit }' \
