@@ -53,7 +53,13 @@ std::vector<engine::PgDatabase::Statement> seed_statements(const gateway::Scenar
 // Everything seed_database() reads: runs with equal keys start from equal databases.
 std::string seed_key(const gateway::Scenario& scenario, const Schema& schema, Engine engine = Engine::kSqlite) {
   std::string key;
-  auto add = [&key](std::string_view field) { key += fmt::format("{}:{};", field.size(), field); };
+  // Appended by hand: fmt::format here cost 2% of a short run, once per run.
+  auto add = [&key](std::string_view field) {
+    key += std::to_string(field.size());
+    key += ':';
+    key += field;
+    key += ';';
+  };
   add(schema.setup_sql_for(engine));
   add(schema.insert_order_sql);
   add(schema.insert_account_sql);
