@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "env/confinement.h"
+#include "env/journal_vfs.h"
 
 namespace twice::env {
 
@@ -181,6 +182,7 @@ std::string fresh_database_path() {
 void remove_database(const std::string& path) {
   std::error_code ec;
   for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ec);
+  forget_journals(path);
 }
 
 void remove_process_databases(int pid) {
@@ -201,7 +203,7 @@ namespace {
 sqlite3* open_connection(const std::string& path, bool& configured) {
   sqlite3* conn = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &conn,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, journal_vfs());
   if (rc != SQLITE_OK) {
     std::string msg = conn ? sqlite3_errmsg(conn) : "out of memory";
     sqlite3_close(conn);

@@ -41,7 +41,8 @@ inline constexpr const char* kNoStatement = "no SQL statement to run (the text i
 // Opens a connection to the database file `path` with SQLite's own locking
 // (readers proceed while a writer holds RESERVED), an in-memory rollback
 // journal and no fsync: a crashed connection rolls back, nothing is durable.
-// The connection is confined (env/confinement.h).
+// The connection is confined (env/confinement.h) and uses the unix VFS
+// through env/journal_vfs.h (journal existence answered in-process).
 sqlite3* open_database(const std::string& path);
 // Runs one query outside the scheduler; the checker's reads.
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params = {});
