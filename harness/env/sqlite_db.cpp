@@ -294,12 +294,12 @@ ConnectionPool::Connection* ConnectionPool::acquire() {
   // A run opens a connection when none of its own is idle. One kept from an
   // earlier run stands in for it only if a fresh one would now be configured;
   // else a fresh one is opened, as before (it starts without its schema, and
-  // its first statements may fail to prepare with "database is locked").
-  while (!spare_.empty()) {
+  // its first statements may fail to prepare with "database is locked"), and
+  // the spare waits for a later chance.
+  if (!spare_.empty() && could_read_now(*spare_.back())) {
     Connection* c = spare_.back();
     spare_.pop_back();
-    if (could_read_now(*c)) return c;
-    close(c);
+    return c;
   }
   auto c = std::make_unique<Connection>();
   bool configured = false;
@@ -308,11 +308,6 @@ ConnectionPool::Connection* ConnectionPool::acquire() {
   confine(c->handle, &c->altered);
   all_.push_back(std::move(c));
   return all_.back().get();
-}
-
-void ConnectionPool::close(Connection* connection) {
-  close_connection(*connection);
-  std::erase_if(all_, [connection](const std::unique_ptr<Connection>& c) { return c.get() == connection; });
 }
 
 void ConnectionPool::release(Connection* connection) { idle_.push_back(connection); }

@@ -100,8 +100,6 @@ class ConnectionPool {
   void prepare_next_run();
 
  private:
-  void close(Connection* connection);
-
   std::string path_;
   std::vector<std::unique_ptr<Connection>> all_;
   std::vector<Connection*> idle_;   // released during this run, handed out last-in first-out
