@@ -13,7 +13,21 @@ constexpr std::array<const char*, 8> kDeniedPragmas = {
     "wal_autocheckpoint", "temp_store_directory",  "data_store_directory", "mmap_size",
 };
 
-int authorize(void*, int action, const char* first, const char* second, const char*, const char*) {
+// What leaves state in the connection (not the database) behind the statement:
+// a fresh connection would not have it.
+bool alters_connection(int action, const char* second) {
+  switch (action) {
+    case SQLITE_PRAGMA: return second != nullptr;
+    case SQLITE_CREATE_TEMP_TABLE:
+    case SQLITE_CREATE_TEMP_INDEX:
+    case SQLITE_CREATE_TEMP_TRIGGER:
+    case SQLITE_CREATE_TEMP_VIEW: return true;
+    default: return false;
+  }
+}
+
+int authorize(void* altered, int action, const char* first, const char* second, const char*, const char*) {
+  if (altered && alters_connection(action, second)) *static_cast<bool*>(altered) = true;
   if (action == SQLITE_ATTACH || action == SQLITE_DETACH) return SQLITE_DENY;
   if (action == SQLITE_PRAGMA && first && second) {
     for (const char* name : kDeniedPragmas)
@@ -24,7 +38,7 @@ int authorize(void*, int action, const char* first, const char* second, const ch
 
 }  // namespace
 
-void confine(sqlite3* conn) { sqlite3_set_authorizer(conn, authorize, nullptr); }
+void confine(sqlite3* conn, bool* altered) { sqlite3_set_authorizer(conn, authorize, altered); }
 
 std::string prepare_error(sqlite3* conn) {
   std::string message = sqlite3_errmsg(conn);

@@ -15,8 +15,12 @@
 
 namespace twice::env {
 
-// Installs the authorizer; call after the harness's own PRAGMAs.
-void confine(sqlite3* conn);
+// Installs the authorizer; call after the harness's own PRAGMAs. When
+// `altered` is given, the authorizer sets it once a statement that changes the
+// connection itself rather than the database (a PRAGMA given a value, a TEMP
+// table, view, index or trigger) is prepared on it: such a connection must
+// not serve a later run (env/run_database.h closes it instead).
+void confine(sqlite3* conn, bool* altered = nullptr);
 
 // The error text for a statement that failed to prepare on `conn`: SQLite's
 // own, and for a denial what twice refuses and why.

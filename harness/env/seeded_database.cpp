@@ -82,8 +82,7 @@ std::string seed_image(const std::function<void(sqlite3*)>& seed) {
 
 }  // namespace
 
-void create_seeded_database(const std::string& path, const std::string& key,
-                            const std::function<void(sqlite3*)>& seed) {
+std::shared_ptr<const std::string> seeded_image(const std::string& key, const std::function<void(sqlite3*)>& seed) {
   SeededImages& all = images();
   std::shared_ptr<const std::string> image;
   {
@@ -98,7 +97,12 @@ void create_seeded_database(const std::string& path, const std::string& key,
     if (all.by_key.size() >= kMaxImages) all.by_key.clear();
     all.by_key.emplace(key, image);
   }
-  write_file(path, *image);
+  return image;
+}
+
+void create_seeded_database(const std::string& path, const std::string& key,
+                            const std::function<void(sqlite3*)>& seed) {
+  write_file(path, *seeded_image(key, seed));
 }
 
 }  // namespace twice::env

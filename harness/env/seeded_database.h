@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <sqlite3.h>
@@ -26,5 +27,10 @@ namespace twice::env {
 // no file left behind and nothing kept for the key.
 void create_seeded_database(const std::string& path, const std::string& key,
                             const std::function<void(sqlite3*)>& seed);
+
+// The bytes create_seeded_database() writes for `key`, seeding them on the
+// first call as it does: for a caller that resets a file it keeps open
+// (env/run_database.h) instead of creating one per run.
+std::shared_ptr<const std::string> seeded_image(const std::string& key, const std::function<void(sqlite3*)>& seed);
 
 }  // namespace twice::env

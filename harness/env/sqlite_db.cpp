@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "env/confinement.h"
+#include "env/journal_vfs.h"
 
 namespace twice::env {
 
@@ -181,6 +182,7 @@ std::string fresh_database_path() {
 void remove_database(const std::string& path) {
   std::error_code ec;
   for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ec);
+  forget_journals(path);
 }
 
 void remove_process_databases(int pid) {
@@ -192,18 +194,31 @@ void remove_process_databases(int pid) {
   for (const auto& p : doomed) std::filesystem::remove(p, ec);
 }
 
-sqlite3* open_database(const std::string& path) {
+namespace {
+
+// open_database(); `configured` says whether its PRAGMAs took. They read the
+// schema, so they fail (and the connection keeps its default journal, and
+// loads the schema at its first statement instead) while another connection
+// holds the PENDING lock of a COMMIT that waits for readers.
+sqlite3* open_connection(const std::string& path, bool& configured) {
   sqlite3* conn = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &conn,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, journal_vfs());
   if (rc != SQLITE_OK) {
     std::string msg = conn ? sqlite3_errmsg(conn) : "out of memory";
     sqlite3_close(conn);
     throw std::runtime_error("cannot open the run's database " + path + ": " + msg);
   }
-  exec_script(conn, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;");
+  configured = exec_script(conn, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;").empty();
   confine(conn);
   return conn;
+}
+
+}  // namespace
+
+sqlite3* open_database(const std::string& path) {
+  bool configured = false;
+  return open_connection(path, configured);
 }
 
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params) {
@@ -220,12 +235,55 @@ Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& para
   return r;
 }
 
-ConnectionPool::~ConnectionPool() {
-  for (auto& c : all_) {
-    for (auto& [sql, stmt] : c->statements) sqlite3_finalize(stmt);
-    sqlite3_close(c->handle);
-  }
+Result query_prepared(sqlite3* conn, sqlite3_stmt* stmt, const std::vector<Value>& params) {
+  bind(stmt, params);
+  Result r = step_all(conn, stmt);
+  sqlite3_clear_bindings(stmt);
+  return r;
 }
+
+namespace {
+
+bool has_busy_statement(sqlite3* conn) {
+  for (sqlite3_stmt* s = sqlite3_next_stmt(conn, nullptr); s; s = sqlite3_next_stmt(conn, s))
+    if (sqlite3_stmt_busy(s)) return true;
+  return false;
+}
+
+void close_connection(ConnectionPool::Connection& c) {
+  for (auto& [sql, stmt] : c.statements) sqlite3_finalize(stmt);
+  sqlite3_finalize(c.probe);
+  sqlite3_close(c.handle);
+}
+
+}  // namespace
+
+ConnectionPool::~ConnectionPool() {
+  for (auto& c : all_) close_connection(*c);
+}
+
+bool ConnectionPool::idle() const {
+  if (idle_.size() + spare_.size() != all_.size()) return false;
+  for (const auto& c : all_)
+    if (sqlite3_get_autocommit(c->handle) == 0 || has_busy_statement(c->handle)) return false;
+  return true;
+}
+
+namespace {
+
+// Whether a fresh connection opened now would be configured: its PRAGMAs need
+// a SHARED lock, which SQLite refuses while another connection holds PENDING
+// or EXCLUSIVE. `c` asks by reading the schema's first page itself.
+bool could_read_now(ConnectionPool::Connection& c) {
+  if (!c.probe && sqlite3_prepare_v2(c.handle, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &c.probe, nullptr) != SQLITE_OK)
+    return false;
+  int rc = SQLITE_ROW;
+  while (rc == SQLITE_ROW) rc = sqlite3_step(c.probe);
+  sqlite3_reset(c.probe);
+  return rc == SQLITE_DONE;
+}
+
+}  // namespace
 
 ConnectionPool::Connection* ConnectionPool::acquire() {
   if (!idle_.empty()) {
@@ -233,12 +291,42 @@ ConnectionPool::Connection* ConnectionPool::acquire() {
     idle_.pop_back();
     return c;
   }
-  all_.push_back(std::make_unique<Connection>());
-  all_.back()->handle = open_database(path_);
+  // A run opens a connection when none of its own is idle. One kept from an
+  // earlier run stands in for it only if a fresh one would now be configured;
+  // else a fresh one is opened, as before (it starts without its schema, and
+  // its first statements may fail to prepare with "database is locked"), and
+  // the spare waits for a later chance.
+  if (!spare_.empty() && could_read_now(*spare_.back())) {
+    Connection* c = spare_.back();
+    spare_.pop_back();
+    return c;
+  }
+  auto c = std::make_unique<Connection>();
+  bool configured = false;
+  c->handle = open_connection(path_, configured);
+  c->keep = configured;
+  confine(c->handle, &c->altered);
+  all_.push_back(std::move(c));
   return all_.back().get();
 }
 
 void ConnectionPool::release(Connection* connection) { idle_.push_back(connection); }
+
+void ConnectionPool::prepare_next_run() {
+  std::vector<std::unique_ptr<Connection>> kept;
+  idle_.clear();
+  spare_.clear();
+  for (auto& c : all_) {
+    if (c->altered || !c->keep) {
+      close_connection(*c);
+      continue;
+    }
+    sqlite3_set_last_insert_rowid(c->handle, 0);
+    spare_.push_back(c.get());
+    kept.push_back(std::move(c));
+  }
+  all_ = std::move(kept);
+}
 
 SqliteDb::SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool)
     : scheduler_(scheduler),

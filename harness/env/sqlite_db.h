@@ -41,10 +41,14 @@ inline constexpr const char* kNoStatement = "no SQL statement to run (the text i
 // Opens a connection to the database file `path` with SQLite's own locking
 // (readers proceed while a writer holds RESERVED), an in-memory rollback
 // journal and no fsync: a crashed connection rolls back, nothing is durable.
-// The connection is confined (env/confinement.h).
+// The connection is confined (env/confinement.h) and uses the unix VFS
+// through env/journal_vfs.h (journal existence answered in-process).
 sqlite3* open_database(const std::string& path);
 // Runs one query outside the scheduler; the checker's reads.
 Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& params = {});
+// The same with a statement already prepared on `conn` (a cache's): binds
+// `params`, steps to the end and leaves it reset with no bindings.
+Result query_prepared(sqlite3* conn, sqlite3_stmt* stmt, const std::vector<Value>& params);
 
 // A RawConnection over a borrowed SQLite connection; the caller closes it.
 class SqliteConnection final : public RawConnection {
@@ -74,6 +78,9 @@ class ConnectionPool {
   struct Connection {
     sqlite3* handle = nullptr;
     std::map<std::string, sqlite3_stmt*, std::less<>> statements;
+    bool altered = false;  // a statement changed the connection itself (env/confinement.h)
+    bool keep = true;      // false: opened unconfigured (under another's PENDING lock); not for later runs
+    sqlite3_stmt* probe = nullptr;  // reads the schema's page: could a fresh connection be configured now?
   };
   explicit ConnectionPool(std::string database_path) : path_(std::move(database_path)) {}
   ~ConnectionPool();
@@ -82,11 +89,21 @@ class ConnectionPool {
   Connection* acquire();
   // Takes back a connection with no transaction open.
   void release(Connection* connection);
+  // Between runs on the same file (env/run_database.h): true when every
+  // connection is back, with no transaction or statement under way.
+  bool idle() const;
+  // Makes the pool serve the next run as fresh connections would: a
+  // connection a handler altered (a PRAGMA, a TEMP object) or one opened
+  // unconfigured is closed, the others forget the last run's last insert
+  // rowid and wait as spares: acquire() hands one out where the run would
+  // open a connection, if one opened then would be configured. Call when idle().
+  void prepare_next_run();
 
  private:
   std::string path_;
   std::vector<std::unique_ptr<Connection>> all_;
-  std::vector<Connection*> idle_;
+  std::vector<Connection*> idle_;   // released during this run, handed out last-in first-out
+  std::vector<Connection*> spare_;  // kept from earlier runs, not yet used in this one
 };
 
 class SqliteDb final : public TaskDb {

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "env/run_database.h"
 #include "env/sqlite_db.h"
 #include "run/simulate.h"
 #include "sim/heartbeat.h"
@@ -199,6 +200,9 @@ template <class Body>
     send(Message::kError, "an exception that is not a std::exception");
     code = 1;
   }
+  // The runs' database file kept for this thread (env/run_database.h) is the
+  // child's own: removed here, since _exit() runs no thread_local destructor.
+  env::RunDatabase::of_this_thread().discard();
   // What the handler printed goes out; nothing of the parent's is left to
   // flush twice (it flushed before forking). No atexit handlers, no static
   // destructors: they belong to the parent.

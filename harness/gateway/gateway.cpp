@@ -102,9 +102,10 @@ void Gateway::start() {
 void Gateway::settle_payment(std::size_t i) {
   PaymentRecord& p = payments_[i];
   p.settled = true;
-  scheduler_.record(sim::EventKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
-                                                          p.order.amount, p.order.currency, p.order.order_no,
-                                                          p.transaction_id));
+  if (scheduler_.tracing())  // no text is built for a trace nobody keeps
+    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
+                                                            p.order.amount, p.order.currency, p.order.order_no,
+                                                            p.transaction_id));
   const std::string event_id =
       p.second_payment ? fmt::format("evt-{}-p2", p.order.order_no) : fmt::format("evt-{}", p.order.order_no);
   notify_later(i, event_id, profile_.paid_event_type, EventKind::kPaid, scheduler_.now());
@@ -126,9 +127,10 @@ void Gateway::settle_payment(std::size_t i) {
 void Gateway::settle_refund(std::size_t i) {
   PaymentRecord& p = payments_[i];
   p.refunded = true;
-  scheduler_.record(sim::EventKind::kGateway, fmt::format("refunds {} {} of order {} to {} (transaction {})",
-                                                          p.order.amount, p.order.currency, p.order.order_no,
-                                                          p.order.user, p.transaction_id));
+  if (scheduler_.tracing())  // no text is built for a trace nobody keeps
+    scheduler_.record(sim::EventKind::kGateway, fmt::format("refunds {} {} of order {} to {} (transaction {})",
+                                                            p.order.amount, p.order.currency, p.order.order_no,
+                                                            p.order.user, p.transaction_id));
   notify_later(i, fmt::format("evt-{}-refund", p.order.order_no), profile_.refunded_event_type, EventKind::kRefunded,
                scheduler_.now());
 }
@@ -136,7 +138,8 @@ void Gateway::settle_refund(std::size_t i) {
 void Gateway::close_trade(std::size_t i) {
   PaymentRecord& p = payments_[i];
   p.closed = true;
-  scheduler_.record(sim::EventKind::kGateway, fmt::format("closes the unpaid trade of order {}", p.order.order_no));
+  if (scheduler_.tracing())  // no text is built for a trace nobody keeps
+    scheduler_.record(sim::EventKind::kGateway, fmt::format("closes the unpaid trade of order {}", p.order.order_no));
   notify_later(i, fmt::format("evt-{}-close", p.order.order_no), profile_.closed_event_type, EventKind::kClosed,
                scheduler_.now());
 }
@@ -202,7 +205,8 @@ std::string Gateway::describe(int request) const {
 std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
   Attempt& attempt = attempts_[static_cast<std::size_t>(request)];
   if (attempt.resolved) {
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("late reply to {} ignored (already timed out)", describe(request)));
+    if (scheduler_.tracing())  // no text is built for a trace nobody keeps
+      scheduler_.record(sim::EventKind::kGateway, fmt::format("late reply to {} ignored (already timed out)", describe(request)));
     return std::nullopt;
   }
   attempt.resolved = true;
@@ -212,7 +216,8 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
     fail_attempt(request, fmt::format("not acked (HTTP {})", reply.http_status));
     return std::nullopt;
   }
-  scheduler_.record(sim::EventKind::kGateway, fmt::format("{} acked (HTTP {})", describe(request), reply.http_status));
+  if (scheduler_.tracing())  // no text is built for a trace nobody keeps
+    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} acked (HTTP {})", describe(request), reply.http_status));
   std::optional<std::size_t> acked;
   if (nt.kind == EventKind::kPaid) {
     PaymentRecord& p = payments_[nt.payment];
@@ -233,12 +238,14 @@ void Gateway::fail_attempt(int request, const std::string& why) {
                                                       : static_cast<int>(profile_.retry_after.size()) + 1;
   const std::size_t retry_index = static_cast<std::size_t>(attempt.number) - 1;
   if (attempt.number >= max_attempts || retry_index >= profile_.retry_after.size()) {
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} {}; retries exhausted", what, why));
+    if (scheduler_.tracing())  // no text is built for a trace nobody keeps
+      scheduler_.record(sim::EventKind::kGateway, fmt::format("{} {}; retries exhausted", what, why));
     finish(attempt.notification);
     return;
   }
   const Micros delay = profile_.retry_after[retry_index];
-  scheduler_.record(sim::EventKind::kGateway, fmt::format("{} {}; retries in {}", what, why, format_duration(delay)));
+  if (scheduler_.tracing())  // no text is built for a trace nobody keeps
+    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} {}; retries in {}", what, why, format_duration(delay)));
   const std::size_t notification = attempt.notification;
   const int next = attempt.number + 1;
   scheduler_.at(scheduler_.now() + delay, [this, notification, next] { send(notification, next); });

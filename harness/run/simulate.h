@@ -33,6 +33,11 @@ struct RunSpec {
   bool record_trace = true;
   // Where the run's database lives; the default is a SQLite file, as ever.
   engine::EngineChoice engine = {};
+  // On SQLite, a run uses its thread's database file and connections, kept
+  // from the last run and reset in place (env/run_database.h). On: a file and
+  // connections of its own, opened for this run and closed after it, as
+  // before; the tests compare the two.
+  bool fresh_connections = false;
 };
 
 using TaskInfo = endpoint::TaskInfo;

@@ -32,6 +32,59 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+// On x86-64 without a sanitizer a switch saves the callee-saved registers on
+// the stack it leaves and pops them from the one it enters, in user space.
+// swapcontext() also saves and restores the signal mask, two system calls per
+// switch (issue #12: 42 rt_sigprocmask calls per schedule). The sanitizers
+// keep swapcontext(): their switch annotations are written against it.
+#if defined(__x86_64__) && !defined(TWICE_FIBER_ASAN) && !defined(TWICE_FIBER_TSAN)
+#define TWICE_FIBER_ASM 1
+// twice_fiber_switch(save, to): pushes rbp, rbx, r12-r15 and the SSE and x87
+// control words, stores the stack pointer in *save, loads `to` and pops the
+// same from there. twice_fiber_start: where a new fiber's first switch
+// returns to; calls r13(r12) and never returns.
+asm(R"(
+  .text
+  .globl twice_fiber_switch
+  .hidden twice_fiber_switch
+  .type twice_fiber_switch,@function
+twice_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $16, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $16, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size twice_fiber_switch,.-twice_fiber_switch
+
+  .globl twice_fiber_start
+  .hidden twice_fiber_start
+  .type twice_fiber_start,@function
+twice_fiber_start:
+  movq %r12, %rdi
+  call *%r13
+  ud2
+  .size twice_fiber_start,.-twice_fiber_start
+)");
+extern "C" void twice_fiber_switch(void** save, void* to);
+extern "C" void twice_fiber_start();
+#endif
+
 namespace twice::sim {
 namespace {
 
@@ -137,6 +190,7 @@ void tsan_destroy(void* fiber) {
 #endif
 }
 
+#ifndef TWICE_FIBER_ASM
 // swapcontext(). Under AddressSanitizer, without its interceptor of
 // swapcontext(): that one prints a warning, with the process id, into the
 // program's output (which tests compare byte for byte) and clears the whole
@@ -153,6 +207,7 @@ void switch_context(ucontext_t& from, const ucontext_t& to) {
   ::swapcontext(&from, &to);
 #endif
 }
+#endif
 
 }  // namespace
 
@@ -160,7 +215,23 @@ Fiber::Fiber(std::function<void()> body) : body_(std::move(body)) {
   stack_size_ = kStackSize;
   stack_ = stacks.take();
   tsan_fiber_ = tsan_new_fiber();
-
+#ifdef TWICE_FIBER_ASM
+  // The frame twice_fiber_switch() pops: control words, r15, r14, r13 (what
+  // to call), r12 (its argument), rbx, rbp, then the return address
+  // twice_fiber_start, which finds the stack 16-byte aligned for its call.
+  auto top = (reinterpret_cast<std::uintptr_t>(stack_) + stack_size_ - 16) & ~std::uintptr_t{15};
+  auto* frame = reinterpret_cast<std::uint64_t*>(top - 72);
+  frame[0] = 0x037F'0000'1F80ull;  // MXCSR 0x1F80 (low half), x87 control word 0x037F
+  frame[1] = 0;                    // padding to 16 bytes
+  frame[2] = 0;                    // r15
+  frame[3] = 0;                    // r14
+  frame[4] = reinterpret_cast<std::uint64_t>(&Fiber::start);  // r13
+  frame[5] = reinterpret_cast<std::uint64_t>(this);           // r12
+  frame[6] = 0;                                               // rbx
+  frame[7] = 0;                                               // rbp
+  frame[8] = reinterpret_cast<std::uint64_t>(&twice_fiber_start);
+  fiber_sp_ = frame;
+#else
   ::getcontext(&fiber_);
   fiber_.uc_stack.ss_sp = stack_;
   fiber_.uc_stack.ss_size = stack_size_;
@@ -169,6 +240,7 @@ Fiber::Fiber(std::function<void()> body) : body_(std::move(body)) {
   const auto self = reinterpret_cast<std::uintptr_t>(this);
   ::makecontext(&fiber_, reinterpret_cast<void (*)()>(&Fiber::entry), 2, static_cast<unsigned int>(self),
                 static_cast<unsigned int>(self >> 32));
+#endif
 }
 
 Fiber::~Fiber() {
@@ -177,15 +249,22 @@ Fiber::~Fiber() {
 }
 
 void Fiber::entry(unsigned int low, unsigned int high) noexcept {
-  auto* self = reinterpret_cast<Fiber*>((static_cast<std::uintptr_t>(high) << 32) | low);
+  start(reinterpret_cast<Fiber*>((static_cast<std::uintptr_t>(high) << 32) | low));
+}
+
+void Fiber::start(Fiber* self) noexcept {
   finish_switch(nullptr, &self->caller_stack_, &self->caller_stack_size_);
   self->body_();
   self->finished_ = true;
   // This stack is done with: nothing of it is to be kept.
   start_switch(nullptr, self->caller_stack_, self->caller_stack_size_);
   tsan_switch_to(self->caller_tsan_);
+#ifdef TWICE_FIBER_ASM
+  twice_fiber_switch(&self->fiber_sp_, self->caller_sp_);
+#else
   ::setcontext(&self->caller_);
-  std::terminate();  // setcontext() returns only on failure
+#endif
+  std::terminate();  // never switched back to; setcontext() returns only on failure
 }
 
 void Fiber::resume() {
@@ -194,7 +273,11 @@ void Fiber::resume() {
   start_switch(&fake_stack, stack_, stack_size_);
   caller_tsan_ = tsan_current_fiber();
   tsan_switch_to(tsan_fiber_);
+#ifdef TWICE_FIBER_ASM
+  twice_fiber_switch(&caller_sp_, fiber_sp_);
+#else
   switch_context(caller_, fiber_);
+#endif
   finish_switch(fake_stack, nullptr, nullptr);
   swap_exception_state();
 }
@@ -203,7 +286,11 @@ void Fiber::suspend() {
   void* fake_stack = nullptr;
   start_switch(&fake_stack, caller_stack_, caller_stack_size_);
   tsan_switch_to(caller_tsan_);
+#ifdef TWICE_FIBER_ASM
+  twice_fiber_switch(&fiber_sp_, caller_sp_);
+#else
   switch_context(fiber_, caller_);
+#endif
   finish_switch(fake_stack, &caller_stack_, &caller_stack_size_);
 }
 

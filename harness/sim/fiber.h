@@ -40,7 +40,8 @@ class Fiber {
     unsigned int uncaught = 0;
   };
 
-  static void entry(unsigned int low, unsigned int high) noexcept;
+  static void entry(unsigned int low, unsigned int high) noexcept;  // makecontext's, for start()
+  static void start(Fiber* self) noexcept;
   void swap_exception_state();
 
   std::function<void()> body_;
@@ -48,6 +49,8 @@ class Fiber {
   std::size_t stack_size_ = 0;
   ucontext_t fiber_{};
   ucontext_t caller_{};
+  void* fiber_sp_ = nullptr;   // with fiber.cpp's own switch (x86-64): the saved stack pointers
+  void* caller_sp_ = nullptr;
   ExceptionState other_side_;  // the side not running now
   bool finished_ = false;
   // The resumer's stack, for AddressSanitizer (unused without it).

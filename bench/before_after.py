@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Prints bench/README.md's before/after table (issue #12) from two Google
+Benchmark JSON files, one benchmark run per side:
+
+    BEFORE/bench/twice_bench --benchmark_filter="$F" --benchmark_min_time=1 \\
+        --benchmark_out=before.json --benchmark_out_format=json
+    AFTER/bench/twice_bench  ... --benchmark_out=after.json ...
+    python3 bench/before_after.py before.json after.json
+
+with F='BM_SimulateOneSchedule|BM_SameStatementsOnOneConnection|BM_SeedDatabaseOnly|
+BM_SchedulesPerSecond|BM_Floor|BM_Growth'. Each side's ratios compare
+benchmarks of that side's one run. Times are CPU times of the one thread a
+simulated run uses: on a machine others share, the figure least disturbed by
+their load (real times are printed beside).
+"""
+import sys
+
+from ratios import key, load  # noqa: E402  (same folder)
+
+
+def cpu(b):
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
+    return b["cpu_time"] * scale
+
+
+def real(b):
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
+    return b["real_time"] * scale
+
+
+def t(s):
+    if s >= 1:
+        return f"{s:.2f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s * 1e6:.0f} us"
+
+
+def main(before_path, after_path):
+    sides = []
+    for path in (before_path, after_path):
+        context, runs, _ = load(path)
+        sides.append((context, runs))
+
+    def both(name):
+        return [runs.get(name) for _, runs in sides]
+
+    for (context, _), label in zip(sides, ("before", "after")):
+        load_avg = ", ".join(f"{x:.1f}" for x in context.get("load_avg", []))
+        print(f"<!-- {label}: {context.get('date', '?')}, load average {load_avg} -->")
+
+    print("| benchmark | before: CPU (real) | after: CPU (real) | after / before |")
+    print("|---|---|---|---|")
+
+    def row(label, name, per_second=False):
+        b, a = both(name)
+        if not b or not a:
+            print(f"| {label} | {'-' if not b else t(cpu(b))} | {'-' if not a else t(cpu(a))} | |")
+            return
+        extra = ""
+        if per_second:
+            extra = f"; {1 / cpu(b):,.0f} -> {1 / cpu(a):,.0f} per CPU-second"
+        print(f"| {label} | {t(cpu(b))} ({t(real(b))}) | {t(cpu(a))} ({t(real(a))}) | "
+              f"{cpu(a) / cpu(b):.2f}x{extra} |")
+
+    row("floor: the schedule's statements, open connections, prepared, reset in place", "BM_Floor", True)
+    row("floor: the reset alone", "BM_FloorResetOnly", True)
+    for scenario in ("concurrent_duplicates", "concurrent_topups", "sequential_duplicates"):
+        row(f"one schedule, {scenario.replace('_', '-')} (seed 1, traced)",
+            f"BM_SimulateOneSchedule/{scenario}", True)
+    names = sorted({n for _, runs in sides for n in runs if n.startswith("BM_SchedulesPerSecond/")})
+    for n in names:
+        handler = n.split("/", 1)[1].replace("_cas", "+cas").replace("_", "-")
+        row(f"schedules/s, {handler} x concurrent-duplicates (untraced)", n, True)
+
+    print()
+    print("| ratio to the floor (CPU) | before | after |")
+    print("|---|---|---|")
+    fb, fa = both("BM_Floor")
+    for n in ("BM_SimulateOneSchedule/concurrent_duplicates", "BM_SchedulesPerSecond/unique_key_cas"):
+        b, a = both(n)
+        if fb and fa and b and a:
+            print(f"| {n} / BM_Floor | {cpu(b) / cpu(fb):.2f}x | {cpu(a) / cpu(fa):.2f}x |")
+
+    print()
+    print("| deliveries | spread before | spread after | burst before | burst after | steps (spread / burst) |")
+    print("|---|---|---|---|---|---|")
+    for n in (2, 8, 32, 128):
+        sb, sa = both(f"BM_Growth/spread/{n}")
+        bb, ba = both(f"BM_Growth/burst/{n}")
+        cells = [t(cpu(x)) if x else "-" for x in (sb, sa, bb, ba)]
+        steps = f"{sa['steps']:.0f} / {ba['steps']:.0f}" if sa and ba else "-"
+        print(f"| {n} | " + " | ".join(cells) + f" | {steps} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])

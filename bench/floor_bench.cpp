@@ -1,0 +1,186 @@
+// (f) The floor a schedule stands on (issue #12), and how a schedule's cost
+// grows with the deliveries in it.
+//
+// BM_Floor: the statements one schedule of unique-key+cas x
+// concurrent-duplicates ran (seed 1, as BM_SimulateOneSchedule), each task's
+// on a connection that is already open, each statement prepared once and
+// kept, and the database reset in place to the seeded image before each
+// pass, as a run's is. BM_FloorResetOnly is that reset
+// alone. No scheduler, no fibers, no gateway, no checker: what a schedule
+// cannot cost less than. ratios.py sets BM_SimulateOneSchedule/
+// concurrent_duplicates beside it; both run in the same benchmark run.
+//
+// BM_Growth/<spread|burst>/<n>: one schedule (no trace, as `twice run`
+// explores) of unique-key+cas with n orders, one delivery each (no network
+// copies): spread pays them ten seconds apart (each delivery done before the next), burst all at once, so that all n
+// deliveries contend for SQLite's write lock together.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "bench/bench_support.h"
+#include "env/seed.h"
+#include "env/seeded_database.h"
+#include "env/sqlite_db.h"
+#include "run/simulate.h"
+#include "sim/choices.h"
+
+namespace twice::bench {
+namespace {
+
+// Each task's statements in its order, as literal SQL from the trace of seed 1.
+std::map<int, std::vector<std::string>> statements_per_task(const gateway::Scenario& scenario,
+                                                            const HandlerInfo& handler) {
+  const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, sim::StrategySpec{}, 1, std::nullopt, true});
+  std::map<int, std::vector<std::string>> per_task;
+  for (const auto& e : r.trace.events()) {
+    if (e.kind != sim::EventKind::kSql) continue;
+    if (e.result.starts_with("SQLITE_BUSY")) continue;  // a wait: the statement ran once, when it got the lock
+    per_task[e.task].push_back(e.text);
+  }
+  return per_task;
+}
+
+// The seeded database file, kept open by the floor, and reset in place as a
+// run's is (env/run_database.h): the image written over it with a change
+// counter the file never had, so that no connection keeps a stale page. Its
+// own code rather than RunDatabase, so that the same floor builds on a
+// revision without one (bench/README.md compares before and after).
+class FloorDatabase {
+ public:
+  FloorDatabase(const gateway::Scenario& scenario, const Schema& schema) : path_(env::fresh_database_path()) {
+    env::create_seeded_database(path_, fmt::format("floor {} {}", scenario.name, schema.setup_sql), [&](sqlite3* conn) {
+      std::vector<env::SeedOrder> orders;
+      for (const auto& o : scenario.orders) orders.push_back({o.order_no, o.user, o.amount, o.currency});
+      (void)env::seed_database(conn, schema, orders);
+    });
+    std::ifstream in(path_, std::ios::binary);
+    image_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+  }
+  ~FloorDatabase() {
+    for (auto& [task, c] : connections_) {
+      for (auto& [sql, stmt] : c.statements) sqlite3_finalize(stmt);
+      sqlite3_close(c.handle);
+    }
+    ::close(fd_);
+    env::remove_database(path_);
+  }
+  bool reset() {
+    if (image_.size() < 100) return false;
+    ++counter_;
+    for (std::size_t at : {std::size_t{24}, std::size_t{92}})
+      for (int b = 0; b < 4; ++b) image_[at + static_cast<std::size_t>(b)] = static_cast<char>(counter_ >> (24 - 8 * b));
+    return ::pwrite(fd_, image_.data(), image_.size(), 0) == static_cast<ssize_t>(image_.size()) &&
+           ::ftruncate(fd_, static_cast<off_t>(image_.size())) == 0;
+  }
+  struct Connection {
+    sqlite3* handle = nullptr;
+    std::map<std::string, sqlite3_stmt*> statements;
+  };
+  Connection& connection(int task) {
+    Connection& c = connections_[task];
+    if (!c.handle) c.handle = env::open_database(path_);
+    return c;
+  }
+
+ private:
+  std::string path_;
+  std::string image_;
+  int fd_ = -1;
+  std::uint32_t counter_ = 1u << 30;  // past any count a seeding reaches
+  std::map<int, Connection> connections_;
+};
+
+void BM_Floor(benchmark::State& state) {
+  const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
+  const HandlerInfo* handler = find_handler("unique-key+cas");
+  if (!handler) return state.SkipWithError("unique-key+cas is not registered");
+  const auto per_task = statements_per_task(scenario, *handler);
+  const auto instance = handler->make();
+  FloorDatabase db(scenario, instance->schema());
+  std::size_t statements = 0;
+  for (auto _ : state) {
+    if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
+    statements = 0;
+    // Task after task, each on its own connection (open after the first
+    // pass), each statement prepared once per connection.
+    for (const auto& [task, texts] : per_task) {
+      FloorDatabase::Connection& c = db.connection(task);
+      for (const auto& sql : texts) {
+        auto it = c.statements.find(sql);
+        if (it == c.statements.end()) {
+          sqlite3_stmt* stmt = nullptr;
+          sqlite3_prepare_v2(c.handle, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
+          it = c.statements.emplace(sql, stmt).first;
+        }
+        // Errors are part of the work: a duplicate's INSERT fails on the UNIQUE key in the run too.
+        while (sqlite3_step(it->second) == SQLITE_ROW) {
+        }
+        sqlite3_reset(it->second);
+        ++statements;
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["statements"] = static_cast<double>(statements);
+}
+BENCHMARK(BM_Floor)->UseRealTime();
+
+void BM_FloorResetOnly(benchmark::State& state) {
+  const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
+  const HandlerInfo* handler = find_handler("unique-key+cas");
+  if (!handler) return state.SkipWithError("unique-key+cas is not registered");
+  const auto instance = handler->make();
+  FloorDatabase db(scenario, instance->schema());
+  for (auto _ : state)
+    if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FloorResetOnly)->UseRealTime();
+
+// concurrent-duplicates without network copies, with `n` orders of `n` users.
+gateway::Scenario growth_scenario(bool burst, int n) {
+  gateway::Scenario s = bundled_scenario("concurrent-duplicates");
+  s.name = fmt::format("{}-{}", burst ? "burst" : "spread", n);
+  s.duplicate = 0;
+  s.orders.clear();
+  for (int i = 0; i < n; ++i) {
+    gateway::OrderSpec o;
+    o.order_no = fmt::format("O-{}", 3000 + i);
+    o.user = fmt::format("user{}", i);
+    o.amount = 1000 + i;
+    o.paid_at = burst ? 0 : i * 10 * kSecond;
+    s.orders.push_back(o);
+  }
+  return s;
+}
+
+void BM_Growth(benchmark::State& state, bool burst) {
+  const gateway::Scenario scenario = growth_scenario(burst, static_cast<int>(state.range(0)));
+  const HandlerInfo* handler = find_handler("unique-key+cas");
+  if (!handler) return state.SkipWithError("unique-key+cas is not registered");
+  std::uint64_t i = 0;
+  double steps = 0;
+  for (auto _ : state) {
+    const run::RunResult r =
+        run::simulate(run::RunSpec{&scenario, handler, sim::StrategySpec{}, sim::derive_seed(1, i++), std::nullopt, false});
+    steps += r.steps;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["deliveries"] = static_cast<double>(state.range(0));
+  state.counters["steps"] = steps / static_cast<double>(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_Growth, spread, false)->Arg(2)->Arg(8)->Arg(32)->Arg(128)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Growth, burst, true)->Arg(2)->Arg(8)->Arg(32)->Arg(128)->UseRealTime();
+
+}  // namespace
+}  // namespace twice::bench
