@@ -41,9 +41,9 @@ void expect_same(const run::RunResult& fresh, const run::RunResult& kept, const 
 }
 
 TEST(ReusedConnections, GiveTheSameRunsAsFreshOnesForEveryHandlerAndScenario) {
-  std::vector<gateway::Scenario> scenarios;
-  gateway::ScenarioError error;
-  ASSERT_TRUE(gateway::load_scenario_dir(std::string(TWICE_SOURCE_DIR) + "/scenarios", scenarios, error));
+  StatusOr<std::vector<gateway::Scenario>> all = gateway::load_scenario_dir(std::string(TWICE_SOURCE_DIR) + "/scenarios");
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  const std::vector<gateway::Scenario>& scenarios = *all;
   ASSERT_GE(scenarios.size(), 10u);
   std::vector<const HandlerInfo*> handlers;
   for (const HandlerInfo* h : HandlerRegistry::instance().all())
