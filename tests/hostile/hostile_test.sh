@@ -43,9 +43,10 @@ for f in md json junit.xml html; do
 done
 
 # verdict HANDLER WANTED: the cell's first failure verdict starts with WANTED, and it names a run and a replay.
-python3 - all.json "${hostile[*]}" <<'PY' || fail "verdicts (above)"
+python3 - all.json "${hostile[*]}" "$plugin" <<'PY' || fail "verdicts (above)"
 import json, sys
 cells = {c["handler"]: c for c in json.load(open(sys.argv[1]))["cells"]}
+plugin = sys.argv[3]
 ran = {"hostile-" + h for h in sys.argv[2].split()}
 wanted = {
     "hostile-segfault": "crashed: SIGSEGV",
@@ -69,7 +70,8 @@ for handler, verdict in wanted.items():
     f = failures[0]
     if c["matched"] or c["verdict"] != "failed":
         print(f"{handler}: a failed cell must not match: {c['verdict']}"); bad += 1
-    if f["run"] < 1 or f["seed"] == 0 or not f["replay"].startswith(f"twice replay --handler {handler} "):
+    # A plugin's handler replays only with its plugin: the command says so.
+    if f["run"] < 1 or f["seed"] == 0 or not f["replay"].startswith(f"twice replay --plugin {plugin} --handler {handler} "):
         print(f"{handler}: no run, seed or replay: {f}"); bad += 1
 # Denied statements and empty SQL are answered, not fatal: these cells finish like cas.
 for handler in ("hostile-empty-sql", "hostile-wal", "hostile-attach", "cas"):
@@ -79,17 +81,17 @@ for handler in ("hostile-empty-sql", "hostile-wal", "hostile-attach", "cas"):
 sys.exit(1 if bad else 0)
 PY
 grep -q "hostile-segfault × concurrent-duplicates: crashed: SIGSEGV" out.txt || fail "text report lacks the segfault's cell"
-grep -q "replay that run:   twice replay --handler hostile-exit " out.txt || fail "text report lacks the replay command"
+grep -q "replay that run:   twice replay --plugin $plugin --handler hostile-exit " out.txt || fail "text report lacks the replay command"
 grep -q "crashed: SIGSEGV" reports/twice-report.md || fail "Markdown report lacks the verdict"
 grep -q "crashed: SIGSEGV" reports/twice-report.junit.xml || fail "JUnit report lacks the verdict"
 [ -z "$(ls -A db)" ] || fail "files left in the database folder: $(ls -A db)"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "files left in TMPDIR: $(ls -A "$TMPDIR")"
 [ ! -e hostile-attached.db ] || fail "ATTACH created a file"
 
-# The static's counterexample does not reproduce alone: its printed replay shows no violation.
+# The static's counterexample does not reproduce alone: its replay, run as printed, shows no violation.
 replay=$(python3 -c 'import json,sys; c=[c for c in json.load(open("all.json"))["cells"] if c["handler"]=="hostile-static-state"][0]; print(c["failures"][0]["replay"])')
 # shellcheck disable=SC2086
-"$twice" ${replay#twice } --plugin "$plugin" >replay.txt 2>&1 || fail "static-state replay: exit $?"
+"$twice" ${replay#twice } >replay.txt 2>&1 || fail "static-state replay: exit $?"
 grep -q "# verdict: no violation" replay.txt || fail "static-state replay should show no violation: $(tail -3 replay.txt)"
 
 # exit(0) in the only cell: the run must not exit 0.
