@@ -119,7 +119,7 @@ MariadbDb::~MariadbDb() {
 }
 
 bool MariadbDb::in_transaction() const {
-  if (!session_) return false;
+  if (!session_ || rolled_back_) return false;
   unsigned int status = 0;
   mariadb_get_infov(session_->conn, MARIADB_CONNECTION_SERVER_STATUS, &status);
   return (status & SERVER_STATUS_IN_TRANS) != 0;
@@ -128,6 +128,7 @@ bool MariadbDb::in_transaction() const {
 int MariadbDb::socket() const { return static_cast<int>(mysql_get_socket(session_->conn)); }
 
 void MariadbDb::send(const std::string& text) {
+  rolled_back_ = false;
   phase_ = Phase::kQuery;
   query_error_ = 0;
   query_id_ = 0;
@@ -312,6 +313,7 @@ Result MariadbDb::exec(std::string_view sql, const std::vector<Value>& params) {
 }
 
 Result MariadbDb::finish(std::string_view sql, const std::string& text, bool savepoint, Result r) {
+  if (r.status.is_deadlock()) rolled_back_ = true;
   if (savepoint && r.ok()) {
     if (Status s = run_now("RELEASE SAVEPOINT twice_statement"); !s.ok())
       r.status = Status::error("releasing the savepoint around the statement: " + s.message());

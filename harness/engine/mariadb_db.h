@@ -102,6 +102,10 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
   unsigned long query_id_ = 0;
   bool has_kept_ = false;
   Result kept_;  // an answer read while cancelling, for finish()
+  // InnoDB rolled the whole transaction back (a deadlock victim): the
+  // client's status flags, read from the last OK packet, still say "in a
+  // transaction" until the next statement answers.
+  bool rolled_back_ = false;
   std::vector<std::string> uncommitted_;
   bool committed_writes_ = false;
 };
