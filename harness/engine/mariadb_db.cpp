@@ -188,9 +188,16 @@ bool MariadbDb::cancel() {
   // must not hit this session's next one. Then wait for the answer:
   // "interrupted" if the kill reached the statement, the statement's own
   // result if that came first (kept for finish()). A kill that found no such
-  // query (the id was not known yet) is sent again with the id InnoDB shows.
+  // query is sent again with the id the server shows now.
   for (;;) {
-    if (query_id_ == 0) (void)run_.blockers(*this);  // learns the statement's id
+    if (query_id_ == 0) {
+      // PROCESSLIST (not cached, unlike the InnoDB tables) knows the id of
+      // whatever the session runs, also a statement InnoDB's list lacks.
+      const Result id = run_.database().monitor().query(
+          "SELECT QUERY_ID FROM information_schema.PROCESSLIST WHERE ID = ? AND COMMAND = 'Query'",
+          {static_cast<long long>(thread_id())});
+      if (id.ok() && !id.empty()) query_id_ = static_cast<unsigned long>(id.rows[0][0].as_int());
+    }
     if (query_id_ != 0) (void)run_.database().monitor().query(fmt::format("KILL QUERY ID {}", query_id_));
     if (answer_arrived(100)) break;
     query_id_ = 0;
