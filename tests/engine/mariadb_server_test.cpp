@@ -3,14 +3,18 @@
 // that will not start, a wrong URL: one line, exit 2, nothing left behind.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "engine/mariadb_server.h"
 
@@ -57,6 +61,16 @@ std::pair<std::string, int> twice_command(const std::string& args) {
   while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) out.append(buffer, n);
   const int status = ::pclose(p);
   return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+// Polls `done` for up to a minute: the guardian stops the server in its own time.
+template <class F>
+bool eventually(F done) {
+  for (int i = 0; i < 1200; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 }  // namespace
@@ -137,14 +151,41 @@ TEST(MariadbCli, SetupErrorsExitTwoWithOneLineAndLeaveNothing) {
   EXPECT_TRUE(dir.entries().empty());
 }
 
-// A run on the throwaway server: its folder is gone when twice exits.
-TEST(MariadbCli, ARunLeavesNoServerBehind) {
+// `twice run --engine mariadb` stopped by a signal while runs are under way:
+// Ctrl-C (SIGINT) after the cell under way (60 runs, to keep the test short:
+// the orderly path), SIGTERM at once (its default action: the guardian's
+// path, as SIGKILL's). Either way the server and its folder are gone after.
+void TwiceStopsItsMariadbServerOn(int signal) {
   PrivateServerDir dir;
-  const auto [out, code] = twice_command(
-      "run --handler unique-key+cas --scenario concurrent-duplicates --seeds 3 --no-report -q --engine mariadb "
-      "--scenarios-dir " TWICE_SOURCE_DIR "/scenarios");
-  EXPECT_EQ(code, 0) << out;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::execl(TWICE_BINARY, TWICE_BINARY, "run", "--engine", "mariadb", "--handler", "unique-key+cas", "--scenario",
+            "concurrent-duplicates", "--seeds", "60", "--no-report", "-j1", "-q", "--scenarios-dir",
+            TWICE_SOURCE_DIR "/scenarios", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string folder;
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& f : dir.entries())
+      if (fs::exists(f + "/s")) folder = f;
+    return !folder.empty();
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // some runs under way
+  ::kill(child, signal);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (signal == SIGINT) {
+    EXPECT_TRUE(WIFEXITED(status)) << status;
+  }
+  EXPECT_TRUE(eventually([&] { return !fs::exists(folder); })) << folder;
   EXPECT_TRUE(dir.entries().empty());
 }
+
+TEST(MariadbCli, CtrlCToTwiceRunStopsItsServer) { TwiceStopsItsMariadbServerOn(SIGINT); }
+TEST(MariadbCli, SigtermToTwiceRunStopsItsServer) { TwiceStopsItsMariadbServerOn(SIGTERM); }
 
 }  // namespace twice::testing
