@@ -8,12 +8,18 @@
 //     state of that scenario: DELETE + setval() + the seed rows (what runs
 //     use), or TRUNCATE ... RESTART IDENTITY + the seed rows.
 //   BM_PgServerStart: initdb + start + stop of a throwaway server.
+//   BM_MariadbReset: bringing a MariaDB database back to the seeded state
+//     (TRUNCATE of every table + the seed rows, what runs use).
+//   BM_MariadbServerStart: mariadb-install-db + start + stop.
+// One MariaDB server too, started the same way.
 // Real (wall-clock) time: the server's processes do most of the work.
 #include <memory>
 
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_support.h"
+#include "engine/mariadb_cluster.h"
+#include "engine/mariadb_server.h"
 #include "engine/pg_cluster.h"
 #include "engine/postgres_server.h"
 #include "run/simulate.h"
@@ -37,6 +43,20 @@ engine::PgCluster* cluster(benchmark::State& state) {
   return instance.get();
 }
 
+engine::MariadbCluster* mariadb(benchmark::State& state) {
+  static std::unique_ptr<engine::MariadbCluster> instance;
+  static Status started;
+  if (!instance) {
+    instance = std::make_unique<engine::MariadbCluster>();
+    started = instance->ensure_started();
+  }
+  if (!started.ok()) {
+    state.SkipWithError(started.message().c_str());
+    return nullptr;
+  }
+  return instance.get();
+}
+
 void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine::Isolation isolation) {
   const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
   const HandlerInfo* handler = find_handler("unique-key+cas");
@@ -49,6 +69,14 @@ void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine:
     if (!spec.engine.postgres) return;
     spec.seed = sim::derive_seed(1, 0);
     (void)run::simulate(spec);  // the database and its schema exist before the timed loop
+  }
+  if (engine == Engine::kMariadb) {
+    spec.engine.engine = engine;
+    spec.engine.isolation = isolation;
+    spec.engine.mariadb = mariadb(state);
+    if (!spec.engine.mariadb) return;
+    spec.seed = sim::derive_seed(1, 0);
+    (void)run::simulate(spec);
   }
   std::uint64_t i = 0;
   long failing = 0;
@@ -66,6 +94,12 @@ BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, postgres_read_committed, Engine::
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, postgres_serializable, Engine::kPostgres,
                   engine::Isolation::kSerializable)
+    ->UseRealTime();
+
+BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, mariadb_repeatable_read, Engine::kMariadb,
+                  engine::Isolation::kRepeatableRead)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, mariadb_serializable, Engine::kMariadb, engine::Isolation::kSerializable)
     ->UseRealTime();
 
 void BM_PgReset(benchmark::State& state, engine::ResetMethod method) {
@@ -97,6 +131,45 @@ void BM_PgReset(benchmark::State& state, engine::ResetMethod method) {
 }
 BENCHMARK_CAPTURE(BM_PgReset, delete_setval, engine::ResetMethod::kDelete)->UseRealTime();
 BENCHMARK_CAPTURE(BM_PgReset, truncate_restart_identity, engine::ResetMethod::kTruncate)->UseRealTime();
+
+void BM_MariadbReset(benchmark::State& state) {
+  engine::MariadbCluster* c = mariadb(state);
+  if (!c) return;
+  const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
+  const Schema& schema = reference_schema();
+  std::vector<engine::MariadbDatabase::Statement> seed;
+  for (const auto& o : scenario.orders) {
+    seed.push_back({schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}});
+    seed.push_back({schema.insert_account_sql, {o.user}});
+  }
+  std::unique_ptr<engine::MariadbDatabase> db;
+  if (Status s = c->lease(db); !s.ok()) return state.SkipWithError(s.message().c_str());
+  const std::string key = "bench reset";
+  if (Status s = db->prepare(key, schema.mariadb_setup_sql, seed); !s.ok())
+    return state.SkipWithError(s.message().c_str());
+  for (auto _ : state) {
+    (void)db->checker().exec_script(
+        "UPDATE orders SET status = 'PAID'; INSERT INTO ledger(order_no, user_id, amount) VALUES ('x', 'y', 1); "
+        "INSERT INTO callback_log(out_trade_no) VALUES ('x')");
+    if (Status s = db->prepare(key, schema.mariadb_setup_sql, seed); !s.ok())
+      return state.SkipWithError(s.message().c_str());
+  }
+  c->give_back(std::move(db));
+}
+BENCHMARK(BM_MariadbReset)->UseRealTime();
+
+void BM_MariadbServerStart(benchmark::State& state) {
+  double install = 0, start = 0;
+  for (auto _ : state) {
+    std::unique_ptr<engine::MariadbServer> server;
+    if (Status s = engine::MariadbServer::start(server); !s.ok()) return state.SkipWithError(s.message().c_str());
+    install += server->install_seconds();
+    start += server->start_seconds();
+  }
+  state.counters["install_s"] = install / static_cast<double>(state.iterations());
+  state.counters["start_s"] = start / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_MariadbServerStart)->UseRealTime()->Iterations(3)->Unit(benchmark::kMillisecond);
 
 void BM_PgServerStart(benchmark::State& state) {
   double initdb = 0, start = 0;

@@ -55,6 +55,11 @@ foreach(_dep
     string(APPEND TWICE_FIND_DEPENDENCIES "find_dependency(${_args})\n")
   endif()
 endforeach()
+# libmariadb has no CMake package of its own on Debian: pkg-config finds it.
+if(TARGET PkgConfig::MARIADB)
+  string(APPEND TWICE_FIND_DEPENDENCIES
+    "find_dependency(PkgConfig)\npkg_check_modules(MARIADB REQUIRED QUIET IMPORTED_TARGET GLOBAL libmariadb)\n")
+endif()
 if(TARGET twice_gtest)
   string(APPEND TWICE_FIND_DEPENDENCIES "find_dependency(GTest)\n")
 endif()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/engines.md: the designs whose verdict depends on the engine
-# and the isolation level, run by twice itself on SQLite and on a PostgreSQL
-# server it starts (every isolation level), with one counterexample per
+# and the isolation level, run by twice itself on SQLite and on the PostgreSQL
+# and MariaDB servers it starts (every isolation level), with one counterexample per
 # divergence. Installs and builds what is missing first. SEEDS=N to change
 # the seeds per cell (default 100).
 set -euo pipefail

@@ -16,6 +16,8 @@ PACKAGES=(
   libgtest-dev librapidcheck-dev libbenchmark-dev
   # the PostgreSQL engine: libpq to talk to it, the server twice starts for its runs and tests
   libpq-dev postgresql
+  # the MariaDB engine: Connector/C, and the server twice starts for its runs and tests
+  libmariadb-dev mariadb-server
 )
 read -r -a EXTRA <<< "${TWICE_EXTRA_PACKAGES:-}"
 PACKAGES+=("${EXTRA[@]}")

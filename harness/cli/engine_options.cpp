@@ -15,10 +15,11 @@ void add_engine_options(CLI::App* command, EngineArgs& args) {
   command
       ->add_option("--isolation", args.isolations,
                    "Isolation level of a server engine (repeatable; default: the engine's own, read-committed on "
-                   "postgres)")
+                   "postgres, repeatable-read on mariadb)")
       ->check(CLI::IsMember({"read-committed", "repeatable-read", "serializable"}));
   command->add_option("--engine-url", args.url,
-                      "Use this server instead of starting one: postgres://user@host/db (the user may CREATE DATABASE)");
+                      "Use this server instead of starting one: postgres://user@host/db or mysql://user@host[:port][/db][?socket=/path] "
+                      "(the user may CREATE DATABASE)");
 }
 
 Status EngineSelection::resolve(const EngineArgs& args) {
@@ -26,23 +27,42 @@ Status EngineSelection::resolve(const EngineArgs& args) {
   std::vector<std::string> engines = args.engines;
   if (engines.empty()) engines.push_back("sqlite");
   const bool all = std::find(engines.begin(), engines.end(), "all") != engines.end();
-  if (all) engines = {"sqlite", "postgres"};
+  if (all) engines = {"sqlite", "postgres", "mariadb"};
   std::vector<engine::Isolation> levels;
   for (const auto& name : args.isolations) levels.push_back(*engine::parse_isolation(name));
-  if (levels.empty()) {
-    if (all) levels = {engine::Isolation::kReadCommitted, engine::Isolation::kRepeatableRead,
-                       engine::Isolation::kSerializable};
-    else levels = {engine::Isolation::kReadCommitted};
-  }
+  const bool every_level = levels.empty() && all;
+  if (every_level)
+    levels = {engine::Isolation::kReadCommitted, engine::Isolation::kRepeatableRead, engine::Isolation::kSerializable};
+  // Without --isolation, each engine runs at its own default level.
+  auto levels_for = [&](engine::Isolation own) {
+    return levels.empty() ? std::vector<engine::Isolation>{own} : levels;
+  };
   if (!args.isolations.empty() && engines == std::vector<std::string>{"sqlite"})
-    return Status::error("--isolation applies to a server engine; add --engine postgres");
-  if (!args.url.empty() && std::find(engines.begin(), engines.end(), "postgres") == engines.end())
-    return Status::error("--engine-url names a server: add --engine postgres");
+    return Status::error("--isolation applies to a server engine; add --engine postgres or --engine mariadb");
+  const bool has_pg = std::find(engines.begin(), engines.end(), "postgres") != engines.end();
+  const bool has_maria = std::find(engines.begin(), engines.end(), "mariadb") != engines.end();
+  if (!args.url.empty() && !has_pg && !has_maria)
+    return Status::error("--engine-url names a server: add --engine postgres or --engine mariadb");
+  if (!args.url.empty() && has_pg && has_maria)
+    return Status::error("--engine-url names one server: run --engine postgres and --engine mariadb separately");
   for (const auto& name : engines) {
     if (name == "sqlite") {
       choices_.push_back(engine::EngineChoice{});
     } else if (name == "mariadb") {
-      return Status::error("the mariadb engine is not built yet (issue 10); use --engine postgres or sqlite");
+      if (!args.url.empty() && !args.url.starts_with("mysql://"))
+        return Status::error(fmt::format(
+            "--engine-url '{}' is not a MariaDB URL (mysql://user@host[:port][/db][?socket=/path])", args.url));
+      if (!mariadb_) {
+        mariadb_ = std::make_unique<engine::MariadbCluster>(args.url);
+        if (Status s = mariadb_->ensure_started(); !s.ok()) return s;
+      }
+      for (auto level : levels_for(engine::Isolation::kRepeatableRead)) {
+        engine::EngineChoice c;
+        c.engine = Engine::kMariadb;
+        c.isolation = level;
+        c.mariadb = mariadb_.get();
+        choices_.push_back(c);
+      }
     } else if (name == "postgres") {
       if (!args.url.empty() && !args.url.starts_with("postgres://") && !args.url.starts_with("postgresql://"))
         return Status::error(fmt::format("--engine-url '{}' is not a PostgreSQL URL (postgres://user@host/db)", args.url));
@@ -50,7 +70,7 @@ Status EngineSelection::resolve(const EngineArgs& args) {
         postgres_ = std::make_unique<engine::PgCluster>(args.url);
         if (Status s = postgres_->ensure_started(); !s.ok()) return s;
       }
-      for (auto level : levels) {
+      for (auto level : levels_for(engine::Isolation::kReadCommitted)) {
         engine::EngineChoice c;
         c.engine = Engine::kPostgres;
         c.isolation = level;

@@ -1,8 +1,9 @@
 // The engine flags of `twice run` and `twice replay`: --engine
 // sqlite|postgres|mariadb|all (repeatable), --isolation read-committed|
 // repeatable-read|serializable (repeatable), --engine-url. They resolve to the
-// list of engine choices to run, and own the PostgreSQL cluster (the server
-// twice starts, stopped when this object goes, also on an error's way out).
+// list of engine choices to run, and own the PostgreSQL and MariaDB clusters
+// (the servers twice starts, stopped when this object goes, also on an
+// error's way out).
 // Used from main's thread.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/engine_choice.h"
+#include "engine/mariadb_cluster.h"
 #include "engine/pg_cluster.h"
 #include "twice/status.h"
 
@@ -37,6 +39,7 @@ class EngineSelection {
 
  private:
   std::unique_ptr<engine::PgCluster> postgres_;
+  std::unique_ptr<engine::MariadbCluster> mariadb_;
   std::vector<engine::EngineChoice> choices_;
 };
 

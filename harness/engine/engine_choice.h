@@ -11,11 +11,13 @@
 namespace twice::engine {
 
 class PgCluster;
+class MariadbCluster;
 
 struct EngineChoice {
   Engine engine = Engine::kSqlite;
   Isolation isolation = Isolation::kReadCommitted;  // server engines only
   PgCluster* postgres = nullptr;                    // set when engine is kPostgres
+  MariadbCluster* mariadb = nullptr;                // set when engine is kMariadb
 
   bool is_sqlite() const { return engine == Engine::kSqlite; }
   // "" for SQLite (cell names stay as they were), "@postgres/read-committed" otherwise.

@@ -14,10 +14,9 @@ namespace twice::engine {
 namespace {
 
 // How long a statement may take before the monitor is asked whether it is
-// blocked. A statement on a Unix socket answers in tens of microseconds.
+// blocked (the same as ServerRun's). A statement on a Unix socket answers in
+// tens of microseconds.
 constexpr int kSlowMs = 1;
-// A statement neither answered nor blocked this long is a server in trouble.
-constexpr double kGiveUpSeconds = 120;
 
 bool is_word(std::string_view sql, std::string_view word) {
   if (sql.size() < word.size()) return false;
@@ -35,18 +34,13 @@ bool is_transaction_control(std::string_view sql) {
 
 }  // namespace
 
-void PgRun::closed(PgDb* db) {
-  open_.erase(std::remove(open_.begin(), open_.end(), db), open_.end());
-  for (PgDb* o : open_) {
-    auto w = o->waits_for();
-    w.erase(std::remove(w.begin(), w.end(), db), w.end());
-    o->set_waits_for(std::move(w));
-  }
-}
-
-std::vector<const PgDb*> PgRun::blockers(const PgDb& db) {
+std::vector<const ServerSession*> PgRun::blockers(const ServerSession& s) {
+  const auto& db = static_cast<const PgDb&>(s);
+  // Every session of a PgRun is a PgDb (open() makes them).
+  std::vector<const PgDb*> open;
+  for (const ServerSession* o : open_sessions()) open.push_back(static_cast<const PgDb*>(o));
   std::string others = "{";
-  for (const PgDb* o : open_) {
+  for (const PgDb* o : open) {
     if (o == &db || o->backend_pid() == 0) continue;
     if (others.size() > 1) others += ',';
     others += std::to_string(o->backend_pid());
@@ -57,10 +51,10 @@ std::vector<const PgDb*> PgRun::blockers(const PgDb& db) {
   const Result r = database_.monitor().query(
       "SELECT pg_catalog.pg_isolation_test_session_is_blocked(?1, ?2::int4[]), pg_catalog.pg_blocking_pids(?1)::text",
       {db.backend_pid(), others});
-  std::vector<const PgDb*> out;
+  std::vector<const ServerSession*> out;
   if (!r.ok() || r.empty() || r.rows[0][0].as_int() == 0) return out;
   const std::string pids = r.rows[0][1].as_text();  // "{123,456}"
-  for (const PgDb* o : open_) {
+  for (const PgDb* o : open) {
     if (o == &db || o->backend_pid() == 0) continue;
     const std::string pid = std::to_string(o->backend_pid());
     for (std::size_t at = pids.find(pid); at != std::string::npos; at = pids.find(pid, at + 1)) {
@@ -77,95 +71,7 @@ std::vector<const PgDb*> PgRun::blockers(const PgDb& db) {
   return out;
 }
 
-bool PgRun::must_queue(const PgDb& db, const std::vector<const PgDb*>& blockers) const {
-  // A cycle back to `db`: a deadlock, which the server breaks by its own rule.
-  std::vector<const PgDb*> frontier(blockers.begin(), blockers.end());
-  std::vector<const PgDb*> seen;
-  while (!frontier.empty()) {
-    const PgDb* b = frontier.back();
-    frontier.pop_back();
-    if (!b || std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
-    if (b == &db) return false;
-    seen.push_back(b);
-    if (b->waiting()) frontier.insert(frontier.end(), b->waits_for().begin(), b->waits_for().end());
-  }
-  for (const PgDb* b : blockers)
-    if (b && b->waiting()) return true;  // a chain of waits: its end may wake several at once
-  for (const PgDb* o : open_) {
-    if (o == &db || !o->waiting()) continue;
-    for (const PgDb* b : blockers)
-      if (b && std::find(o->waits_for().begin(), o->waits_for().end(), b) != o->waits_for().end()) return true;
-  }
-  return false;
-}
-
-bool PgRun::any_waiting() const {
-  return std::any_of(open_.begin(), open_.end(), [](const PgDb* o) { return o->waiting(); });
-}
-
-void PgRun::wake_queued() {
-  for (PgDb* o : open_)
-    if (o->queued()) scheduler_.wake_db_waiter(o->task());
-}
-
-bool PgRun::any_queued() const {
-  return std::any_of(open_.begin(), open_.end(), [](const PgDb* o) { return o->queued(); });
-}
-
-void PgRun::wake_queued_for_deadlock() {
-  for (PgDb* o : open_) {
-    if (!o->queued()) continue;
-    o->forbid_queueing();
-    scheduler_.wake_db_waiter(o->task());
-  }
-}
-
-void PgRun::settle(const PgDb* except) {
-  for (PgDb* o : open_) {
-    if (o == except || !o->in_flight()) continue;
-    const auto start = std::chrono::steady_clock::now();
-    for (;;) {
-      if (o->answer_arrived(0)) {
-        o->set_waits_for({});
-        scheduler_.wake_db_waiter(o->task());
-        break;
-      }
-      if (auto b = blockers(*o); !b.empty()) {
-        o->set_waits_for(std::move(b));
-        break;
-      }
-      if (o->answer_arrived(kSlowMs)) {
-        o->set_waits_for({});
-        scheduler_.wake_db_waiter(o->task());
-        break;
-      }
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > kGiveUpSeconds) break;
-    }
-  }
-}
-
-bool PgRun::wait_for_any() {
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    std::vector<pollfd> fds;
-    for (PgDb* o : open_) {
-      if (!o->in_flight()) continue;
-      if (o->answer_arrived(0)) {
-        o->set_waits_for({});
-        scheduler_.wake_db_waiter(o->task());
-        settle(o);
-        wake_queued();
-        return true;
-      }
-      fds.push_back(pollfd{o->socket(), POLLIN, 0});
-    }
-    if (fds.empty()) return true;
-    ::poll(fds.data(), fds.size(), 100);
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > kGiveUpSeconds) return false;
-  }
-}
-
-PgDb::PgDb(PgRun& run) : run_(run), scheduler_(run.scheduler()), task_(run.scheduler().current()) {
+PgDb::PgDb(PgRun& run) : ServerSession(run.scheduler().current()), run_(run), scheduler_(run.scheduler()) {
   broken_ = run_.database().acquire(session_);
   run_.opened(this);
 }
@@ -301,7 +207,7 @@ Result PgDb::exec(std::string_view sql, const std::vector<Value>& params) {
     bool requeue = false;
     for (;;) {
       if (answer_arrived(kSlowMs)) break;
-      std::vector<const PgDb*> blockers = run_.blockers(*this);
+      std::vector<const ServerSession*> blockers = run_.blockers(*this);
       if (blockers.empty()) continue;  // slow, not blocked: keep waiting
       if (tracing && !told_waiting)
         scheduler_.record(sim::EventKind::kSql, text, "waits for a lock another transaction holds");

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "engine/pg_database.h"
+#include "engine/server_run.h"
 #include "env/task_db.h"
 #include "sim/scheduler.h"
 
@@ -40,48 +41,23 @@ namespace twice::engine {
 
 class PgDb;
 
-class PgRun final : public env::TaskDbSource {
+// The settling, queueing and deadlock rules live in ServerRun (server_run.h);
+// PgRun asks PostgreSQL who blocks a statement.
+class PgRun final : public ServerRun {
  public:
-  PgRun(sim::Scheduler& scheduler, PgDatabase& database) : scheduler_(scheduler), database_(database) {}
+  PgRun(sim::Scheduler& scheduler, PgDatabase& database) : ServerRun(scheduler), database_(database) {}
   // env::TaskDbSource: a PgDb for the task holding the baton.
   std::unique_ptr<env::TaskDb> open() override;
-  PgRun(const PgRun&) = delete;
-  PgRun& operator=(const PgRun&) = delete;
 
-  sim::Scheduler& scheduler() { return scheduler_; }
   PgDatabase& database() { return database_; }
-
-  // --- for PgDb ---
-  void opened(PgDb* db) { open_.push_back(db); }
-  void closed(PgDb* db);
-  // The tasks of this run whose locks `db`'s statement waits for; empty when
-  // it does not wait for any (it is merely slow).
-  std::vector<const PgDb*> blockers(const PgDb& db);
-  // True when a waiting `db` must be cancelled and queued (see above).
-  bool must_queue(const PgDb& db, const std::vector<const PgDb*>& blockers) const;
-  // True when some statement of this run waits on the server.
-  bool any_waiting() const;
-  // A transaction ended or a statement failed: queued statements may go again.
-  void wake_queued();
-  bool any_queued() const;
-  // Every task is parked and some are queued: they all go again, and this
-  // time none is queued, so that the server sees (and breaks) any deadlock.
-  void wake_queued_for_deadlock();
-  // A statement finished or a transaction ended: every other statement in
-  // flight is waited for until it finished (its task is woken) or is blocked.
-  void settle(const PgDb* except);
-  // Every task is parked: waits until the server answers any statement in
-  // flight (a deadlock victim's error, or a waiter's grant), then settles.
-  // False when nothing moved for a long time.
-  bool wait_for_any();
+  // pg_isolation_test_session_is_blocked, then pg_blocking_pids.
+  std::vector<const ServerSession*> blockers(const ServerSession& s) override;
 
  private:
-  sim::Scheduler& scheduler_;
   PgDatabase& database_;
-  std::vector<PgDb*> open_;  // every PgDb of the run, in the order they opened
 };
 
-class PgDb final : public env::TaskDb {
+class PgDb final : public env::TaskDb, public ServerSession {
  public:
   // Takes a session from the run's database for the task's lifetime. On a
   // failure to connect, every statement answers that error.
@@ -96,20 +72,11 @@ class PgDb final : public env::TaskDb {
   bool in_transaction() const override;
   bool committed_writes() const override { return committed_writes_; }
 
-  // --- for PgRun ---
-  bool in_flight() const { return in_flight_ && !answered_; }
-  // In flight and, when last asked, waiting for these tasks' locks.
-  bool waiting() const { return in_flight() && !waits_for_.empty(); }
-  const std::vector<const PgDb*>& waits_for() const { return waits_for_; }
-  void set_waits_for(std::vector<const PgDb*> w) { waits_for_ = std::move(w); }
-  bool queued() const { return queued_; }
-  void forbid_queueing() { no_queue_ = true; }
+  // --- ServerSession, for PgRun ---
+  bool in_flight() const override { return in_flight_ && !answered_; }
+  bool answer_arrived(int timeout_ms) override;
+  int socket() const override;
   int backend_pid() const { return session_ ? session_->backend_pid : 0; }
-  int task() const { return task_; }
-  // Reads what arrived; true once the whole answer is there. Waits up to
-  // `timeout_ms` for it (0: does not wait).
-  bool answer_arrived(int timeout_ms);
-  int socket() const;
 
  private:
   Result finish(std::string_view sql, const std::string& text, bool savepoint);
@@ -122,14 +89,10 @@ class PgDb final : public env::TaskDb {
 
   PgRun& run_;
   sim::Scheduler& scheduler_;
-  int task_;
   PgSession* session_ = nullptr;
   Status broken_;
   bool in_flight_ = false;  // sent, answer not yet taken
   bool answered_ = false;   // the whole answer arrived
-  bool queued_ = false;     // parked with its statement cancelled, to send again
-  bool no_queue_ = false;   // every task was parked: this one's next send may not be queued
-  std::vector<const PgDb*> waits_for_;
   PGresult* kept_ = nullptr;  // an answer read while cancelling, for finish()
   std::map<std::string, std::string, std::less<>> translated_;  // ? -> $n, per statement text
   std::vector<std::string> uncommitted_;

@@ -8,6 +8,8 @@
 
 #include "check/invariants/during_run.h"
 #include "endpoint/endpoint.h"
+#include "engine/mariadb_cluster.h"
+#include "engine/mariadb_db.h"
 #include "engine/pg_cluster.h"
 #include "engine/pg_db.h"
 #include "env/lock_service.h"
@@ -110,23 +112,27 @@ sim::SchedulerLimits limits(const gateway::Scenario& s) {
 // but the endpoint's replies (ReplySink).
 class Run final : public endpoint::ReplySink {
  public:
-  // `checker` reads the run's database for the checker; `postgres`, when
-  // set, is the run's database on PostgreSQL (tasks then open their Db there).
+  // `checker` reads the run's database for the checker; `postgres` or
+  // `mariadb`, when set, is the run's database on that server (tasks then
+  // open their Db there).
   Run(const RunSpec& spec, RunResult& result, sim::Choices& choices, env::RawConnection& checker, Handler& handler,
-      env::ConnectionPool& connections, engine::PgDatabase* postgres = nullptr)
+      env::ConnectionPool& connections, engine::PgDatabase* postgres = nullptr,
+      engine::MariadbDatabase* mariadb = nullptr)
       : scenario_(*spec.scenario),
         result_(result),
         checker_db_(checker),
         handler_(handler),
         connections_(connections),
-        // PgRun keeps a reference to scheduler_, constructed next; it uses it only once tasks run.
-        pg_run_(postgres ? std::make_unique<engine::PgRun>(scheduler_, *postgres) : nullptr),
+        // The run keeps a reference to scheduler_, constructed next; it uses it only once tasks run.
+        server_run_(postgres  ? std::unique_ptr<engine::ServerRun>(std::make_unique<engine::PgRun>(scheduler_, *postgres))
+                    : mariadb ? std::make_unique<engine::MariadbRun>(scheduler_, *mariadb)
+                              : nullptr),
         scheduler_(spec.strategy, choices, result.trace, limits(scenario_)),
         faults_(fault_rates(scenario_), scheduler_),
         locks_(scheduler_),
         network_(scheduler_, faults_, endpoint_),
         gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_, network_, faults_),
-        endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_, pg_run_.get()}, faults_,
+        endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_, server_run_.get()}, faults_,
                   *this),
         acks_(checker_db_, handler_.schema()) {
     scheduler_.set_process_faults(&endpoint_);
@@ -221,7 +227,7 @@ class Run final : public endpoint::ReplySink {
   env::RawConnection& checker_db_;
   Handler& handler_;
   env::ConnectionPool& connections_;  // outlives the scheduler: tasks return their connections to it
-  std::unique_ptr<engine::PgRun> pg_run_;  // PostgreSQL runs only; outlives the scheduler too
+  std::unique_ptr<engine::ServerRun> server_run_;  // server engines' runs only; outlives the scheduler too
   sim::Scheduler scheduler_;
   fault::FaultPlan faults_;
   env::LockService locks_;
@@ -268,6 +274,34 @@ void simulate_on_postgres(const RunSpec& spec, RunResult& result, sim::Choices& 
   run.run();
 }
 
+// The same run with its database on MariaDB: a database leased from the
+// cluster for the run, reset to the seeded state in place.
+void simulate_on_mariadb(const RunSpec& spec, RunResult& result, sim::Choices& choices, Handler& handler) {
+  engine::MariadbCluster* cluster = spec.engine.mariadb;
+  if (!cluster) throw std::invalid_argument("a MariaDB run needs RunSpec::engine.mariadb");
+  const Schema& schema = handler.schema();
+  if (schema.mariadb_setup_sql.empty())
+    throw std::runtime_error(fmt::format("handler {} has no MariaDB schema (Schema::mariadb_setup_sql)",
+                                         spec.handler->name));
+  std::unique_ptr<engine::MariadbDatabase> database;
+  if (Status s = cluster->lease(database); !s.ok()) throw std::runtime_error(s.message());
+  struct GiveBack {
+    engine::MariadbCluster* cluster;
+    std::unique_ptr<engine::MariadbDatabase>& db;
+    ~GiveBack() {
+      if (db) cluster->give_back(std::move(db));
+    }
+  } give_back{cluster, database};
+  Status s = database->set_isolation(spec.engine.isolation);
+  if (s.ok())
+    s = database->prepare(seed_key(*spec.scenario, schema, Engine::kMariadb), schema.mariadb_setup_sql,
+                          seed_statements(*spec.scenario, schema));
+  if (!s.ok()) throw std::runtime_error(s.message());
+  env::ConnectionPool unused({});  // tasks open their Db on MariaDB
+  Run run(spec, result, choices, database->checker(), handler, unused, nullptr, database.get());
+  run.run();
+}
+
 }  // namespace
 
 RunResult simulate(const RunSpec& spec) {
@@ -283,6 +317,11 @@ RunResult simulate(const RunSpec& spec) {
   std::unique_ptr<Handler> handler = spec.handler->make();
   if (spec.engine.engine == Engine::kPostgres) {
     simulate_on_postgres(spec, result, choices, *handler);
+    result.choices = choices.consumed();
+    return result;
+  }
+  if (spec.engine.engine == Engine::kMariadb) {
+    simulate_on_mariadb(spec, result, choices, *handler);
     result.choices = choices.consumed();
     return result;
   }

@@ -163,13 +163,14 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Engine flags that cannot work say so in one line and exit 2, before any run.
 TEST(Cli, EngineSetupErrorsExitTwoWithOneClearLine) {
-  auto o = twice("run --handler cas --scenario concurrent-duplicates --engine mariadb");
+  auto o = twice("run --handler cas --scenario concurrent-duplicates --engine mariadb --engine-url postgres://x@y/z");
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: the mariadb engine is not built yet (issue 10); use --engine postgres or sqlite\n");
+  EXPECT_EQ(o.out, "twice: --engine-url 'postgres://x@y/z' is not a MariaDB URL "
+                   "(mysql://user@host[:port][/db][?socket=/path])\n");
 
   o = twice("run --handler cas --scenario concurrent-duplicates --isolation serializable");
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: --isolation applies to a server engine; add --engine postgres\n");
+  EXPECT_EQ(o.out, "twice: --isolation applies to a server engine; add --engine postgres or --engine mariadb\n");
 
   o = twice("replay --handler cas --scenario concurrent-duplicates --seed 1 --engine postgres "
             "--engine-url mysql://root@localhost/x");

@@ -9,8 +9,9 @@ namespace twice::testing {
 namespace {
 
 std::unique_ptr<engine::PgCluster> g_cluster;
+std::unique_ptr<engine::MariadbCluster> g_mariadb;
 
-class PostgresEnvironment final : public ::testing::Environment {
+class ServersEnvironment final : public ::testing::Environment {
  public:
   void SetUp() override {
     // TWICE_TEST_PG_URL: run against an existing server (a CI service) instead.
@@ -18,8 +19,16 @@ class PostgresEnvironment final : public ::testing::Environment {
     g_cluster = std::make_unique<engine::PgCluster>(url ? url : "");
     const Status s = g_cluster->ensure_started();
     ASSERT_TRUE(s.ok()) << s.to_string();
+    // TWICE_TEST_MARIADB_URL: the same for MariaDB (mysql://...).
+    const char* maria_url = std::getenv("TWICE_TEST_MARIADB_URL");
+    g_mariadb = std::make_unique<engine::MariadbCluster>(maria_url ? maria_url : "");
+    const Status m = g_mariadb->ensure_started();
+    ASSERT_TRUE(m.ok()) << m.to_string();
   }
-  void TearDown() override { g_cluster.reset(); }
+  void TearDown() override {
+    g_cluster.reset();
+    g_mariadb.reset();
+  }
 };
 
 }  // namespace
@@ -34,10 +43,20 @@ engine::EngineChoice on_postgres(engine::Isolation isolation) {
   return c;
 }
 
+engine::MariadbCluster& mariadb() { return *g_mariadb; }
+
+engine::EngineChoice on_mariadb(engine::Isolation isolation) {
+  engine::EngineChoice c;
+  c.engine = Engine::kMariadb;
+  c.isolation = isolation;
+  c.mariadb = g_mariadb.get();
+  return c;
+}
+
 }  // namespace twice::testing
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new twice::testing::PostgresEnvironment());
+  ::testing::AddGlobalTestEnvironment(new twice::testing::ServersEnvironment());
   return RUN_ALL_TESTS();
 }

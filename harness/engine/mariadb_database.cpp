@@ -1,0 +1,125 @@
+#include "engine/mariadb_database.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace twice::engine {
+namespace {
+
+std::string quote_ident(const std::string& name) {
+  std::string out = "`";
+  for (char c : name) out += c == '`' ? std::string("``") : std::string(1, c);
+  return out + "`";
+}
+
+std::string set_isolation_sql(Isolation isolation) {
+  return fmt::format("SET SESSION TRANSACTION ISOLATION LEVEL {}", isolation_sql(isolation));
+}
+
+}  // namespace
+
+Status MariadbDatabase::open(const MariadbAddress& at, const std::string& name,
+                             std::unique_ptr<MariadbDatabase>& out) {
+  out.reset();
+  std::unique_ptr<MariadbDatabase> db(new MariadbDatabase());
+  db->address_ = at;
+  db->name_ = name;
+  if (Status s = MariadbConnection::open(at, name, db->checker_); !s.ok()) return s;
+  if (Status s = MariadbConnection::open(at, name, db->monitor_); !s.ok()) return s;
+  out = std::move(db);
+  return Status::OK();
+}
+
+MariadbDatabase::~MariadbDatabase() {
+  for (auto& s : sessions_) mysql_close(s->conn);
+}
+
+Status MariadbDatabase::install(const std::string& setup_sql) {
+  key_.clear();
+  // Whatever an earlier key created goes (its triggers with its tables).
+  const Result old = checker_->query(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name");
+  if (!old.ok()) return old.status;
+  std::string drop = "SET FOREIGN_KEY_CHECKS = 0;";
+  for (const auto& row : old.rows) drop += fmt::format("DROP TABLE IF EXISTS {};", quote_ident(row[0].as_text()));
+  drop += "SET FOREIGN_KEY_CHECKS = 1;";
+  if (Status s = checker_->exec_script(drop); !s.ok()) return s;
+  if (Status s = checker_->exec_script(setup_sql); !s.ok())
+    return Status::error("the handler's schema (MariaDB setup SQL): " + s.message());
+  const Result tables = checker_->query(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' "
+      "ORDER BY table_name");
+  if (!tables.ok()) return tables.status;
+  reset_sql_ = "SET FOREIGN_KEY_CHECKS = 0;";
+  for (const auto& row : tables.rows) reset_sql_ += fmt::format("TRUNCATE TABLE {};", quote_ident(row[0].as_text()));
+  reset_sql_ += "SET FOREIGN_KEY_CHECKS = 1;";
+  return Status::OK();
+}
+
+Status MariadbDatabase::prepare(const std::string& key, const std::string& setup_sql,
+                                const std::vector<Statement>& seed) {
+  const bool fresh = key != key_;
+  if (fresh) {
+    if (Status s = install(setup_sql); !s.ok()) return s;
+  }
+  // TRUNCATE commits by itself; the seed rows go in one transaction after it.
+  std::string script = fresh ? std::string() : reset_sql_;
+  script += "START TRANSACTION;";
+  for (const auto& st : seed) script += mariadb_inline_parameters(st.sql, st.params) + ";";
+  script += "COMMIT;";
+  if (Status s = checker_->exec_script(script); !s.ok()) {
+    (void)checker_->exec_script("ROLLBACK");
+    key_.clear();
+    return Status::error("seeding the run's database: " + s.message());
+  }
+  key_ = key;
+  return Status::OK();
+}
+
+Status MariadbDatabase::set_isolation(Isolation isolation) {
+  if (isolation == isolation_) return Status::OK();
+  isolation_ = isolation;
+  const std::string sql = set_isolation_sql(isolation);
+  for (auto& s : sessions_) {
+    // A session is idle here (no statement in flight): a blocking call in
+    // non-blocking mode is still allowed by Connector/C.
+    if (mysql_real_query(s->conn, sql.data(), sql.size()) != 0)
+      return Status::error(fmt::format("cannot set the isolation level: {}", mysql_error(s->conn)));
+  }
+  return Status::OK();
+}
+
+Status MariadbDatabase::acquire(MariadbSession*& out) {
+  out = nullptr;
+  if (!idle_.empty()) {
+    // Lowest index first, so that a run's sessions are the same from run to run.
+    auto best = std::min_element(idle_.begin(), idle_.end(), [](auto* a, auto* b) { return a->index < b->index; });
+    out = *best;
+    idle_.erase(best);
+    return Status::OK();
+  }
+  std::string error;
+  MYSQL* conn = connect_mariadb(address_, name_, false, true, error);
+  if (!conn) return Status::error(error);
+  // A lock wait never times out on its own during a run: the scheduler tells
+  // a wait from a stall, and a timeout would be wall-clock, not the seed.
+  const std::string setup = set_isolation_sql(isolation_);
+  if (mysql_real_query(conn, setup.data(), setup.size()) != 0 ||
+      mysql_query(conn, "SET SESSION innodb_lock_wait_timeout = 600") != 0) {
+    Status s = Status::error(fmt::format("cannot configure a MariaDB session: {}", mysql_error(conn)));
+    mysql_close(conn);
+    return s;
+  }
+  auto session = std::make_unique<MariadbSession>();
+  session->conn = conn;
+  session->thread_id = mysql_thread_id(conn);
+  session->index = static_cast<int>(sessions_.size());
+  out = session.get();
+  sessions_.push_back(std::move(session));
+  return Status::OK();
+}
+
+void MariadbDatabase::release(MariadbSession* session) { idle_.push_back(session); }
+
+}  // namespace twice::engine

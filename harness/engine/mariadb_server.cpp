@@ -1,0 +1,152 @@
+#include "engine/mariadb_server.h"
+
+#include <mysql.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace fs = std::filesystem;
+
+namespace twice::engine {
+namespace {
+
+constexpr const char* kHint = "install the mariadb-server package (scripts/setup.sh)";
+// A Unix socket's path must fit sockaddr_un.sun_path (108 bytes with its NUL).
+constexpr std::size_t kMaxSocketPath = 107;
+
+Status cannot_start(const std::string& why) { return Status::error("cannot start MariaDB: " + why); }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// True when a client can log in on `socket`.
+bool answers(const std::string& socket) {
+  MYSQL* m = mysql_init(nullptr);
+  if (!m) return false;
+  unsigned int timeout = 2;
+  mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  const bool ok = mysql_real_connect(m, nullptr, "root", nullptr, nullptr, 0, socket.c_str(), 0) != nullptr;
+  mysql_close(m);
+  return ok;
+}
+
+// Where the server's folder goes: TWICE_MARIADB_DIR, else /dev/shm, else the
+// temporary directory; /tmp when that would make the socket path too long.
+std::string base_folder() {
+  if (const char* dir = std::getenv("TWICE_MARIADB_DIR")) return dir;
+  std::error_code ec;
+  if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
+  std::string base = fs::temp_directory_path(ec).string();
+  if (ec || base.size() + 32 > kMaxSocketPath) base = "/tmp";
+  return base;
+}
+
+}  // namespace
+
+Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
+  out.reset();
+  // TWICE_MARIADB_BINDIR, when set, is the only place looked (tests point it at a broken server).
+  const char* bindir = std::getenv("TWICE_MARIADB_BINDIR");
+  auto find = [&](const std::string& name, const std::string& old_name) {
+    if (bindir) return find_program({std::string(bindir) + "/" + name});
+    return find_program({name, "/usr/sbin/" + name, old_name, "/usr/sbin/" + old_name});
+  };
+  const auto install_db = find("mariadb-install-db", "mysql_install_db");
+  if (!install_db) return cannot_start(fmt::format("mariadb-install-db not found; {}", kHint));
+  const auto mariadbd = find("mariadbd", "mysqld");
+  if (!mariadbd) return cannot_start(fmt::format("mariadbd not found; {}", kHint));
+
+  const std::string base = base_folder();
+  std::string pattern = base + "/twice-mariadb-XXXXXX";
+  if (!::mkdtemp(pattern.data())) return cannot_start("cannot create a folder under " + base);
+  std::unique_ptr<MariadbServer> server(new MariadbServer());
+  server->folder_ = pattern;
+  server->socket_ = server->folder_ + "/s";
+  if (server->socket_.size() > kMaxSocketPath)
+    return cannot_start(fmt::format("the socket path under {} is longer than 107 bytes; set TWICE_MARIADB_DIR", base));
+  // The guardian reads the server's pid from data/postmaster.pid (the name
+  // PostgreSQL uses; --pid-file puts MariaDB's there too).
+  if (Status s = server->guardian_.start(SIGTERM, server->folder_); !s.ok()) return cannot_start(s.message());
+
+  const std::string data = server->folder_ + "/data";
+  const std::string log = server->folder_ + "/log";
+  std::string output;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> install = {*install_db, "--no-defaults", "--datadir=" + data,
+                                      "--auth-root-authentication-method=normal", "--skip-test-db",
+                                      "--skip-name-resolve"};
+  if (::geteuid() == 0) install.push_back("--user=root");
+  if (bindir) install.push_back(std::string("--basedir=/usr"));
+  if (Status s = run_to_completion(install, RunAs{}, output); !s.ok()) return cannot_start(s.message());
+  server->install_seconds_ = seconds_since(t0);
+
+  // Nothing durable and nothing on the network. utf8mb4_bin: text compares
+  // byte for byte, as on SQLite and PostgreSQL (the default collation would
+  // take 'paid' for 'PAID'). Deadlocks are detected at once (InnoDB's
+  // default); a lock wait never times out during a run (the scheduler tells a
+  // wait from a stall itself).
+  t0 = std::chrono::steady_clock::now();
+  Status started;
+  std::vector<std::string> argv = {*mariadbd, "--no-defaults", "--datadir=" + data, "--skip-networking",
+                                   "--socket=" + server->socket_, "--pid-file=" + data + "/postmaster.pid",
+                                   "--log-error=" + log, "--skip-log-bin", "--skip-name-resolve",
+                                   "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin",
+                                   "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=32M",
+                                   "--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0",
+                                   "--innodb-lock-wait-timeout=600", "--max-connections=500",
+                                   "--performance-schema=OFF"};
+  // It runs as whoever runs twice; as root only when told so.
+  if (::geteuid() == 0) argv.push_back("--user=root");
+  server->pid_ = start_background(argv, RunAs{}, log + ".out", started);
+  if (!started.ok()) return cannot_start(started.message());
+
+  for (;;) {
+    if (answers(server->socket_)) break;
+    int wstatus = 0;
+    if (::waitpid(server->pid_, &wstatus, WNOHANG) == server->pid_) {
+      server->pid_ = -1;
+      return cannot_start("the server exited: " + last_lines(read_text(log), 2));
+    }
+    if (seconds_since(t0) > 60)
+      return cannot_start("the server did not accept connections within 60 s: " + last_lines(read_text(log), 2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  server->start_seconds_ = seconds_since(t0);
+  out = std::move(server);
+  return Status::OK();
+}
+
+MariadbServer::~MariadbServer() { stop(); }
+
+void MariadbServer::stop() {
+  if (pid_ > 0) {
+    // SIGTERM: a normal shutdown (open sessions are rolled back); SIGKILL after 30 s.
+    ::kill(pid_, SIGTERM);
+    wait_for_exit(pid_, 30);
+    pid_ = -1;
+  }
+  if (!folder_.empty()) {
+    std::error_code ec;
+    fs::remove_all(folder_, ec);
+  }
+  guardian_.dismiss();
+}
+
+}  // namespace twice::engine

@@ -1,0 +1,191 @@
+// MariadbServer and the CLI's setup errors: a throwaway server starts on a
+// socket in its own folder and goes with it; a missing program, a server
+// that will not start, a wrong URL: one line, exit 2, nothing left behind.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "engine/mariadb_server.h"
+
+namespace fs = std::filesystem;
+
+namespace twice::testing {
+namespace {
+
+using engine::MariadbServer;
+
+// A folder of the test's own for the servers (TWICE_MARIADB_DIR), so that
+// "nothing left behind" is about this test alone.
+struct PrivateServerDir {
+  std::string dir;
+  PrivateServerDir() {
+    std::string pattern = "/tmp/twice-mtest-XXXXXX";
+    dir = ::mkdtemp(pattern.data());
+    ::setenv("TWICE_MARIADB_DIR", dir.c_str(), 1);
+  }
+  ~PrivateServerDir() {
+    ::unsetenv("TWICE_MARIADB_DIR");
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::set<std::string> entries() const {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().string());
+    return out;
+  }
+};
+
+struct ScopedVar {
+  std::string name;
+  ScopedVar(std::string n, const std::string& value) : name(std::move(n)) { ::setenv(name.c_str(), value.c_str(), 1); }
+  ~ScopedVar() { ::unsetenv(name.c_str()); }
+};
+
+std::pair<std::string, int> twice_command(const std::string& args) {
+  std::string out;
+  FILE* p = ::popen((std::string(TWICE_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (!p) return {"", -1};
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) out.append(buffer, n);
+  const int status = ::pclose(p);
+  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+// Polls `done` for up to a minute: the guardian stops the server in its own time.
+template <class F>
+bool eventually(F done) {
+  for (int i = 0; i < 1200; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(MariadbServer, StartsOnASocketInItsFolderAndRemovesItOnDestruction) {
+  PrivateServerDir dir;
+  std::unique_ptr<MariadbServer> server;
+  const Status s = MariadbServer::start(server);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  const std::string folder = server->folder();
+  EXPECT_EQ(folder.rfind(dir.dir + "/twice-mariadb-", 0), 0u) << folder;
+  EXPECT_LT(server->socket().size(), 108u);
+  EXPECT_TRUE(fs::exists(server->socket()));
+  const pid_t pid = server->pid();
+  server.reset();
+  EXPECT_FALSE(fs::exists(folder));
+  EXPECT_NE(::kill(pid, 0), 0);  // the server process is gone
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(MariadbServer, AMissingProgramIsOneClearLineAndNoFolder) {
+  PrivateServerDir dir;
+  ScopedVar bindir("TWICE_MARIADB_BINDIR", "/nonexistent/bin");
+  std::unique_ptr<MariadbServer> server;
+  const Status s = MariadbServer::start(server);
+  EXPECT_EQ(s.message(),
+            "cannot start MariaDB: mariadb-install-db not found; install the mariadb-server package (scripts/setup.sh)");
+  EXPECT_EQ(server, nullptr);
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(MariadbServer, AServerThatWillNotStartSaysWhyAndLeavesNothing) {
+  PrivateServerDir dir;
+  // mariadb-install-db is real, mariadbd is not.
+  const std::string fake = dir.dir + "-bin";
+  fs::create_directories(fake);
+  fs::create_symlink("/usr/bin/mariadb-install-db", fake + "/mariadb-install-db");
+  {
+    std::ofstream script(fake + "/mariadbd");
+    script << "#!/bin/sh\necho '[ERROR] pretend the data directory is broken' >&2\nexit 1\n";
+  }
+  fs::permissions(fake + "/mariadbd", fs::perms::owner_all);
+  ScopedVar bindir("TWICE_MARIADB_BINDIR", fake);
+  std::unique_ptr<MariadbServer> server;
+  const Status s = MariadbServer::start(server);
+  fs::remove_all(fake);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("cannot start MariaDB: ", 0), 0u) << s.message();
+  EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+  EXPECT_EQ(server, nullptr);
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(MariadbCli, SetupErrorsExitTwoWithOneLineAndLeaveNothing) {
+  PrivateServerDir dir;
+  const std::string run = "run --handler cas --scenario concurrent-duplicates --seeds 2 --no-report -q --scenarios-dir "
+                          TWICE_SOURCE_DIR "/scenarios ";
+  {
+    ScopedVar bindir("TWICE_MARIADB_BINDIR", "/nonexistent/bin");
+    const auto [out, code] = twice_command(run + "--engine mariadb");
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_EQ(out,
+              "twice: cannot start MariaDB: mariadb-install-db not found; install the mariadb-server package "
+              "(scripts/setup.sh)\n");
+  }
+  {
+    // Nothing listens on port 1 of the loopback.
+    const auto [out, code] = twice_command(run + "--engine mariadb --engine-url mysql://root@127.0.0.1:1/x");
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_EQ(out.rfind("twice: cannot connect to MariaDB: ", 0), 0u) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  }
+  {
+    const auto [out, code] = twice_command(run + "--engine mariadb --engine-url mysql://root@/x?socket=/nonexistent/s");
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_EQ(out.rfind("twice: cannot connect to MariaDB: ", 0), 0u) << out;
+  }
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+// `twice run --engine mariadb` stopped by a signal while runs are under way:
+// Ctrl-C (SIGINT) after the cell under way (60 runs, to keep the test short:
+// the orderly path), SIGTERM at once (its default action: the guardian's
+// path, as SIGKILL's). Either way the server and its folder are gone after.
+void TwiceStopsItsMariadbServerOn(int signal) {
+  PrivateServerDir dir;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::execl(TWICE_BINARY, TWICE_BINARY, "run", "--engine", "mariadb", "--handler", "unique-key+cas", "--scenario",
+            "concurrent-duplicates", "--seeds", "60", "--no-report", "-j1", "-q", "--scenarios-dir",
+            TWICE_SOURCE_DIR "/scenarios", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string folder;
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& f : dir.entries())
+      if (fs::exists(f + "/s")) folder = f;
+    return !folder.empty();
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // some runs under way
+  ::kill(child, signal);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (signal == SIGINT) {
+    EXPECT_TRUE(WIFEXITED(status)) << status;
+  }
+  EXPECT_TRUE(eventually([&] { return !fs::exists(folder); })) << folder;
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(MariadbCli, CtrlCToTwiceRunStopsItsServer) { TwiceStopsItsMariadbServerOn(SIGINT); }
+TEST(MariadbCli, SigtermToTwiceRunStopsItsServer) { TwiceStopsItsMariadbServerOn(SIGTERM); }
+
+}  // namespace twice::testing
