@@ -84,7 +84,15 @@ ServiceReply TaskEnv::call(std::string_view service, const ServiceRequest& reque
     scheduler_.record(sim::EventKind::kNote, fmt::format("call {}: this run has no external services", service));
     return {Status::error(fmt::format("{}: no such service", service)), {}};
   }
-  return services_->call(service, request);
+  ServiceReply reply = services_->call(service, request);
+  if (scheduler_.tracing()) {
+    std::string text = fmt::format("call {} {} {}", service, request.effect, request.order_no);
+    if (!request.body.empty()) text += fmt::format(" ({})", request.body);
+    if (!request.idempotency_key.empty()) text += fmt::format(" key {}", request.idempotency_key);
+    scheduler_.record(sim::EventKind::kCall, std::move(text),
+                      reply.ok() ? (reply.body.empty() ? "OK" : reply.body) : reply.status.message());
+  }
+  return reply;
 }
 
 }  // namespace twice::env

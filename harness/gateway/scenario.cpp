@@ -215,6 +215,8 @@ void read_services(const Reader& r, const toml::node& node, Scenario& s) {
     if (!name) r.fail(t.source(), "a service needs a 'name', e.g. name = \"warehouse\"");
     const std::string n = r.text(*name, "name");
     if (n.empty()) r.fail(name->source(), "a service's 'name' must not be empty");
+    if (!std::all_of(n.begin(), n.end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_'; }))
+      r.fail(name->source(), fmt::format("service name '{}' may hold only letters, digits, '-' and '_'", n));
     if (!seen.insert(n).second) r.fail(name->source(), fmt::format("service '{}' appears twice", n));
     auto it = std::find_if(s.services.begin(), s.services.end(), [&](const ServiceSpec& x) { return x.name == n; });
     if (it == s.services.end()) {
