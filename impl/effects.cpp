@@ -52,4 +52,21 @@ Status mark_done(Db& db, const std::string& order_no, const OrderEffect& e) {
   return db.exec(sql, {order_no, e.effect}).status;
 }
 
+bool perform_if_owed(Env& env, RepairableEffects& handler, const std::string& order_no, const OrderEffect& e) {
+  Db& db = env.db();
+  auto tx = db.begin(TxMode::kImmediate);
+  if (!tx.ok()) return false;
+  const Result owed = db.exec(
+      "SELECT status, (SELECT COUNT(*) FROM effects_done d WHERE d.order_no = o.order_no AND d.effect = ?) "
+      "FROM orders o WHERE o.order_no = ?",
+      {e.effect, order_no});
+  if (!owed.ok()) return false;
+  if (owed.empty() || owed.rows[0][0].as_text() != "PAID" || owed.rows[0][1].as_int() > 0) return true;
+  const ServiceReply reply = handler.perform(env, order_no, e);
+  // A refusal (out of stock) is an answer too: asking again changes nothing.
+  const bool refused = !reply.ok() && reply.status.message().find("out of stock") != std::string::npos;
+  if (!reply.ok() && !refused) return false;
+  return mark_done(db, order_no, e).ok() && tx.commit().ok();
+}
+
 }  // namespace twice::impl

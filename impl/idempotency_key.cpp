@@ -1,6 +1,8 @@
 // idempotency-key: commits the payment (stamping the order's paid_at), then
 // calls each service with "<order>:<effect>" as the idempotency key and
-// records each confirmed effect in effects_done. The effect-repair job
+// records each confirmed effect in effects_done (each call in a write
+// transaction that first re-reads the order: a refund acknowledged in between
+// is never shipped). The effect-repair job
 // (effect_repair.cpp) redoes, with the same keys, every effect of a paid order
 // still unconfirmed ten minutes after its payment.
 //
@@ -28,8 +30,7 @@ class IdempotencyKey final : public Handler, public RepairableEffects {
     };
     const Reply reply = apply_once(n, env, options);
     if (credited)
-      for (const auto& effect : kOrderEffects)
-        if (perform(env, n.out_trade_no, effect).ok()) (void)mark_done(env.db(), n.out_trade_no, effect);
+      for (const auto& effect : kOrderEffects) (void)perform_if_owed(env, *this, n.out_trade_no, effect);
     return reply;
   }
 

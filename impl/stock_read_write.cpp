@@ -28,8 +28,7 @@ class StockReadWrite final : public Handler, public RepairableEffects {
     };
     const Reply reply = apply_once(n, env, options);
     if (credited)
-      for (const auto& effect : kOrderEffects)
-        if (perform(env, n.out_trade_no, effect).ok()) (void)mark_done(env.db(), n.out_trade_no, effect);
+      for (const auto& effect : kOrderEffects) (void)perform_if_owed(env, *this, n.out_trade_no, effect);
     return reply;
   }
 

@@ -182,6 +182,10 @@ std::string render_markdown_counterexample(const results::CellResult& cell, cons
     out += "\n**Balances at the end**\n\n";
     for (const auto& b : cex.balances) out += "- " + markdown_text(b) + "\n";
   }
+  if (!cex.effects.empty()) {
+    out += "\n**Effects at the end** (what the services applied)\n\n";
+    for (const auto& e : cex.effects) out += "- " + markdown_text(effect_line(e)) + "\n";
+  }
   out += "\n**Replay**\n\n";
   out += markdown_code_block("# the failing run\n" + cex.replay_command + "\n# this shrunk counterexample\n" +
                                  cex.replay_shrunk_command,

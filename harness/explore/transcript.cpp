@@ -79,6 +79,36 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
     out.rows.push_back(TranscriptRow{it->second, format_time(e.time), sim::kind_name(e.kind), e.text, e.result, step});
   }
 
+  out.effects.clear();
+  for (const auto& e : run.effects) {
+    if (!all_tasks && !orders.count(e.order_no)) continue;
+    auto it = std::find_if(out.effects.begin(), out.effects.end(), [&](const EffectRecord& r) {
+      return r.order_no == e.order_no && r.effect == e.effect;
+    });
+    if (it == out.effects.end()) {
+      out.effects.push_back(EffectRecord{e.order_no, e.service, e.effect, {}, false});
+      it = std::prev(out.effects.end());
+    }
+    it->applied.push_back(fmt::format("{} at {}{}", sim::task_label(e.task), format_time(e.at),
+                                      e.key.empty() ? "" : " key " + e.key));
+  }
+  for (const auto& o : scenario.orders) {
+    if (!o.paid || (!all_tasks && !orders.count(o.order_no))) continue;
+    for (const auto& effect : scenario.required_effects) {
+      auto it = std::find_if(out.effects.begin(), out.effects.end(), [&](const EffectRecord& r) {
+        return r.order_no == o.order_no && r.effect == effect;
+      });
+      if (it != out.effects.end()) {
+        it->required = true;
+        continue;
+      }
+      std::string service;
+      for (const auto& s : gateway::services_of(scenario))
+        if (std::find(s.effects.begin(), s.effects.end(), effect) != s.effects.end()) service = s.name;
+      out.effects.push_back(EffectRecord{o.order_no, service, effect, {}, true});
+    }
+  }
+
   out.balances.clear();
   for (const auto& a : run.verdict.accounts) {
     if (!all_tasks && a.user != violation.subject) {

@@ -139,6 +139,7 @@ class Run final : public endpoint::ReplySink {
     result_.choice_points = scheduler_.choice_points();
     result_.end_time = scheduler_.now();
     result_.tasks = endpoint_.tasks();
+    result_.effects = services_.applied();
     check::CheckOptions options;
     options.payload_required = scenario_.payload_required;
     options.required_effects = scenario_.required_effects;
