@@ -3,10 +3,14 @@
 // with "<order>:<effect>" as the idempotency key, and leaves deduplication to
 // the services.
 //
-// BUG: it is exactly once only while every service honours keys. Against a
-// service that ignores them, each duplicate callback the gateway sends ships
-// the goods again (duplicate_effect); where keys are honoured it passes, and
-// a crash after COMMIT is repaired by the gateway's next retry.
+// BUG: it is exactly once only while every service honours keys, and only
+// within their retention window. Against a service that ignores them, each
+// duplicate callback the gateway sends ships the goods again
+// (duplicate_effect); and a handler slow enough that the gateway still
+// retries a day later (WeChat's schedule runs past 24 h) calls after the
+// warehouse forgot the key, and ships again. Where keys are honoured and
+// retries stop in time it passes, and a crash after COMMIT is repaired by the
+// gateway's next retry.
 #include "effects.h"
 #include "recommended.h"
 #include "twice/handler.h"

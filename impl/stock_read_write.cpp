@@ -1,12 +1,15 @@
 // stock-read-write: idempotency-key's design (keys, effects_done, the
 // repair job), except that it takes the unit from stock the way another
-// team's inventory API invites: read the quantity, write back <read> - 1.
+// team's inventory API invites: read the quantity, write back <read> - 1,
+// straight after the commit.
 //
 // BUG: a lost update across the service boundary. In a flash sale many
 // orders of one SKU are paid at once; two of them read 41 and both write 40,
 // and one order's decrement is lost (lost_effect: the inventory never applied
-// it). The atomic decrement idempotency-key uses ("decrement", refused at
-// zero, keyed by order) has neither problem.
+// it). A write carries no key either, so one the repair job makes again after
+// a crash takes a second unit (duplicate_effect). The atomic decrement
+// idempotency-key uses ("decrement", refused at zero, keyed by order) has
+// neither problem.
 #include <charconv>
 
 #include "effects.h"
@@ -28,7 +31,10 @@ class StockReadWrite final : public Handler, public RepairableEffects {
     };
     const Reply reply = apply_once(n, env, options);
     if (credited)
-      for (const auto& effect : kOrderEffects) (void)perform_if_owed(env, *this, n.out_trade_no, effect);
+      // Straight after the commit, outside any transaction: the inventory is
+      // another team's API, and its read and write are two calls of their own.
+      for (const auto& effect : kOrderEffects)
+        if (perform(env, n.out_trade_no, effect).ok()) (void)mark_done(env.db(), n.out_trade_no, effect);
     return reply;
   }
 
