@@ -9,6 +9,7 @@
 
 #include "../support.h"
 #include "explore/transcript.h"
+#include "impl/recommended.h"
 #include "sim/trace.h"
 
 namespace twice {
@@ -89,6 +90,47 @@ TEST(SideEffects, TheTranscriptGivesTheServiceALaneAndListsEffectsPerOrder) {
   bool ship_listed_twice = false;
   for (const auto& e : cex.effects) ship_listed_twice |= e.effect == "ship" && e.applied.size() >= 2 && e.required;
   EXPECT_TRUE(ship_listed_twice);
+}
+
+// A user's own service, declared by the scenario, called by name; its
+// faults come from the scenario too. The handler pays the referral once per
+// credited order, under a key: a timeout after paying changes nothing.
+TEST(SideEffects, AUsersOwnServiceIsCalledByNameAndJudgedLikeTheBuiltInOnes) {
+  struct PaysReferral final : Handler {
+    Reply handle(const Notify& n, Env& env) override {
+      bool credited = false;
+      impl::ApplyOptions options;
+      options.credited = &credited;
+      const Reply reply = impl::apply_once(n, env, options);
+      for (int attempt = 0; credited && attempt < 5; ++attempt)
+        if (env.call("referrals", {"pay_referral", n.out_trade_no, "referrer bob", n.out_trade_no}).ok()) break;
+      return reply;
+    }
+  };
+  static const HandlerInfo info{"pays-referral", "", [] { return std::make_unique<PaysReferral>(); }};
+  auto s = testing::one_order_scenario();
+  s.services = gateway::builtin_services();
+  gateway::ServiceSpec referrals;
+  referrals.name = "referrals";
+  referrals.effects = {"pay_referral"};
+  referrals.timeout = 0.5;
+  s.services.push_back(referrals);
+  s.required_effects = {"pay_referral"};
+  int timeouts = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto r = run::simulate(run::RunSpec{&s, &info, {}, seed, std::nullopt});
+    EXPECT_EQ(invariants_of(r), Names{}) << "seed " << seed << "\n" << sim::format_trace(r.trace);
+    ASSERT_EQ(r.effects.size(), 1u);
+    EXPECT_EQ(r.effects[0].service, "referrals");
+    for (const auto& e : r.trace.events()) timeouts += e.kind == sim::EventKind::kFault;
+  }
+  EXPECT_GT(timeouts, 0) << "the scenario's own fault rates reach its own service";
+  // Without keys honoured, the same handler pays twice after a timeout.
+  s.services.back().idempotency_keys = false;
+  bool twice = false;
+  for (std::uint64_t seed = 1; seed <= 20 && !twice; ++seed)
+    twice = run::simulate(run::RunSpec{&s, &info, {}, seed, std::nullopt}).has("duplicate_effect");
+  EXPECT_TRUE(twice);
 }
 
 }  // namespace
