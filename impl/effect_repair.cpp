@@ -1,4 +1,4 @@
-// effect-repair: every minute, finds paid orders whose effects the services
+// effect-repair: every 10 minutes, finds paid orders whose effects the services
 // have not confirmed (no effects_done row) ten minutes after the payment, and
 // performs each again through the handler's own way of doing it
 // (RepairableEffects), with the same idempotency key.
@@ -20,7 +20,7 @@ namespace {
 class EffectRepair final : public Job {
  public:
   explicit EffectRepair(Micros) {}
-  Micros interval() const override { return kMinute; }
+  Micros interval() const override { return 10 * kMinute; }
 
   void run(Env& env, Handler& handler) override {
     auto* repairable = dynamic_cast<RepairableEffects*>(&handler);
@@ -41,4 +41,4 @@ class EffectRepair final : public Job {
 }  // namespace twice::impl
 
 TWICE_REGISTER_JOB(twice::impl::EffectRepair, "effect-repair",
-                   "every minute, redoes unconfirmed effects of orders paid 10 min ago, with the handler's keys");
+                   "every 10 min, redoes unconfirmed effects of orders paid 10 min ago, with the handler's keys");
