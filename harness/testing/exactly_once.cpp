@@ -42,10 +42,6 @@ bool load_all(const std::vector<std::string>& refs, const Options& o, std::vecto
   for (const auto& ref : refs) {
     gateway::Scenario s;
     if (!load_scenario_ref(ref, o.bundled_dir, s, error)) return false;
-    // A bundled scenario (a name, not one the caller named) that requires
-    // effects beyond the database is for handlers that cause them.
-    const bool named = std::find(o.scenarios.begin(), o.scenarios.end(), ref) != o.scenarios.end();
-    if (!o.effects && !s.required_effects.empty() && ref.find('/') == std::string::npos && !named) continue;
     out.push_back(std::move(s));
   }
   return true;

@@ -23,6 +23,15 @@ std::vector<fs::path> scenario_files(const fs::path& dir) {
   return out;
 }
 
+// A bundled scenario that requires effects beyond the database ([checks]
+// effects) is for handlers that cause them (Options::effects). One that does
+// not load stays in, so that running it says why.
+bool requires_effects(const fs::path& file) {
+  gateway::Scenario s;
+  gateway::ScenarioError error;
+  return gateway::load_scenario(file.string(), s, error) && !s.required_effects.empty();
+}
+
 void add_unique(std::vector<std::string>& refs, std::string ref) {
   if (std::find(refs.begin(), refs.end(), ref) == refs.end()) refs.push_back(std::move(ref));
 }
@@ -36,7 +45,8 @@ std::vector<std::string> scenario_refs(const Options& options) {
     // An unreadable bundled folder stays in the list, so that running it says why.
     if (files.empty()) add_unique(refs, options.bundled_dir);
     for (const auto& f : files)
-      if (std::find(options.skip.begin(), options.skip.end(), f.stem().string()) == options.skip.end())
+      if (std::find(options.skip.begin(), options.skip.end(), f.stem().string()) == options.skip.end() &&
+          (options.effects || !requires_effects(f)))
         add_unique(refs, f.stem().string());
   }
   for (const auto& s : options.scenarios) {

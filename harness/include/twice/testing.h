@@ -46,7 +46,8 @@ struct Options {
   // ([checks] effects: ship, mail, decrement through Env::call). Set it when
   // your handler causes them; off, those are left out, since a handler that
   // ships nothing (a wallet top-up) would fail them all with lost_effect.
-  // Scenarios named in `scenarios` always run.
+  // Scenarios named in `scenarios` always run. (scenario_refs() applies it,
+  // so gen_run() draws from the same selection.)
   bool effects = false;
   // More scenarios: .toml files (format: docs/scenarios.md), folders of them,
   // or names of bundled ones ("concurrent-duplicates", handy with bundled = false).
