@@ -36,7 +36,10 @@ Reply apply_once(const Notify& n, Env& env, const ApplyOptions& options) {
       {n.transaction_id, n.out_trade_no});
   if (!swapped.ok()) return Reply::fail();
   if (swapped.changes == 0) return settle_unswapped(db, tx, order, n);
-  if (!credit(db, n, order.user).ok() || !tx.commit().ok()) return Reply::fail();
+  if (!credit(db, n, order.user).ok()) return Reply::fail();
+  if (options.before_commit && !options.before_commit(env, n).ok()) return Reply::fail();
+  if (!tx.commit().ok()) return Reply::fail();
+  if (options.credited) *options.credited = true;
   return Reply::ack(n);
 }
 

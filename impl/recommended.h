@@ -6,6 +6,8 @@
 // show what it was for.
 #pragma once
 
+#include <functional>
+
 #include "twice/env.h"
 #include "twice/notify.h"
 
@@ -15,6 +17,13 @@ struct ApplyOptions {
   bool check_amount = true;  // false: no-amount-check's bug
   bool verify = true;
   bool dispatch_events = true;  // false: no-event-check's bug (every notify is a payment)
+  // Runs inside the payment's transaction, after the credit and before COMMIT
+  // (an outbox row, a call made too early); an error rolls the whole
+  // transaction back and the delivery fails.
+  std::function<Status(Env&, const Notify&)> before_commit = {};
+  // Set to true when this delivery committed the order's credit (the one
+  // that moved it WAIT_PAY -> PAID), for work that follows the commit.
+  bool* credited = nullptr;
 };
 
 Reply apply_once(const Notify& notify, Env& env, const ApplyOptions& options = {});

@@ -72,4 +72,15 @@ std::string mismatch_sentence(const results::CellResult& cell) {
   return fmt::format("expected {}, observed {}{}", expected_summary(cell), observed, why);
 }
 
+std::string effect_line(const results::EffectRecord& e) {
+  std::string line = fmt::format("{} {} ({}): ", e.order_no, e.effect, e.service);
+  const std::size_t n = e.applied.size();
+  if (n == 0) line += "never applied";
+  else line += fmt::format("applied {}: ", n == 1 ? std::string("once") : fmt::format("{} times", n));
+  for (std::size_t i = 0; i < n; ++i) line += (i ? ", " : "") + e.applied[i];
+  if (e.required) line += n == 0 ? "; required" : "";
+  if (n > 1 || (e.required && n == 0)) line += "  <-- wrong";
+  return line;
+}
+
 }  // namespace twice::reports

@@ -35,4 +35,8 @@ std::string expected_summary(const results::CellResult& cell);
 // double_credit 3/200 (a regression)". Empty for cells that match.
 std::string mismatch_sentence(const results::CellResult& cell);
 
+// "O-1 ship (warehouse): applied 2 times: T3 at 0.120s, T9 at 4.010s  <-- wrong": one order's
+// effect as a counterexample lists it, in plain text (each writer escapes it for its format).
+std::string effect_line(const results::EffectRecord& effect);
+
 }  // namespace twice::reports

@@ -270,6 +270,15 @@ std::string counterexample_article(const results::CellResult& c, const results::
       out += fmt::format("<li{}>{}</li>", b.find("<-- wrong") != std::string::npos ? " class=\"wrong\"" : "", esc(b));
     out += "</ul>\n";
   }
+  if (!cex.effects.empty()) {
+    out += "<p><b>Effects at the end</b> (what the services applied)</p><ul class=\"plain mono\">";
+    for (const auto& e : cex.effects) {
+      const std::string line = effect_line(e);
+      out += fmt::format("<li{}>{}</li>", line.find("<-- wrong") != std::string::npos ? " class=\"wrong\"" : "",
+                         esc(line));
+    }
+    out += "</ul>\n";
+  }
   out += replay_line("the failing run", cex.replay_command);
   out += replay_line("this counterexample", cex.replay_shrunk_command);
   return out + "</article>\n";

@@ -44,6 +44,10 @@ nlohmann::json to_json(const results::MatrixResult& m) {
       for (const auto& r : cex.rows)
         rows.push_back({{"column", r.column}, {"time", r.time}, {"kind", r.kind}, {"text", r.text},
                         {"result", r.result}, {"step", r.step}});
+      json effects = json::array();
+      for (const auto& e : cex.effects)
+        effects.push_back({{"order_no", e.order_no}, {"service", e.service}, {"effect", e.effect},
+                           {"applied", e.applied}, {"times", e.applied.size()}, {"required", e.required}});
       violations.push_back({
           {"name", v.invariant},
           {"subject", v.subject},
@@ -62,6 +66,8 @@ nlohmann::json to_json(const results::MatrixResult& m) {
             {"replay", cex.replay_command},
             {"replay_shrunk", cex.replay_shrunk_command}}},
       });
+      // Effects per order, only where a run had services to call: other cells' JSON stays as it was.
+      if (!effects.empty()) violations.back()["counterexample"]["effects"] = std::move(effects);
     }
     cells.push_back({
         {"handler", c.handler},

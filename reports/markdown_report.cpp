@@ -104,6 +104,16 @@ std::string render_markdown_statistics(const results::MatrixResult& m) {
   return out;
 }
 
+// The column of the service a "call <service> ..." line calls, or -1.
+static int service_lane(const results::Counterexample& cex, const TimelineEntry& e) {
+  if (e.kind != "call" || !e.text.starts_with("call ")) return -1;
+  const std::string_view rest = std::string_view(e.text).substr(5);
+  const std::string lane = std::string(rest.substr(0, rest.find(' '))) + " (service)";
+  for (std::size_t i = 0; i < cex.columns.size(); ++i)
+    if (cex.columns[i] == lane) return static_cast<int>(i);
+  return -1;
+}
+
 std::string render_mermaid_sequence(const results::Counterexample& cex) {
   const auto timeline = build_timeline(cex);
   bool uses_locks = false;
@@ -128,6 +138,11 @@ std::string render_mermaid_sequence(const results::Counterexample& cex) {
       const char* target = e.kind == "sql" ? "db" : "locks";
       out += mermaid_line(task, "->>", target, text);
       if (!e.result.empty()) out += mermaid_line(target, "-->>", task, e.result);
+    } else if (const int service = service_lane(cex, e); service >= 0) {
+      // "call warehouse ship O-1": an arrow to the service's own lane, its answer back.
+      const char* lane = ids[static_cast<std::size_t>(service)].c_str();
+      out += mermaid_line(task, "->>", lane, text);
+      if (!e.result.empty()) out += mermaid_line(lane, "-->>", task, e.result);
     } else if (e.kind == "task" && e.text.starts_with("starts")) {
       out += mermaid_line("gw", "->>", task, text);
     } else if (e.kind == "task" && (e.text.starts_with("replies") || e.text.starts_with("responds"))) {
@@ -181,6 +196,10 @@ std::string render_markdown_counterexample(const results::CellResult& cell, cons
   if (!cex.balances.empty()) {
     out += "\n**Balances at the end**\n\n";
     for (const auto& b : cex.balances) out += "- " + markdown_text(b) + "\n";
+  }
+  if (!cex.effects.empty()) {
+    out += "\n**Effects at the end** (what the services applied)\n\n";
+    for (const auto& e : cex.effects) out += "- " + markdown_text(effect_line(e)) + "\n";
   }
   out += "\n**Replay**\n\n";
   out += markdown_code_block("# the failing run\n" + cex.replay_command + "\n# this shrunk counterexample\n" +

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "cell_verdict.h"
+
 namespace twice::reports {
 namespace {
 
@@ -129,6 +131,10 @@ std::string render_counterexample(const results::CellResult& cell, const results
   }
   out += "\n  balances at the end:\n";
   for (const auto& b : cex.balances) out += "    " + printable(b) + "\n";
+  if (!cex.effects.empty()) {
+    out += "\n  effects at the end (what the services applied):\n";
+    for (const auto& e : cex.effects) out += "    " + printable(effect_line(e)) + "\n";
+  }
   out += fmt::format("\n  replay the failing run:   {}\n", cex.replay_command);
   out += fmt::format("  replay this counterexample: {}\n", cex.replay_shrunk_command);
   return out;

@@ -14,12 +14,17 @@
 #include "check/violation.h"
 #include "env/raw_connection.h"
 #include "gateway/gateway.h"
+#include "services/services.h"
 #include "twice/schema.h"
 
 namespace twice::check {
 
 struct CheckOptions {
   bool payload_required = false;
+  // Effects every paid, kept order must cause exactly once (Scenario::required_effects).
+  std::vector<std::string> required_effects;
+  // What the run's external services applied (the harness's record); nullptr: none.
+  const std::vector<services::AppliedEffect>* effects = nullptr;
 };
 
 struct AccountState {

@@ -27,6 +27,13 @@ const std::vector<InvariantInfo>& invariants() {
        "payment)"},
       {Invariant::kPayloadMissing, "payload_missing", Phase::kAtQuiescence,
        "a credited payment's raw callback payload was not stored (scenarios that require it)"},
+      {Invariant::kDuplicateEffect, "duplicate_effect", Phase::kAtQuiescence,
+       "an external service applied one order's effect more than once (shipped, mailed or decremented twice)"},
+      {Invariant::kLostEffect, "lost_effect", Phase::kAtQuiescence,
+       "a paid, credited, unrefunded order never caused an effect its scenario requires (never shipped)"},
+      {Invariant::kEffectWithoutPayment, "effect_without_payment", Phase::kAtQuiescence,
+       "an external service applied an order's effect though its payment was never settled, was rolled back, or "
+       "its refund was acknowledged first"},
       {Invariant::kStuck, "stuck", Phase::kDuringRun,
        "a handler never returned within its step budget (a livelock or an endless retry loop)"},
       {Invariant::kOracleError, "oracle_error", Phase::kHarness,

@@ -25,6 +25,9 @@ enum class Invariant {
   kDoubleRefund,
   kUnpaidCredit,
   kPayloadMissing,
+  kDuplicateEffect,
+  kLostEffect,
+  kEffectWithoutPayment,
   kStuck,
   kOracleError,
 };

@@ -52,7 +52,7 @@ void Endpoint::serve(Served& served) {
     return;  // no answer: the gateway times out
   }
   env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway, &served,
-                                     backends_.databases});
+                                     backends_.databases, backends_.services});
   std::string failure;
   const Reply r = answer<sim::TaskKilled>(handler_, served.delivery.notify, env, &failure);
   if (!failure.empty()) scheduler_.record(sim::EventKind::kTask, failure);
@@ -98,7 +98,7 @@ std::optional<int> Endpoint::run_job(const std::string& name, Job& job) {
       name, scheduler_.now(),
       [this, &job] {
         env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway,
-                                           nullptr, backends_.databases});
+                                           nullptr, backends_.databases, backends_.services});
         job.run(env, handler_);
       },
       [this, id](bool killed) { replies_.job_ended(*id, killed); });

@@ -20,6 +20,7 @@
 #include "endpoint/delivery.h"
 #include "env/gateway_port.h"
 #include "env/lock_service.h"
+#include "env/service_port.h"
 #include "env/sqlite_db.h"
 #include "fault/fault_plan.h"
 #include "sim/process_faults.h"
@@ -49,6 +50,7 @@ struct Backends {
   env::LockService& locks;
   const env::GatewayPort& gateway;
   env::TaskDbSource* databases = nullptr;  // a server engine's run: where tasks open their Db
+  env::ServicePort* services = nullptr;    // the run's external services (warehouse, mail, ...)
 };
 
 class Endpoint final : public sim::ProcessFaults {

@@ -21,6 +21,7 @@ TaskEnv::TaskEnv(TaskServices s)
     : scheduler_(s.scheduler),
       gateway_(s.gateway),
       responder_(s.responder),
+      services_(s.services),
       db_(s.databases ? s.databases->open() : std::make_unique<SqliteDb>(s.scheduler, s.connections)),
       locks_(s.scheduler, s.locks),
       clock_(s.scheduler) {}
@@ -69,6 +70,29 @@ void TaskEnv::respond_now(const Reply& reply) {
   if (scheduler_.tracing())
     scheduler_.record(sim::EventKind::kTask, fmt::format("responds early: HTTP {} {}", reply.http_status, reply.body));
   responder_->respond_now(reply);
+}
+
+}  // namespace twice::env
+
+namespace twice::env {
+
+ServiceReply TaskEnv::call(std::string_view service, const ServiceRequest& request) {
+  if (!scheduler_.point(scheduler_.tracing() ? fmt::format("call {} {} {}", service, request.effect, request.order_no)
+                                             : ""))
+    return {Status::crashed(), {}};
+  if (!services_) {
+    scheduler_.record(sim::EventKind::kNote, fmt::format("call {}: this run has no external services", service));
+    return {Status::error(fmt::format("{}: no such service", service)), {}};
+  }
+  ServiceReply reply = services_->call(service, request);
+  if (scheduler_.tracing()) {
+    std::string text = fmt::format("call {} {} {}", service, request.effect, request.order_no);
+    if (!request.body.empty()) text += fmt::format(" ({})", request.body);
+    if (!request.idempotency_key.empty()) text += fmt::format(" key {}", request.idempotency_key);
+    scheduler_.record(sim::EventKind::kCall, std::move(text),
+                      reply.ok() ? (reply.body.empty() ? "OK" : reply.body) : reply.status.message());
+  }
+  return reply;
 }
 
 }  // namespace twice::env

@@ -7,6 +7,7 @@
 
 #include "env/gateway_port.h"
 #include "env/lock_service.h"
+#include "env/service_port.h"
 #include "env/sqlite_db.h"
 #include "env/task_db.h"
 #include "sim/scheduler.h"
@@ -44,6 +45,8 @@ struct TaskServices {
   // Set when the run's database is on a server engine: tasks open their Db
   // there instead of taking a SQLite connection from `connections`.
   TaskDbSource* databases = nullptr;
+  // The run's external services (nullptr: none; every call is refused).
+  ServicePort* services = nullptr;
 };
 
 class TaskEnv final : public Env {
@@ -57,6 +60,7 @@ class TaskEnv final : public Env {
   Status verify(const Notify& notify) override;
   std::optional<Notify> query_payment(std::string_view out_trade_no) override;
   void respond_now(const Reply& reply) override;
+  ServiceReply call(std::string_view service, const ServiceRequest& request) override;
 
   bool in_transaction() const { return db_->in_transaction(); }
   bool committed_writes() const { return db_->committed_writes(); }
@@ -65,6 +69,7 @@ class TaskEnv final : public Env {
   sim::Scheduler& scheduler_;
   const GatewayPort& gateway_;
   Responder* responder_;
+  ServicePort* services_;
   bool responded_ = false;
   std::unique_ptr<TaskDb> db_;
   TaskLocks locks_;

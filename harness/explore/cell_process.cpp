@@ -62,8 +62,10 @@ void from_wire(const json& j, CellFailure& f) {
 json to_wire(const Counterexample& c) {
   json rows = json::array();
   for (const auto& r : c.rows) rows.push_back(json::array({r.column, r.time, r.kind, r.text, r.result, r.step}));
+  json effects = json::array();
+  for (const auto& e : c.effects) effects.push_back(json::array({e.order_no, e.service, e.effect, e.applied, e.required}));
   return json::array({c.seed, c.choices, c.steps, c.hidden_steps, c.columns, rows, c.gateway, c.balances,
-                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail});
+                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail, effects});
 }
 
 void from_wire(const json& j, Counterexample& c) {
@@ -88,6 +90,9 @@ void from_wire(const json& j, Counterexample& c) {
   c.replay_shrunk_command = j.at(9).get<std::string>();
   c.subject = j.at(10).get<std::string>();
   c.detail = j.at(11).get<std::string>();
+  for (const auto& e : j.at(12))
+    c.effects.push_back(EffectRecord{e.at(0).get<std::string>(), e.at(1).get<std::string>(), e.at(2).get<std::string>(),
+                                     e.at(3).get<std::vector<std::string>>(), e.at(4).get<bool>()});
 }
 
 json to_wire(const CellResult& c) {

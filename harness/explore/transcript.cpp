@@ -1,5 +1,6 @@
 #include "explore/transcript.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -15,11 +16,34 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
     if (o.order_no == violation.subject || o.user == violation.subject) orders.insert(o.order_no);
   const bool all_tasks = orders.empty();  // "stuck" and checker errors concern the whole run
 
+  // An external service's line concerns the orders it names: a background
+  // job's task (an outbox relay) that called one for a shown order is shown
+  // too, and each service gets a lane of its own, after the tasks.
+  auto mentions_shown_order = [&](const std::string& text) {
+    if (all_tasks) return true;
+    for (const auto& o : orders)
+      if (text.find(o) != std::string::npos) return true;
+    return false;
+  };
+  std::set<int> calling_jobs;
+  std::vector<std::string> services;  // in the order they first act
+  for (const auto& e : run.trace.events()) {
+    if (e.kind != sim::EventKind::kService || !mentions_shown_order(e.text)) continue;
+    calling_jobs.insert(e.task);
+    const std::string name = e.text.substr(0, e.text.find(':'));
+    if (std::find(services.begin(), services.end(), name) == services.end()) services.push_back(name);
+  }
+
   std::map<int, int> column_of;
   for (const auto& [id, info] : run.tasks) {
-    if (!all_tasks && !orders.count(info.order_no)) continue;
+    if (!all_tasks && !orders.count(info.order_no) && !(info.order_no.empty() && calling_jobs.count(id))) continue;
     column_of[id] = static_cast<int>(out.columns.size());
     out.columns.push_back(fmt::format("T{}: {}", id, info.name));
+  }
+  std::map<std::string, int> service_column;
+  for (const auto& name : services) {
+    service_column[name] = static_cast<int>(out.columns.size());
+    out.columns.push_back(fmt::format("{} (service)", name));
   }
 
   out.rows.clear();
@@ -36,6 +60,16 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
       if (relevant) out.gateway.push_back(sim::format_event(e));
       continue;
     }
+    if (e.kind == sim::EventKind::kService) {
+      // What the service applied, in its own lane; the call itself is the caller's step.
+      if (!mentions_shown_order(e.text)) continue;
+      const std::size_t colon = e.text.find(':');
+      const std::string name = e.text.substr(0, colon);
+      const std::string what = colon == std::string::npos ? e.text : e.text.substr(colon + 2);
+      out.rows.push_back(TranscriptRow{service_column.at(name), format_time(e.time), sim::kind_name(e.kind),
+                                       fmt::format("{}: {}", sim::task_label(e.task), what), e.result, false});
+      continue;
+    }
     auto it = column_of.find(e.task);
     if (it == column_of.end()) {
       if (step) ++out.hidden_steps;
@@ -43,6 +77,36 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
     }
     if (step) ++out.steps;
     out.rows.push_back(TranscriptRow{it->second, format_time(e.time), sim::kind_name(e.kind), e.text, e.result, step});
+  }
+
+  out.effects.clear();
+  for (const auto& e : run.effects) {
+    if (!all_tasks && !orders.count(e.order_no)) continue;
+    auto it = std::find_if(out.effects.begin(), out.effects.end(), [&](const EffectRecord& r) {
+      return r.order_no == e.order_no && r.effect == e.effect;
+    });
+    if (it == out.effects.end()) {
+      out.effects.push_back(EffectRecord{e.order_no, e.service, e.effect, {}, false});
+      it = std::prev(out.effects.end());
+    }
+    it->applied.push_back(fmt::format("{} at {}{}", sim::task_label(e.task), format_time(e.at),
+                                      e.key.empty() ? "" : " key " + e.key));
+  }
+  for (const auto& o : scenario.orders) {
+    if (!o.paid || (!all_tasks && !orders.count(o.order_no))) continue;
+    for (const auto& effect : scenario.required_effects) {
+      auto it = std::find_if(out.effects.begin(), out.effects.end(), [&](const EffectRecord& r) {
+        return r.order_no == o.order_no && r.effect == effect;
+      });
+      if (it != out.effects.end()) {
+        it->required = true;
+        continue;
+      }
+      std::string service;
+      for (const auto& s : gateway::services_of(scenario))
+        if (std::find(s.effects.begin(), s.effects.end(), effect) != s.effects.end()) service = s.name;
+      out.effects.push_back(EffectRecord{o.order_no, service, effect, {}, true});
+    }
   }
 
   out.balances.clear();

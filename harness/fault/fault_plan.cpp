@@ -16,6 +16,11 @@ std::string_view site_name(FaultSite site) {
     case FaultSite::kRestart: return "restart";
     case FaultSite::kSecondSignal: return "second_signal";
     case FaultSite::kSecondSignalDelay: return "second_signal_delay";
+    case FaultSite::kServiceSlow: return "service_slow";
+    case FaultSite::kServiceSlowDuration: return "service_slow_duration";
+    case FaultSite::kServiceUnavailable: return "service_unavailable";
+    case FaultSite::kServiceTimeout: return "service_timeout";
+    case FaultSite::kServiceDuplicate: return "service_duplicate";
   }
   return "?";
 }
@@ -54,6 +59,34 @@ bool FaultPlan::fires(FaultSite site) {
 Micros FaultPlan::duration(FaultSite site) {
   const auto [lo, hi] = range(site);
   return scheduler_.choices().between(lo, hi);
+}
+
+const ServiceFaultRates* FaultPlan::service_rates(std::string_view service) const {
+  for (const auto& r : rates_.services)
+    if (r.service == service) return &r;
+  return nullptr;
+}
+
+bool FaultPlan::fires(FaultSite site, std::string_view service) {
+  const ServiceFaultRates* r = service_rates(service);
+  if (!r) return false;
+  double p = 0.0;
+  switch (site) {
+    case FaultSite::kServiceSlow: p = r->slow; break;
+    case FaultSite::kServiceUnavailable: p = r->unavailable; break;
+    case FaultSite::kServiceTimeout: p = r->timeout; break;
+    case FaultSite::kServiceDuplicate: p = r->duplicate; break;
+    default: return false;  // not a service's site
+  }
+  if (!scheduler_.choices().chance(p)) return false;
+  ++fired_[static_cast<std::size_t>(site)];
+  return true;
+}
+
+Micros FaultPlan::duration(FaultSite site, std::string_view service) {
+  const ServiceFaultRates* r = service_rates(service);
+  if (!r || site != FaultSite::kServiceSlowDuration) return 0;
+  return scheduler_.choices().between(r->slow_min, r->slow_max);
 }
 
 int FaultPlan::copies() {

@@ -14,6 +14,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/scheduler.h"
 #include "twice/time.h"
@@ -33,14 +34,30 @@ enum class FaultSite {
   kRestart,           // how long the process stays down after a crash
   kSecondSignal,      // the gateway sends a second success event for one payment
   kSecondSignalDelay, // how long after the first
+  // An external service's own faults, at each call (rates per service):
+  kServiceSlow,         // the call takes a while before the service acts
+  kServiceSlowDuration, // how long
+  kServiceUnavailable,  // the service fails before it applied anything
+  kServiceTimeout,      // the service applies the call; the caller sees a timeout
+  kServiceDuplicate,    // the request reaches the service twice
 };
-inline constexpr std::size_t kFaultSites = 12;
+inline constexpr std::size_t kFaultSites = 17;
 
 std::string_view site_name(FaultSite site);  // "request_loss", "duplicate", ...
 
 // How often each site fires (a probability) and the range of each drawn
 // duration. Built from the scenario by the run's wiring; zero switches a
 // site off (and draws nothing, so a scenario without faults replays the same).
+// One external service's rates for the kService* sites.
+struct ServiceFaultRates {
+  std::string service;
+  double slow = 0.0;
+  Micros slow_min = 0, slow_max = 0;
+  double unavailable = 0.0;
+  double timeout = 0.0;
+  double duplicate = 0.0;
+};
+
 struct FaultRates {
   double request_loss = 0.0;
   double duplicate = 0.0;
@@ -56,6 +73,7 @@ struct FaultRates {
   Micros restart_min = 0, restart_max = 0;
   double second_signal = 0.0;
   Micros second_signal_delay_min = 0, second_signal_delay_max = 0;
+  std::vector<ServiceFaultRates> services;  // by service name; a service not listed has no faults
 };
 
 class FaultPlan {
@@ -67,6 +85,9 @@ class FaultPlan {
   bool fires(FaultSite site);
   // A duration for `site` (a delay, a pause, a downtime) in its range.
   Micros duration(FaultSite site);
+  // The same for a kService* site, at the rates of the service named `service`.
+  bool fires(FaultSite site, std::string_view service);
+  Micros duration(FaultSite site, std::string_view service);
   // How many extra copies the network makes of one request: `fires(kDuplicate)`
   // once per possible copy.
   int copies();
@@ -86,6 +107,7 @@ class FaultPlan {
 
  private:
   double rate(FaultSite site) const;
+  const ServiceFaultRates* service_rates(std::string_view service) const;
   std::pair<Micros, Micros> range(FaultSite site) const;
 
   FaultRates rates_;

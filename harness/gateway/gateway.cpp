@@ -224,6 +224,9 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
     if (!p.acked) p.acked_at = scheduler_.now();
     p.acked = true;
     acked = nt.payment;
+  } else if (nt.kind == EventKind::kRefunded) {
+    PaymentRecord& p = payments_[nt.payment];
+    if (p.refund_acked_at < 0) p.refund_acked_at = scheduler_.now();
   }
   finish(notification);
   return acked;

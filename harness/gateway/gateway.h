@@ -41,6 +41,7 @@ struct PaymentRecord {
   Micros acked_at = 0;
   bool second_payment = false;  // the order paid again over another channel (OrderSpec::paid_twice)
   bool refunded = false;  // the gateway gave the payment back to the payer (OrderSpec::refund_after)
+  Micros refund_acked_at = -1;  // when the merchant first acknowledged the refund's notification; -1: never
   bool closed = false;    // the gateway closed the unpaid trade (OrderSpec::closed_at)
 };
 

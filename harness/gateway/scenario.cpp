@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -183,9 +184,79 @@ void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
   if (s.orders.empty()) r.fail(node.source(), "a scenario needs at least one [[orders]] entry");
 }
 
+std::vector<std::string> names(const Reader& r, const toml::node& n, std::string_view key) {
+  const auto* arr = n.as_array();
+  if (!arr) r.fail(n.source(), fmt::format("'{}' must be an array of names like [\"ship\", \"mail\"]", key));
+  std::vector<std::string> out;
+  for (const auto& item : *arr) {
+    std::string name = r.text(item, key);
+    if (name.empty()) r.fail(item.source(), fmt::format("'{}' holds an empty name", key));
+    if (std::find(out.begin(), out.end(), name) != out.end())
+      r.fail(item.source(), fmt::format("'{}' names \"{}\" twice", key, name));
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+// [[services]]: each changes a built-in service (by its name) or adds one.
+void read_services(const Reader& r, const toml::node& node, Scenario& s) {
+  const auto* arr = node.as_array();
+  if (!arr || !arr->is_array_of_tables())
+    r.fail(node.source(), "'services' must be an array of tables: write each service as [[services]]");
+  s.services = builtin_services();
+  std::set<std::string> seen;
+  for (const auto& item : *arr) {
+    const auto& t = *item.as_table();
+    r.only(t,
+           {"name", "effects", "idempotency_keys", "retention", "slow", "slow_duration", "unavailable", "timeout",
+            "duplicate", "stock"},
+           "[[services]]");
+    const auto* name = t.get("name");
+    if (!name) r.fail(t.source(), "a service needs a 'name', e.g. name = \"warehouse\"");
+    const std::string n = r.text(*name, "name");
+    if (n.empty()) r.fail(name->source(), "a service's 'name' must not be empty");
+    if (!std::all_of(n.begin(), n.end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_'; }))
+      r.fail(name->source(), fmt::format("service name '{}' may hold only letters, digits, '-' and '_'", n));
+    if (!seen.insert(n).second) r.fail(name->source(), fmt::format("service '{}' appears twice", n));
+    auto it = std::find_if(s.services.begin(), s.services.end(), [&](const ServiceSpec& x) { return x.name == n; });
+    if (it == s.services.end()) {
+      if (!t.contains("effects"))
+        r.fail(t.source(), fmt::format("service '{}' is not built in (warehouse, mail, inventory): it needs 'effects', "
+                                       "e.g. effects = [\"pay_referral\"]",
+                                       n));
+      s.services.push_back(ServiceSpec{});
+      it = std::prev(s.services.end());
+      it->name = n;
+    }
+    ServiceSpec& sp = *it;
+    sp.line = static_cast<int>(t.source().begin.line);
+    if (auto* v = t.get("effects")) {
+      sp.effects = names(r, *v, "effects");
+      if (sp.effects.empty()) r.fail(v->source(), fmt::format("service '{}' declares no effect", n));
+    }
+    if (auto* v = t.get("idempotency_keys")) sp.idempotency_keys = r.boolean(*v, "idempotency_keys");
+    if (auto* v = t.get("retention")) sp.retention = r.duration(*v, "retention");
+    if (auto* v = t.get("slow")) sp.slow = r.probability(*v, "slow");
+    if (auto* v = t.get("slow_duration")) std::tie(sp.slow_min, sp.slow_max) = r.duration_range(*v, "slow_duration");
+    if (auto* v = t.get("unavailable")) sp.unavailable = r.probability(*v, "unavailable");
+    if (auto* v = t.get("timeout")) sp.timeout = r.probability(*v, "timeout");
+    if (auto* v = t.get("duplicate")) sp.duplicate = r.probability(*v, "duplicate");
+    if (auto* v = t.get("stock")) sp.stock = r.integer(*v, "stock", 0, 1'000'000'000);
+  }
+  // One effect, one service: the checker names an effect without its service.
+  std::map<std::string, std::string> owner;
+  for (const auto& sp : s.services)
+    for (const auto& e : sp.effects)
+      if (auto [it, fresh] = owner.emplace(e, sp.name); !fresh)
+        r.fail(node.source(), fmt::format("effect '{}' is declared by both '{}' and '{}'; give each service its own "
+                                          "effect names",
+                                          e, it->second, sp.name));
+}
+
 void read(const Reader& r, const toml::table& root, Scenario& s) {
-  r.only(root, {"description", "profile", "network", "faults", "attacks", "merchant", "checks", "orders"},
+  r.only(root, {"description", "profile", "network", "faults", "attacks", "merchant", "services", "checks", "orders"},
          "the top level");
+  if (auto* v = root.get("services")) read_services(r, *v, s);
   if (auto* d = root.get("description")) s.description = r.text(*d, "description");
   else r.fail(root.source(), "a scenario needs a one-line 'description'");
   if (auto* p = root.get("profile")) {
@@ -248,14 +319,49 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
   }
   if (auto* c = root.get("checks")) {
     const auto& t = r.table(*c, "checks");
-    r.only(t, {"payload_required"}, "[checks]");
+    r.only(t, {"payload_required", "effects"}, "[checks]");
     if (auto* v = t.get("payload_required")) s.payload_required = r.boolean(*v, "payload_required");
+    if (auto* v = t.get("effects")) {
+      s.required_effects = names(r, *v, "effects");
+      const auto* arr = v->as_array();
+      for (std::size_t i = 0; i < s.required_effects.size(); ++i) {
+        const std::string& e = s.required_effects[i];
+        bool declared = false;
+        for (const auto& sp : services_of(s))
+          declared = declared || std::find(sp.effects.begin(), sp.effects.end(), e) != sp.effects.end();
+        if (declared) continue;
+        std::string all;
+        for (const auto& sp : services_of(s))
+          for (const auto& d : sp.effects) all += fmt::format("{}{} ({})", all.empty() ? "" : ", ", d, sp.name);
+        r.fail(arr->get(i)->source(), fmt::format("effect '{}' is declared by no service; declared: {}; or add a "
+                                                  "[[services]] entry whose 'effects' name it",
+                                                  e, all));
+      }
+    }
   }
   if (auto* o = root.get("orders")) read_orders(r, *o, s);
   else r.fail(root.source(), "a scenario needs at least one [[orders]] entry");
 }
 
 }  // namespace
+
+const std::vector<ServiceSpec>& builtin_services() {
+  static const std::vector<ServiceSpec> kBuiltin = [] {
+    std::vector<ServiceSpec> v(3);
+    v[0].name = "warehouse";
+    v[0].effects = {"ship"};
+    v[1].name = "mail";
+    v[1].effects = {"mail"};
+    v[2].name = "inventory";
+    v[2].effects = {"decrement"};
+    return v;
+  }();
+  return kBuiltin;
+}
+
+const std::vector<ServiceSpec>& services_of(const Scenario& s) {
+  return s.services.empty() ? builtin_services() : s.services;
+}
 
 // Why `path` cannot be read as a scenario before TOML sees it: a folder, a
 // FIFO (reading it would wait for a writer forever), a device, a symlink loop,

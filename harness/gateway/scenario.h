@@ -40,6 +40,34 @@ struct Attacks {
   int total() const { return forged_signature + wrong_amount + wrong_currency + unknown_order + replayed; }
 };
 
+// An external service the merchant's code calls (Env::call): a warehouse, a
+// mail service, another team's inventory API. Its faults are drawn per call at
+// the FaultPlan's service sites. Every scenario has the built-in three
+// (builtin_services()); a [[services]] entry with one of their names changes
+// that one, any other name adds a service of the scenario's own.
+struct ServiceSpec {
+  std::string name;                  // "warehouse"
+  std::vector<std::string> effects;  // what it applies, per order: "ship"
+  // Stripe-style: a repeated key gets the first answer and applies nothing,
+  // for `retention` after the first call. false: every request is applied.
+  bool idempotency_keys = true;
+  Micros retention = 24 * kHour;
+  double slow = 0.0;  // probability that a call takes a while (in slow_min..slow_max) before the service acts
+  Micros slow_min = 1 * kSecond;
+  Micros slow_max = 10 * kSecond;
+  double unavailable = 0.0;  // probability that a call fails before the service applied anything
+  double timeout = 0.0;      // probability that the service applies the call, and the caller sees a timeout
+  double duplicate = 0.0;    // probability that the request reaches the service twice (each copy applied)
+  // A service with a "decrement" effect keeps a stock counter: a decrement
+  // refuses at zero, and the queries "read" and "write" get and set the
+  // counter (a write that lowers it applies that many decrements).
+  std::int64_t stock = 1000;
+  int line = 0;  // where the scenario declared (or changed) it; 0: built in
+};
+
+// warehouse (ship), mail (mail), inventory (decrement): no faults, keys honoured.
+const std::vector<ServiceSpec>& builtin_services();
+
 struct Scenario {
   std::string name;         // the file's stem: "concurrent-duplicates"
   std::string description;  // one line, for `twice list`
@@ -79,7 +107,17 @@ struct Scenario {
   Micros close_after = 0;   // > 0: an order-close job closes orders waiting this long, every 10 min
 
   bool payload_required = false;  // every credited payment's raw payload must be stored
+
+  // The external services of the run: the built-in three, as the scenario
+  // changed them, then its own. Empty (a Scenario built in code): the built-ins.
+  std::vector<ServiceSpec> services;
+  // Effects every paid, unrefunded order must cause exactly once ([checks]
+  // effects): "ship", "mail". Each is declared by one of `services`.
+  std::vector<std::string> required_effects;
 };
+
+// The services a run of `s` has: s.services, or the built-ins when it names none.
+const std::vector<ServiceSpec>& services_of(const Scenario& s);
 
 // Limits of a scenario file (docs/scenarios.md), refused at load with file:line.
 inline constexpr Micros kMaxDuration = 30 * 24 * kHour;  // any one duration: 30 days

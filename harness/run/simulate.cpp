@@ -20,6 +20,7 @@
 #include "fault/fault_plan.h"
 #include "gateway/gateway.h"
 #include "net/network.h"
+#include "services/services.h"
 #include "sim/scheduler.h"
 #include "twice/job.h"
 
@@ -96,6 +97,7 @@ fault::FaultRates fault_rates(const gateway::Scenario& s) {
   r.second_signal = s.second_signal;
   r.second_signal_delay_min = s.second_signal_delay_min;
   r.second_signal_delay_max = s.second_signal_delay_max;
+  r.services = services::fault_rates(gateway::services_of(s));
   return r;
 }
 
@@ -129,10 +131,12 @@ class Run final : public endpoint::ReplySink {
                               : nullptr),
         scheduler_(spec.strategy, choices, result.trace, limits(scenario_)),
         faults_(fault_rates(scenario_), scheduler_),
+        services_(gateway::services_of(scenario_), scheduler_, faults_),
         locks_(scheduler_),
         network_(scheduler_, faults_, endpoint_),
         gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_, network_, faults_),
-        endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_, server_run_.get()}, faults_,
+        endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_, server_run_.get(), &services_},
+                  faults_,
                   *this),
         acks_(checker_db_, handler_.schema()) {
     scheduler_.set_process_faults(&endpoint_);
@@ -149,8 +153,11 @@ class Run final : public endpoint::ReplySink {
     result_.choice_points = scheduler_.choice_points();
     result_.end_time = scheduler_.now();
     result_.tasks = endpoint_.tasks();
+    result_.effects = services_.applied();
     check::CheckOptions options;
     options.payload_required = scenario_.payload_required;
+    options.required_effects = scenario_.required_effects;
+    options.effects = &services_.applied();
     result_.verdict =
         check::check_run(checker_db_, handler_.schema(), gateway_.payments(), scheduler_.stuck(), observed, options);
   }
@@ -174,6 +181,7 @@ class Run final : public endpoint::ReplySink {
   void start_jobs() {
     if (scenario_.reconciler) schedule_job("reconciler", 30 * kMinute);
     if (scenario_.close_after > 0) schedule_job("order-closer", scenario_.close_after);
+    for (const auto& name : handler_.jobs()) schedule_job(name, 0);  // the handler's own (an outbox relay)
   }
 
   void schedule_job(const std::string& name, Micros age) {
@@ -230,6 +238,7 @@ class Run final : public endpoint::ReplySink {
   std::unique_ptr<engine::ServerRun> server_run_;  // server engines' runs only; outlives the scheduler too
   sim::Scheduler scheduler_;
   fault::FaultPlan faults_;
+  services::Services services_;
   env::LockService locks_;
   net::Network network_;  // carries to endpoint_, constructed below; used only once the run starts
   gateway::Gateway gateway_;

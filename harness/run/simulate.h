@@ -15,6 +15,7 @@
 #include "endpoint/delivery.h"
 #include "engine/engine_choice.h"
 #include "gateway/scenario.h"
+#include "services/services.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
 #include "twice/handler.h"
@@ -51,6 +52,7 @@ struct RunResult {
   int steps = 0;
   int choice_points = 0;  // steps at which more than one task could run
   Micros end_time = 0;
+  std::vector<services::AppliedEffect> effects;  // what the external services applied, in order
 
   bool has(std::string_view invariant) const;
 };

@@ -14,6 +14,7 @@ const char* kind_name(EventKind kind) {
     case EventKind::kCall: return "call";
     case EventKind::kNote: return "note";
     case EventKind::kFault: return "fault";
+    case EventKind::kService: return "svc";
   }
   return "?";
 }

@@ -21,6 +21,7 @@ enum class EventKind {
   kCall,     // the handler called the gateway: verify a signature, query a payment
   kNote,     // a line the handler wrote with Env::note
   kFault,    // an injected fault
+  kService,  // an external service acted on a task's call: "warehouse: ship O-1" (its text starts with the service)
 };
 
 struct TraceEvent {

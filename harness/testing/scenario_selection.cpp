@@ -18,6 +18,14 @@ std::vector<fs::path> files_in(const std::string& dir) {
   return {files->begin(), files->end()};
 }
 
+// A bundled scenario that requires effects beyond the database ([checks]
+// effects) is for handlers that cause them (Options::effects). One that does
+// not load stays in, so that running it says why.
+bool requires_effects(const fs::path& file) {
+  const StatusOr<gateway::Scenario> s = gateway::load_scenario(file.string());
+  return s.ok() && !s->required_effects.empty();
+}
+
 void add_unique(std::vector<std::string>& refs, std::string ref) {
   if (std::find(refs.begin(), refs.end(), ref) == refs.end()) refs.push_back(std::move(ref));
 }
@@ -31,7 +39,8 @@ std::vector<std::string> scenario_refs(const Options& options) {
     // An unreadable bundled folder stays in the list, so that running it says why.
     if (files.empty()) add_unique(refs, options.bundled_dir);
     for (const auto& f : files)
-      if (std::find(options.skip.begin(), options.skip.end(), f.stem().string()) == options.skip.end())
+      if (std::find(options.skip.begin(), options.skip.end(), f.stem().string()) == options.skip.end() &&
+          (options.effects || !requires_effects(f)))
         add_unique(refs, f.stem().string());
   }
   for (const auto& s : options.scenarios) {

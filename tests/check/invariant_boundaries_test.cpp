@@ -33,7 +33,8 @@ TEST(InvariantBoundary, EveryInvariantHasABoundaryTestHere) {
   // A new invariant lands with its boundary tests: this list says which exist.
   const Names tested = {"double_credit",    "lost_update",        "lost_payment",    "ack_before_commit",
                         "accepted_invalid", "illegal_transition", "lost_refund",     "double_refund",
-                        "unpaid_credit",    "payload_missing",    "stuck",           "oracle_error"};
+                        "unpaid_credit",    "payload_missing",    "duplicate_effect", "lost_effect",
+                        "effect_without_payment", "stuck",        "oracle_error"};
   Names listed;
   for (const auto& i : check::invariants()) listed.push_back(std::string(i.name));
   EXPECT_EQ(listed, tested);
@@ -403,6 +404,81 @@ TEST(InvariantBoundary, EveryOracleQueryThatFailsIsNamedAndOneThatWorksIsNot) {
   ASSERT_EQ(names_of(v), Names{"oracle_error"}) << "a failed transitions query was once taken as no transitions";
   EXPECT_NE(v.violations[0].detail.find("transitions (Schema::transitions_sql)"), std::string::npos)
       << v.violations[0].detail;
+}
+
+
+// --- the effect invariants, over what the external services applied.
+
+std::vector<services::AppliedEffect> shipped(std::initializer_list<std::pair<const char*, Micros>> orders) {
+  std::vector<services::AppliedEffect> out;
+  for (const auto& [order_no, at] : orders) out.push_back({at, 1, "warehouse", "ship", order_no, ""});
+  return out;
+}
+
+check::CheckOptions effects(const std::vector<services::AppliedEffect>& applied, Names required = {"ship"}) {
+  check::CheckOptions o;
+  o.required_effects = std::move(required);
+  o.effects = &applied;
+  return o;
+}
+
+TEST(InvariantBoundary, OneShipmentIsNotADuplicateTwoAre) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  const auto once = shipped({{"O-1", 10}});
+  EXPECT_EQ(names_of(db.check({}, effects(once))), Names{});
+  const auto twice = shipped({{"O-1", 10}, {"O-1", 20}});
+  const auto v = db.check({}, effects(twice));
+  ASSERT_EQ(names_of(v), Names{"duplicate_effect"});
+  EXPECT_NE(v.violations[0].detail.find("'ship' 2 times"), std::string::npos) << v.violations[0].detail;
+  const auto two_orders = shipped({{"O-1", 10}, {"O-2", 20}});
+  EXPECT_EQ(names_of(db.check({}, effects(two_orders, {}))), Names{"effect_without_payment"})
+      << "O-2 is not an order the gateway knows; one shipment each is no duplicate";
+}
+
+TEST(InvariantBoundary, APaidCreditedOrderWithoutItsRequiredEffectIsLost) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  const std::vector<services::AppliedEffect> none;
+  EXPECT_EQ(names_of(db.check({}, effects(none))), Names{"lost_effect"});
+  EXPECT_EQ(names_of(db.check({}, effects(none, {}))), Names{}) << "a scenario that requires no effect";
+  const auto one = shipped({{"O-1", 10}});
+  EXPECT_EQ(names_of(db.check({}, effects(one, {"ship", "mail"}))), Names{"lost_effect"}) << "mail is required too";
+  db.payments()[0].refunded = true;
+  db.reverse("O-1", "alice", 100);
+  EXPECT_EQ(names_of(db.check({}, effects(none))), Names{}) << "a refunded order owes no shipment";
+}
+
+TEST(InvariantBoundary, ALostPaymentIsNotAlsoALostEffect) {
+  PreparedDatabase db({order()});
+  const std::vector<services::AppliedEffect> none;
+  EXPECT_EQ(names_of(db.check({}, effects(none))), Names{"lost_payment"});
+}
+
+TEST(InvariantBoundary, AnEffectIsWithoutPaymentWhenNeverSettledRolledBackOrRefundedFirst) {
+  {
+    PreparedDatabase db({unpaid()});
+    const auto s = shipped({{"O-1", 10}});
+    EXPECT_EQ(names_of(db.check({}, effects(s, {}))), Names{"effect_without_payment"});
+  }
+  {
+    PreparedDatabase db({order()});  // settled, never credited: the transaction rolled back
+    const auto s = shipped({{"O-1", 10}});
+    EXPECT_EQ(names_of(db.check({}, effects(s, {}))), (Names{"effect_without_payment", "lost_payment"}));
+  }
+  {
+    PreparedDatabase db({order()});
+    db.credit("O-1", "alice", 100);
+    db.reverse("O-1", "alice", 100);
+    db.payments()[0].refunded = true;
+    db.payments()[0].refund_acked_at = 50;
+    const auto before = shipped({{"O-1", 50}});
+    EXPECT_EQ(names_of(db.check({}, effects(before, {}))), Names{}) << "shipped, then refunded: a return, not a bug";
+    const auto after = shipped({{"O-1", 51}});
+    const auto v = db.check({}, effects(after, {}));
+    ASSERT_EQ(names_of(v), Names{"effect_without_payment"});
+    EXPECT_NE(v.violations[0].detail.find("acknowledged its refund"), std::string::npos) << v.violations[0].detail;
+  }
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ TEST(Cli, ACorrectHandlerExpectedToFailIsAMismatchAndExitsOne) {
 TEST(Cli, UsageAndInputErrorsExitTwoWithOneClearLine) {
   auto o = twice("run --handler no-such-handler");
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.out.find("twice: unknown handler 'no-such-handler'; known: ack-before-commit, cas, check-in-txn, check-then-act"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("twice: unknown handler 'no-such-handler'; known: ack-before-commit, call-after-commit, call-in-txn, cas, check-in-txn, check-then-act"), std::string::npos) << o.out;
 
   o = twice("run --scenario no-such-scenario");
   EXPECT_EQ(o.exit_code, 2);
@@ -135,6 +135,18 @@ TEST_P(MalformedScenario, ExitsTwoWithOneLineNamingFileLineAndFix) {
 INSTANTIATE_TEST_SUITE_P(
     EachKind, MalformedScenario,
     ::testing::Values(
+        // External services (issue #13): a service must be named, and an effect a
+        // scenario requires must be one some service declares.
+        Malformed{"service_without_name",
+                  "description = \"d\"\n[[services]]\neffects = [\"pay_referral\"]\n[[orders]]\norder_no = \"O-1\"\n"
+                  "user = \"u\"\namount = 100\n",
+                  2, "a service needs a 'name', e.g. name = \"warehouse\""},
+        Malformed{"undeclared_effect",
+                  "description = \"d\"\n[checks]\neffects = [\"ship\", \"teleport\"]\n[[orders]]\norder_no = \"O-1\"\n"
+                  "user = \"u\"\namount = 100\n",
+                  3,
+                  "effect 'teleport' is declared by no service; declared: ship (warehouse), mail (mail), decrement "
+                  "(inventory); or add a [[services]] entry whose 'effects' name it"},
         Malformed{"unknown_key", "description = \"d\"\n[faults]\nduplicates = 0.5\n[[orders]]\n", 3,
                   "unknown key 'duplicates' in [faults]; allowed: duplicate, max_copies, duplicate_delay, ack_loss, "
                   "max_attempts, request_loss, pause, pause_duration, crash, restart_after, mq_redelivery, mq_delay, "

@@ -190,5 +190,58 @@ TEST(BundledScenarios, AllLoadWithDescriptions) {
   for (const auto& s : *all) EXPECT_FALSE(s.description.empty()) << s.name;
 }
 
+TEST_F(ScenarioFile, ServicesChangeABuiltInOneAndAddTheScenariosOwn) {
+  StatusOr<Scenario> loaded = load_scenario(write(std::string(R"(description = "d"
+[[services]]
+name = "warehouse"
+idempotency_keys = false
+timeout = 0.25
+slow = 0.5
+slow_duration = ["1s", "2s"]
+[[services]]
+name = "referrals"
+effects = ["pay_referral"]
+retention = "1h"
+[checks]
+effects = ["ship", "pay_referral"]
+)") + kOrder));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Scenario& s = *loaded;
+  ASSERT_EQ(s.services.size(), 4u) << "the three built in, then the scenario's own";
+  EXPECT_EQ(s.services[0].name, "warehouse");
+  EXPECT_FALSE(s.services[0].idempotency_keys);
+  EXPECT_DOUBLE_EQ(s.services[0].timeout, 0.25);
+  EXPECT_EQ(s.services[0].slow_max, 2 * kSecond);
+  EXPECT_EQ(s.services[0].effects, std::vector<std::string>{"ship"});
+  EXPECT_EQ(s.services[3].name, "referrals");
+  EXPECT_EQ(s.services[3].retention, kHour);
+  EXPECT_EQ(s.required_effects, (std::vector<std::string>{"ship", "pay_referral"}));
+}
+
+TEST_F(ScenarioFile, AScenarioWithoutServicesHasTheBuiltInThree) {
+  StatusOr<Scenario> loaded = load_scenario(write(std::string("description = \"d\"\n") + kOrder));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Scenario& s = *loaded;
+  EXPECT_TRUE(s.services.empty());
+  ASSERT_EQ(services_of(s).size(), 3u);
+  EXPECT_EQ(services_of(s)[1].name, "mail");
+}
+
+TEST_F(ScenarioFile, BadServicesAreRefusedWithTheirLine) {
+  const std::string head = "description = \"d\"\n[[services]]\n";
+  // error_of() names the file it wrote: read path_ only after calling it.
+  std::string e = error_of(head + "name = \"courier\"\n" + kOrder);
+  EXPECT_EQ(e, path_ + ":2: service 'courier' is not built in (warehouse, mail, inventory): it needs 'effects', e.g. "
+                       "effects = [\"pay_referral\"]");
+  e = error_of(head + "name = \"\"\n" + kOrder);
+  EXPECT_EQ(e, path_ + ":3: a service's 'name' must not be empty");
+  e = error_of(head + "name = \"a:b\"\neffects = [\"x\"]\n" + kOrder);
+  EXPECT_EQ(e, path_ + ":3: service name 'a:b' may hold only letters, digits, '-' and '_'");
+  e = error_of(head + "name = \"courier\"\neffects = [\"ship\"]\n" + kOrder);
+  EXPECT_NE(e.find("effect 'ship' is declared by both 'warehouse' and 'courier'"), std::string::npos) << e;
+  e = error_of(head + "name = \"mail\"\ntimeout = 2\n" + kOrder);
+  EXPECT_EQ(e, path_ + ":4: 'timeout' is 2; a probability must be from 0 to 1");
+}
+
 }  // namespace
 }  // namespace twice::gateway

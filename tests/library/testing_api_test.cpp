@@ -59,6 +59,27 @@ TEST(TestingApi, SkipLeavesBundledScenariosOut) {
       << r.message;
 }
 
+// A handler that ships nothing is not held to the bundled scenarios that
+// require shipments, unless it says it causes them (Options::effects) or the
+// test names one.
+TEST(TestingApi, BundledEffectScenariosRunOnlyForHandlersThatCauseEffects) {
+  Options o;
+  o.seeds = 5;
+  for (const auto& ref : twice::testing::scenario_refs(Options{}))
+    if (ref != "warehouse-timeout" && ref != "concurrent-topups") o.skip.push_back(ref);
+  const Report left_out = twice::testing::check_exactly_once("unique-key+cas", o);
+  EXPECT_TRUE(left_out.passed) << left_out.message;
+  o.effects = true;
+  const Report held = twice::testing::check_exactly_once("unique-key+cas", o);
+  EXPECT_FALSE(held.passed);
+  EXPECT_TRUE(has(held.violations, "warehouse-timeout: lost_effect")) << held.message;
+  EXPECT_TRUE(twice::testing::check_exactly_once("outbox", o).passed);
+  o.effects = false;
+  o.bundled = false;
+  o.scenarios = {"warehouse-timeout"};
+  EXPECT_FALSE(twice::testing::check_exactly_once("unique-key+cas", o).passed) << "named: it runs";
+}
+
 TEST(TestingApi, ARaceIsReportedWithItsCounterexampleSeedAndReplayCommand) {
   const Report r = twice::testing::check_exactly_once("check-then-act", only("concurrent-duplicates"));
   ASSERT_FALSE(r.passed);

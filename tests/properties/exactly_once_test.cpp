@@ -117,6 +117,14 @@ TEST(Generators, DrawEveryFaultEventProfileAndJob) {
     if (s.reconciler) seen.insert("reconciler");
     if (s.close_after > 0) seen.insert("close job");
     if (s.payload_required) seen.insert("payload required");
+    if (!s.required_effects.empty()) seen.insert("effects required");
+    for (const auto& service : s.services) {
+      if (!service.idempotency_keys) seen.insert("service without keys");
+      if (service.slow > 0) seen.insert("slow service");
+      if (service.unavailable > 0) seen.insert("service unavailable");
+      if (service.timeout > 0) seen.insert("service timeout after acting");
+      if (service.duplicate > 0) seen.insert("service gets a request twice");
+    }
     if (s.request_loss > 0 || s.crash > 0) {
       EXPECT_TRUE(s.reconciler && s.max_attempts == 0) << "loss without the reconciler";
     }
@@ -126,7 +134,9 @@ TEST(Generators, DrawEveryFaultEventProfileAndJob) {
                                 "whole retry schedule", "short pause", "pause past the gateway's timeout",
                                 "pause past the lock TTL", "crash", "mq redelivery", "second signal",
                                 "forged signature", "wrong amount", "wrong currency", "unknown order", "replayed",
-                                "reconciler", "close job", "payload required"};
+                                "reconciler", "close job", "payload required", "effects required",
+                                "service without keys", "slow service", "service unavailable",
+                                "service timeout after acting", "service gets a request twice"};
   for (const auto& p : gateway::all_profiles()) want.insert("profile " + p.name);
   for (const auto& w : want) EXPECT_TRUE(seen.count(w)) << "never drawn: " << w;
 }
@@ -142,24 +152,42 @@ bool fails_within(const gateway::Scenario& s, const std::string& handler, const 
 TEST(Generators, EachExcludedHandlerFailsOnItsFaultClass) {
   auto twice_paid = testing::one_order_scenario();
   twice_paid.orders[0].paid_twice = true;
-  EXPECT_EQ(testing::correct_handlers(twice_paid), (std::vector<std::string>{"unique-key+cas", "three-layer", "cas"}));
+  EXPECT_EQ(testing::correct_handlers(twice_paid), (std::vector<std::string>{"unique-key+cas", "three-layer", "cas", "outbox", "idempotency-key"}));
   EXPECT_TRUE(fails_within(twice_paid, "unique-key", "lost_payment", 20));
 
   auto closing = testing::one_order_scenario();
   closing.close_after = 30 * kMinute;
   closing.orders[0].paid_at = 30 * kMinute;
   closing.latency_max = 80 * kMillisecond;
-  EXPECT_EQ(testing::correct_handlers(closing), (std::vector<std::string>{"unique-key+cas", "three-layer", "cas"}));
+  EXPECT_EQ(testing::correct_handlers(closing), (std::vector<std::string>{"unique-key+cas", "three-layer", "cas", "outbox", "idempotency-key"}));
   EXPECT_TRUE(fails_within(closing, "unique-key", "illegal_transition", 200));
 
   auto audited = testing::one_order_scenario();
   audited.payload_required = true;
   EXPECT_EQ(testing::correct_handlers(audited),
-            (std::vector<std::string>{"unique-key+cas", "three-layer", "unique-key"}));
+            (std::vector<std::string>{"unique-key+cas", "three-layer", "unique-key", "outbox", "idempotency-key"}));
   EXPECT_TRUE(fails_within(audited, "cas", "payload_missing", 1));
 
   EXPECT_EQ(testing::correct_handlers(testing::one_order_scenario()),
+            (std::vector<std::string>{"unique-key+cas", "three-layer", "cas", "unique-key", "outbox",
+                                      "idempotency-key"}));
+
+  // Effects required: a handler that calls no service never ships.
+  auto shipping = testing::one_order_scenario();
+  shipping.required_effects = {"ship", "mail", "decrement"};
+  EXPECT_EQ(testing::correct_handlers(shipping), (std::vector<std::string>{"outbox", "idempotency-key"}));
+  EXPECT_TRUE(fails_within(shipping, "unique-key+cas", "lost_effect", 1));
+
+  // A keyless warehouse that may act unseen: even the outbox's relay, retrying
+  // after a timeout, ships twice.
+  auto keyless = testing::one_order_scenario();
+  keyless.services = gateway::builtin_services();
+  keyless.services[0].idempotency_keys = false;
+  keyless.services[0].timeout = 0.5;
+  EXPECT_EQ(testing::correct_handlers(keyless),
             (std::vector<std::string>{"unique-key+cas", "three-layer", "cas", "unique-key"}));
+  EXPECT_TRUE(fails_within(keyless, "outbox", "duplicate_effect", 50));
+  EXPECT_TRUE(fails_within(keyless, "idempotency-key", "duplicate_effect", 50));
 }
 
 }  // namespace

@@ -133,6 +133,22 @@ inline rc::Gen<gateway::Scenario> gen_scenario() {
     if (s.close_after > 0)
       for (auto& o : s.orders) o.paid_twice = false;
     s.payload_required = *rc::gen::element(false, false, true);
+
+    // External services (issue #13): each built-in one slow, down, timing out
+    // after it acted, or getting a request twice, honouring keys or not; and
+    // the effects every paid order must cause (none: what the handlers that
+    // call no service are held to).
+    s.services = gateway::builtin_services();
+    for (auto& service : s.services) {
+      service.idempotency_keys = *rc::gen::element(true, true, false);
+      service.slow = *rc::gen::element(0.0, 0.0, 0.3);
+      service.slow_min = 10 * kMillisecond;
+      service.slow_max = *rc::gen::element<Micros>(100 * kMillisecond, 8 * kSecond);
+      service.unavailable = *rc::gen::element(0.0, 0.0, 0.2);
+      service.timeout = *rc::gen::element(0.0, 0.0, 0.3);
+      service.duplicate = *rc::gen::element(0.0, 0.0, 0.5);
+    }
+    if (*rc::gen::arbitrary<bool>()) s.required_effects = {"ship", "mail", "decrement"};
     return s;
   });
 }
@@ -146,6 +162,12 @@ struct FaultClasses {
   bool payload_required = false;  //                            (audit-trail)
   bool loss = false;              // request loss or crashes    (lost-notifications, crash-mid-handler)
   bool refund = false;            // refund_after
+  bool effects_required = false;  // [checks] effects          (the five effect scenarios)
+  // A service that ignores keys and can apply a request the caller cannot
+  // see applied (a timeout after acting, a request arriving twice), or a
+  // process that can die between a call and its confirmation: no design can
+  // be exactly once against it.                                (no-idempotency-keys holds none of these)
+  bool keyless_uncertain = false;
 };
 
 inline FaultClasses fault_classes(const gateway::Scenario& s) {
@@ -157,6 +179,9 @@ inline FaultClasses fault_classes(const gateway::Scenario& s) {
   f.close_job = s.close_after > 0;
   f.payload_required = s.payload_required;
   f.loss = s.request_loss > 0 || s.crash > 0;
+  f.effects_required = !s.required_effects.empty();
+  for (const auto& service : gateway::services_of(s))
+    f.keyless_uncertain |= !service.idempotency_keys && (service.timeout > 0 || service.duplicate > 0 || s.crash > 0);
   return f;
 }
 
@@ -174,11 +199,23 @@ inline FaultClasses fault_classes(const gateway::Scenario& s) {
 // notification was lost. It does not recover a refund's or a second payment's
 // notification; those are lost only when each of the profile's 7 to 25+
 // attempts is lost (0.3^7 and less per notification) and stay in the claim.
+//   outbox, idempotency-key: everything unique-key+cas passes, effects
+//        required or not, except against a keyless service that may act
+//        unseen (keyless_uncertain: then nothing can be exactly once).
+//   The handlers that call no service pass only where no effect is required
+//        (every reference handler x the effect scenarios: lost_effect).
 inline std::vector<std::string> correct_handlers(const gateway::Scenario& s) {
   const FaultClasses f = fault_classes(s);
-  std::vector<std::string> out = {"unique-key+cas", "three-layer"};
-  if (!f.payload_required) out.push_back("cas");
-  if (!f.second_payment && !f.close_job) out.push_back("unique-key");
+  std::vector<std::string> out;
+  if (!f.effects_required) {
+    out = {"unique-key+cas", "three-layer"};
+    if (!f.payload_required) out.push_back("cas");
+    if (!f.second_payment && !f.close_job) out.push_back("unique-key");
+  }
+  if (!f.keyless_uncertain) {
+    out.push_back("outbox");
+    out.push_back("idempotency-key");
+  }
   return out;
 }
 

@@ -101,6 +101,9 @@ MatrixResult hostile_matrix() {
   v.schedules_to_first = 5;
   v.seed = 5787478153334856;
   v.counterexample = double_credit_transcript(kPayload);
+  // A scenario names its own effects: untrusted text in the effects list too.
+  v.counterexample.effects.push_back(
+      results::EffectRecord{"O-2001", "warehouse", "ship" + kPayload, {"T1 at 0.100s key " + kPayload, "T2 at 0.200s"}, true});
   caught.violations.push_back(v);
   m.cells.push_back(caught);
 

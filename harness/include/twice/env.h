@@ -12,6 +12,7 @@
 #include "twice/db.h"
 #include "twice/locks.h"
 #include "twice/notify.h"
+#include "twice/service.h"
 #include "twice/status.h"
 
 namespace twice {
@@ -39,6 +40,12 @@ class Env {
   // the response before the work is done. handle()'s return value is then
   // ignored. A scheduling point.
   virtual void respond_now(const Reply& reply) = 0;
+  // Calls the external service named `service` ("warehouse", "mail",
+  // "inventory", or one the scenario declares) with `request`. A scheduling
+  // point; it may take a while (the service is slow), and what it applied is
+  // recorded by the harness whatever the caller then does. An unknown service
+  // or effect is an error reply, and the trace says why.
+  virtual ServiceReply call(std::string_view service, const ServiceRequest& request) = 0;
 };
 
 }  // namespace twice

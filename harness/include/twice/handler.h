@@ -33,6 +33,10 @@ class Handler {
   virtual Reply handle(const Notify& notify, Env& env) = 0;
   // The tables this handler works on and where the checker finds the truth.
   virtual const Schema& schema() const { return reference_schema(); }
+  // The background jobs (registered with TWICE_REGISTER_JOB) this handler's
+  // design relies on, run in every scenario beside the scenario's own: an
+  // outbox needs its relay. Each is made with age 0.
+  virtual std::vector<std::string> jobs() const { return {}; }
 };
 
 struct HandlerInfo {

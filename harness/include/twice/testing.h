@@ -42,6 +42,13 @@ struct Options {
   // (lost-notifications: "our reconciler is tested on its own").
   bool bundled = true;
   std::vector<std::string> skip;
+  // Also the bundled scenarios that require effects beyond the database
+  // ([checks] effects: ship, mail, decrement through Env::call). Set it when
+  // your handler causes them; off, those are left out, since a handler that
+  // ships nothing (a wallet top-up) would fail them all with lost_effect.
+  // Scenarios named in `scenarios` always run. (scenario_refs() applies it,
+  // so gen_run() draws from the same selection.)
+  bool effects = false;
   // More scenarios: .toml files (format: docs/scenarios.md), folders of them,
   // or names of bundled ones ("concurrent-duplicates", handy with bundled = false).
   std::vector<std::string> scenarios;

@@ -20,6 +20,16 @@ struct TranscriptRow {
   bool step = false;       // a scheduling point (counted in Counterexample::steps)
 };
 
+// One effect an external service applied (or had to) for one order shown in
+// a counterexample: the harness's record, as the reports list it per order.
+struct EffectRecord {
+  std::string order_no;
+  std::string service;             // "warehouse"
+  std::string effect;              // "ship"
+  std::vector<std::string> applied;  // each time it was applied: "T3 at 0.120s key O-1:ship"
+  bool required = false;           // the scenario requires it of every paid order ([checks] effects)
+};
+
 struct Counterexample {
   std::uint64_t seed = 0;               // the run it was shrunk from
   std::vector<std::uint64_t> choices;   // the shrunk choice sequence
@@ -29,6 +39,7 @@ struct Counterexample {
   std::vector<TranscriptRow> rows;
   std::vector<std::string> gateway;     // what the gateway did meanwhile, one line each
   std::vector<std::string> balances;    // "alice: balance 200, should be 100"
+  std::vector<EffectRecord> effects;    // per order shown, what the services applied; empty without services
   std::string replay_command;           // replays the original failing seed
   std::string replay_shrunk_command;    // replays this shrunk counterexample
   std::string subject;                  // the violation as this transcript shows it
