@@ -34,6 +34,20 @@ CREATE TABLE effects_done (
   PRIMARY KEY (order_no, effect)
 );
 )sql";
+    s.mariadb_setup_sql += R"sql(
+CREATE TABLE outbox (
+  id       BIGINT AUTO_INCREMENT PRIMARY KEY,
+  order_no VARCHAR(64) NOT NULL,
+  service  VARCHAR(64) NOT NULL,
+  effect   VARCHAR(64) NOT NULL,
+  state    VARCHAR(16) NOT NULL DEFAULT 'pending'
+) ENGINE=InnoDB;
+CREATE TABLE effects_done (
+  order_no VARCHAR(64) NOT NULL,
+  effect   VARCHAR(64) NOT NULL,
+  PRIMARY KEY (order_no, effect)
+) ENGINE=InnoDB;
+)sql";
     return s;
   }();
   return kSchema;
@@ -46,9 +60,9 @@ ServiceRequest request_for(const OrderEffect& e, const std::string& order_no, st
 std::string order_key(const std::string& order_no, const OrderEffect& e) { return order_no + ":" + e.effect; }
 
 Status mark_done(Db& db, const std::string& order_no, const OrderEffect& e) {
-  const char* sql = db.engine() == Engine::kSqlite
-                        ? "INSERT OR IGNORE INTO effects_done(order_no, effect) VALUES (?, ?)"
-                        : "INSERT INTO effects_done(order_no, effect) VALUES (?, ?) ON CONFLICT DO NOTHING";
+  const char* sql = "INSERT INTO effects_done(order_no, effect) VALUES (?, ?) ON CONFLICT DO NOTHING";
+  if (db.engine() == Engine::kSqlite) sql = "INSERT OR IGNORE INTO effects_done(order_no, effect) VALUES (?, ?)";
+  if (db.engine() == Engine::kMariadb) sql = "INSERT IGNORE INTO effects_done(order_no, effect) VALUES (?, ?)";
   return db.exec(sql, {order_no, e.effect}).status;
 }
 
