@@ -14,7 +14,7 @@ BUILD_DIR="${TWICE_BUILD_DIR:-$ROOT/build}"
 
 PACKAGES=(
   g++ cmake ninja-build pkg-config
-  libsqlite3-dev libboost-thread-dev libfmt-dev nlohmann-json3-dev
+  libsqlite3-dev libfmt-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libssl-dev
   libgtest-dev librapidcheck-dev libbenchmark-dev
   # the PostgreSQL engine: libpq to talk to it, the server twice starts for its runs and tests

@@ -38,6 +38,8 @@
 #include "sim/trace.h"
 #include "twice/handler.h"
 #include "twice/job.h"
+#include "twice/version.h"
+#include "twice_tool_version.h"
 
 namespace fs = std::filesystem;
 using namespace twice;
@@ -438,7 +440,7 @@ int main(int argc, char** argv) {
       "When a handler breaks, it prints the shortest interleaving that breaks it, replayable from one seed.",
       "twice"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "twice 0.1.0");
+  app.set_version_flag("--version", fmt::format("twice {} (handler API version {})", TWICE_TOOL_VERSION, TWICE_API_VERSION));
 
   RunArgs run_args;
   auto* run = app.add_subcommand("run", "Run handlers against scenarios under many seeds and compare with the expected matrix");

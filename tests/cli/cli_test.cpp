@@ -339,6 +339,19 @@ TEST(Cli, OneDifferingCellIsSingular) {
   EXPECT_EQ(o.out.find("1 cell differ "), std::string::npos) << o.out;
 }
 
+TEST(Cli, VersionShowsTheToolAndApiVersionsAndTheJsonReportCarriesTheToolVersion) {
+  const auto v = twice("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  // "twice 0.3.0 (handler API version 3)": the minor version is the API version.
+  const std::string out = v.out;
+  ASSERT_TRUE(out.starts_with("twice 0.")) << out;
+  const std::string version = out.substr(6, out.find(' ', 6) - 6);
+  const std::string api = version.substr(2, version.rfind('.') - 2);
+  EXPECT_EQ(out, "twice " + version + " (handler API version " + api + ")\n");
+  const auto j = twice_stream("run --handler cas --scenario sequential-duplicates --seeds 2 -q --json -", false);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["tool_version"], version);
+}
+
 // `twice stress` as a user runs it: real threads, so only what holds on every
 // run is asserted. A correct handler never shows a violation; check-then-act's
 // double credit shows up within a few hundred orders of copies released
