@@ -581,7 +581,21 @@ int main(int argc, char** argv) {
   }
   run_args.show_all = show == "all";
   try {
-    StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(plugins);
+    // The same library twice (a pasted replay command that already carries
+    // --plugin, plus one more) is loaded once, and said so.
+    std::vector<std::string> unique_plugins;
+    std::vector<std::string> seen;
+    for (const auto& p : plugins) {
+      std::error_code ec;
+      const std::string file = fs::weakly_canonical(fs::absolute(p, ec), ec).string();
+      if (std::find(seen.begin(), seen.end(), file) != seen.end()) {
+        std::cerr << "twice: --plugin " << p << " is given twice; loading it once\n";
+        continue;
+      }
+      seen.push_back(file);
+      unique_plugins.push_back(p);
+    }
+    StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(unique_plugins);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     run_args.plugin_of = std::move(loaded).value();
     if (*run) return cmd_run(run_args);

@@ -69,7 +69,9 @@ for handler, verdict in wanted.items():
     f = failures[0]
     if c["matched"] or c["verdict"] != "failed":
         print(f"{handler}: a failed cell must not match: {c['verdict']}"); bad += 1
-    if f["run"] < 1 or f["seed"] == 0 or not f["replay"].startswith(f"twice replay --handler {handler} "):
+    # The plugin's handlers replay only with the plugin loaded: the command says so.
+    if f["run"] < 1 or f["seed"] == 0 or not (f["replay"].startswith("twice replay --plugin ") and
+                                              f" --handler {handler} " in f["replay"]):
         print(f"{handler}: no run, seed or replay: {f}"); bad += 1
 # Denied statements and empty SQL are answered, not fatal: these cells finish like cas.
 for handler in ("hostile-empty-sql", "hostile-wal", "hostile-attach", "cas"):
@@ -79,7 +81,7 @@ for handler in ("hostile-empty-sql", "hostile-wal", "hostile-attach", "cas"):
 sys.exit(1 if bad else 0)
 PY
 grep -q "hostile-segfault × concurrent-duplicates: crashed: SIGSEGV" out.txt || fail "text report lacks the segfault's cell"
-grep -q "replay that run:   twice replay --handler hostile-exit " out.txt || fail "text report lacks the replay command"
+grep -q "replay that run:   twice replay --plugin .* --handler hostile-exit " out.txt || fail "text report lacks the replay command"
 grep -q "crashed: SIGSEGV" reports/twice-report.md || fail "Markdown report lacks the verdict"
 grep -q "crashed: SIGSEGV" reports/twice-report.junit.xml || fail "JUnit report lacks the verdict"
 [ -z "$(ls -A db)" ] || fail "files left in the database folder: $(ls -A db)"

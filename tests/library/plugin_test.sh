@@ -24,7 +24,11 @@ expect_refusal() {
   echo "$name: $(cat err.txt)"
 }
 
-expect_refusal "the same plugin twice" "is given twice" list --plugin "$good" --plugin "$(dirname "$good")/./$(basename "$good")"
+# The same plugin twice (a replay command pasted with one more --plugin): loaded once, and said so.
+"$twice" list --plugin "$good" --plugin "$(dirname "$good")/./$(basename "$good")" >out.txt 2>err.txt ||
+  fail "the same plugin twice: exit $?: $(cat err.txt)"
+grep -qF "is given twice; loading it once" err.txt || fail "the same plugin twice: stderr lacks the note: $(cat err.txt)"
+grep -q '^  plugin-cas ' out.txt || fail "the same plugin twice: list does not show plugin-cas"
 
 "$twice" list --plugin "$good" >out.txt 2>err.txt || fail "list: exit $?: $(cat err.txt)"
 grep -q '^  plugin-cas ' out.txt || fail "list does not show plugin-cas: $(cat out.txt)"
