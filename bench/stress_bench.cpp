@@ -5,6 +5,9 @@
 // with no Handler, Env, Value or Result in between. Only the delivery phase
 // is timed (manual time), not making and seeding the database or checking it.
 #include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <thread>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -13,8 +16,6 @@
 #include <stdlib.h>
 
 #include <benchmark/benchmark.h>
-#include <boost/thread/barrier.hpp>
-#include <boost/thread/thread.hpp>
 
 #include "bench/bench_support.h"
 #include "stress/real_env.h"
@@ -169,16 +170,16 @@ double raw_floor_run(long& acked) {
       long round = -1;
       bool stop = false;
       std::chrono::steady_clock::time_point started;
-      boost::barrier barrier(kThreads, [&] {
+      std::barrier barrier(kThreads, [&]() noexcept {
         if (round < 0) started = std::chrono::steady_clock::now();
         stop = (round + 1) * kGroups >= kOrders;
         if (!stop) ++round;
       });
-      boost::thread_group threads;
+      std::vector<std::jthread> threads;
       for (int w = 0; w < kThreads; ++w) {
-        threads.create_thread([&, w] {
+        threads.emplace_back([&, w] {
           for (;;) {
-            barrier.wait();
+            barrier.arrive_and_wait();
             if (stop) return;
             const long order = round * kGroups + w / kDuplicates;
             if (order < kOrders)
@@ -187,7 +188,7 @@ double raw_floor_run(long& acked) {
           }
         });
       }
-      threads.join_all();
+      for (auto& t : threads) t.join();
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       acked = std::count(acks.begin(), acks.end(), 1);
     }

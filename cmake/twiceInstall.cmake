@@ -45,7 +45,6 @@ foreach(_dep
     "fmt::fmt|fmt"
     "nlohmann_json::nlohmann_json|nlohmann_json 3"
     "Threads::Threads|Threads"
-    "Boost::thread|Boost 1.74 COMPONENTS thread"
     "tomlplusplus::tomlplusplus|tomlplusplus 3"
     "OpenSSL::Crypto|OpenSSL")
   string(REPLACE "|" ";" _pair "${_dep}")
@@ -60,8 +59,10 @@ if(TARGET PkgConfig::MARIADB)
   string(APPEND TWICE_FIND_DEPENDENCIES
     "find_dependency(PkgConfig)\npkg_check_modules(MARIADB REQUIRED QUIET IMPORTED_TARGET GLOBAL libmariadb)\n")
 endif()
+# GoogleTest only for a project that asks for twice::gtest: find_package(twice COMPONENTS gtest).
 if(TARGET twice_gtest)
-  string(APPEND TWICE_FIND_DEPENDENCIES "find_dependency(GTest)\n")
+  string(APPEND TWICE_FIND_DEPENDENCIES
+    "if(\"gtest\" IN_LIST twice_FIND_COMPONENTS)\n  find_dependency(GTest)\n  set(twice_gtest_FOUND TRUE)\nendif()\n")
 endif()
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/twiceConfig.cmake.in

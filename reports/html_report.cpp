@@ -40,6 +40,10 @@ table.matrix thead th { background: #f8f9fa; font-weight: 600; border-bottom: 2p
 table.matrix tbody th { background: #f8f9fa; font-family: ui-monospace, "DejaVu Sans Mono", monospace;
   font-weight: 600; font-size: 13px; white-space: nowrap; }
 td.cell { min-width: 190px; border-radius: 4px; }
+.matrix-box { max-height: 80vh; overflow: auto; padding: 0; }
+table.matrix thead th { position: sticky; top: 0; z-index: 1; }
+table.matrix tbody th, table.matrix thead th:first-child { position: sticky; left: 0; z-index: 2;
+  box-shadow: 1px 0 0 var(--line); }
 td.cell small { display: block; font-weight: 400; opacity: .85; }
 td.pass { background: var(--ok-bg); color: var(--ok); }
 td.caught { background: var(--warn-bg); color: var(--warn); }
@@ -133,19 +137,33 @@ const char* css_class(CellVerdict v) {
 }
 
 // Anchor of each cell's first counterexample, numbered in report order.
+// The cells whose counterexamples are shown, in the order shown: those that
+// differ from the expected matrix first (what a red run is read for), then
+// the known bugs caught as expected, each group in matrix order.
+std::vector<const results::CellResult*> counterexample_order(const results::MatrixResult& m) {
+  std::vector<const results::CellResult*> out;
+  for (const bool differing : {true, false})
+    for (const auto& c : m.cells)
+      if (!c.violations.empty() && differs(verdict_of(&c)) == differing) out.push_back(&c);
+  return out;
+}
+
+// Each cell's first counterexample's id (cx-<id>), in counterexample_order.
 std::map<const results::CellResult*, int> anchors(const results::MatrixResult& m) {
   std::map<const results::CellResult*, int> out;
   int next = 0;
-  for (const auto& c : m.cells) {
-    if (!c.violations.empty()) out[&c] = next;
-    next += static_cast<int>(c.violations.size());
+  for (const auto* c : counterexample_order(m)) {
+    out[c] = next;
+    next += static_cast<int>(c->violations.size());
   }
   return out;
 }
 
 std::string matrix_table(const results::MatrixResult& m) {
   const auto anchor = anchors(m);
-  std::string out = "<table class=\"matrix\"><thead><tr><th>handler</th>";
+  // In its own scroll box, the handler column stuck to its left edge: an
+  // 18-scenario matrix is wider than any screen.
+  std::string out = "<div class=\"scroll matrix-box\"><table class=\"matrix\"><thead><tr><th>handler</th>";
   for (const auto& s : m.scenarios) out += "<th>" + esc(s) + "</th>";
   out += "</tr></thead><tbody>\n";
   for (const auto& h : m.handlers) {
@@ -170,7 +188,7 @@ std::string matrix_table(const results::MatrixResult& m) {
     }
     out += "</tr>\n";
   }
-  out += "</tbody></table>\n<p class=\"legend\"><span class=\"swatch pass\"></span>pass: no violation, none expected"
+  out += "</tbody></table></div>\n<p class=\"legend\"><span class=\"swatch pass\"></span>pass: no violation, none expected"
          "<span class=\"swatch caught\"></span>caught k/n: a known-buggy handler caught in k of n runs, as expected"
          "<span class=\"swatch differs\"></span>differs from " +
          esc(m.expected_path) + "<span class=\"swatch notrun\"></span>not run</p>\n";
@@ -319,10 +337,14 @@ std::string render_html(const results::MatrixResult& m) {
   } else {
     out += fmt::format("<div class=\"banner bad\">✗ {} of {} cells differ from {}<ul>", differing, total,
                        esc(m.expected_path));
-    for (const auto& c : m.cells)
-      if (differs(verdict_of(&c)))
-        out += fmt::format("<li><span class=\"mono\">{} × {}</span>: {}</li>", esc(c.handler), esc(c.scenario),
-                           esc(mismatch_sentence(c)));
+    const auto anchor = anchors(m);
+    for (const auto& c : m.cells) {
+      if (!differs(verdict_of(&c))) continue;
+      const auto it = anchor.find(&c);
+      out += fmt::format("<li><span class=\"mono\">{} × {}</span>: {}{}</li>", esc(c.handler), esc(c.scenario),
+                         esc(mismatch_sentence(c)),
+                         it == anchor.end() ? "" : fmt::format(" (<a href=\"#cx-{}\">counterexample</a>)", it->second));
+    }
     out += "</ul></div>\n";
   }
   out += fmt::format("<nav><a href=\"#matrix\">Matrix</a><a href=\"#statistics\">Statistics</a>"
@@ -336,8 +358,8 @@ std::string render_html(const results::MatrixResult& m) {
   out += "<section id=\"counterexamples\"><h2>Counterexamples</h2>\n";
   if (examples == 0) out += "<p class=\"muted\">No run showed a violation.</p>\n";
   int id = 0;
-  for (const auto& c : m.cells)
-    for (const auto& v : c.violations) out += counterexample_article(c, v, id++);
+  for (const auto* c : counterexample_order(m))
+    for (const auto& v : c->violations) out += counterexample_article(*c, v, id++);
   out += "</section>\n<footer>Written by twice from the result of one matrix run; the same run with the same seeds "
          "writes the same report.</footer>\n</main>\n";
   out += fmt::format("<script>{}</script>\n</body></html>\n", kScript);

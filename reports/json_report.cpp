@@ -6,6 +6,7 @@
 
 #include "cell_verdict.h"
 #include "report_dir.h"
+#include "twice_tool_version.h"
 #include "statistics.h"
 
 namespace twice::reports {
@@ -101,6 +102,7 @@ nlohmann::json to_json(const results::MatrixResult& m) {
   }
   return json{{"schema_version", kJsonSchemaVersion},
               {"tool", "twice"},
+              {"tool_version", TWICE_TOOL_VERSION},
               {"strategy", m.strategy},
               {"seeds", m.seeds},
               {"base_seed", m.base_seed},

@@ -30,20 +30,31 @@ std::string statistics_line(const results::CellResult& c) {
   return out;
 }
 
-std::string failure_message(const results::CellResult& c) {
-  std::string message = mismatch_sentence(c);
-  if (!c.violations.empty()) {
-    const auto& v = c.violations.front();
-    message += fmt::format(". {}: {} (seed {}). Replay: {}", v.invariant, v.detail, v.seed,
-                           v.counterexample.replay_command);
-  }
-  return message;
+// The violation a reader should see first: the one most runs showed (the
+// first found on a tie), not the first by name.
+const results::ViolationResult* dominating(const results::CellResult& c) {
+  const results::ViolationResult* best = nullptr;
+  for (const auto& v : c.violations)
+    if (!best || v.failures > best->failures ||
+        (v.failures == best->failures && v.schedules_to_first < best->schedules_to_first))
+      best = &v;
+  return best;
 }
+
+std::string failure_message(const results::CellResult& c) {
+  const results::ViolationResult* v = dominating(c);
+  if (!v) return mismatch_sentence(c);
+  return fmt::format("{} in {}/{} runs: {} (seed {}). {}. Replay: {}", v->invariant, v->failures, c.seeds_run,
+                     v->detail, v->seed, mismatch_sentence(c), v->counterexample.replay_command);
+}
+
+std::string seconds(double s) { return fmt::format("{:.3f}", s); }
 
 std::string testcase(const results::MatrixResult& m, const std::string& handler, const std::string& scenario) {
   const results::CellResult* c = m.cell(handler, scenario);
   const CellVerdict verdict = verdict_of(c);
-  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n", attr(handler), attr(scenario));
+  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\">\n", attr(handler),
+                                attr(scenario), seconds(c ? c->seconds : 0));
   if (verdict == CellVerdict::kNotRun) {
     out += "      <skipped message=\"not run: the matrix run was interrupted\"/>\n";
   } else if (differs(verdict)) {
@@ -71,20 +82,23 @@ std::string testcase(const results::MatrixResult& m, const std::string& handler,
 
 std::string render_junit(const results::MatrixResult& m) {
   int tests = 0, failures = 0, skipped = 0;
+  double total_seconds = 0;
   std::string suites;
   for (const auto& h : m.handlers) {
     int suite_failures = 0, suite_skipped = 0;
+    double suite_seconds = 0;
     std::string cases;
     for (const auto& s : m.scenarios) {
       const CellVerdict v = verdict_of(m.cell(h, s));
       suite_failures += differs(v);
       suite_skipped += v == CellVerdict::kNotRun;
+      if (const results::CellResult* c = m.cell(h, s)) suite_seconds += c->seconds;
       cases += testcase(m, h, s);
     }
     const int suite_tests = static_cast<int>(m.scenarios.size());
     suites += fmt::format(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n",
-        attr(h), suite_tests, suite_failures, suite_skipped);
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">\n",
+        attr(h), suite_tests, suite_failures, suite_skipped, seconds(suite_seconds));
     suites += "    <properties>\n";
     suites += fmt::format("      <property name=\"strategy\" value=\"{}\"/>\n", attr(m.strategy));
     suites += fmt::format("      <property name=\"seeds\" value=\"{}\"/>\n", m.seeds);
@@ -94,11 +108,12 @@ std::string render_junit(const results::MatrixResult& m) {
     tests += suite_tests;
     failures += suite_failures;
     skipped += suite_skipped;
+    total_seconds += suite_seconds;
   }
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                     "<testsuites name=\"twice\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n"
+                     "<testsuites name=\"twice\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">\n"
                      "{}</testsuites>\n",
-                     tests, failures, skipped, suites);
+                     tests, failures, skipped, seconds(total_seconds), suites);
 }
 
 }  // namespace twice::reports

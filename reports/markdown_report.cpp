@@ -170,6 +170,11 @@ std::string render_markdown_transcript(const results::Counterexample& cex) {
   return out;
 }
 
+namespace {
+// The anchor the banner links to: the n-th counterexample of a differing cell.
+std::string differing_anchor(int n) { return fmt::format("twice-differs-{}", n); }
+}  // namespace
+
 std::string render_markdown_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
                                            const std::string& expected_path) {
   const auto& cex = v.counterexample;
@@ -229,12 +234,23 @@ std::string render_markdown(const results::MatrixResult& m) {
                        "caught as expected.\n\n",
                        markdown_code_span(m.expected_path), run, run - caught, caught, caught == 1 ? "" : "s");
   } else {
-    out += fmt::format("❌ **{} of {} cells differ from {}**\n\n", differing, total,
-                       markdown_code_span(m.expected_path));
-    for (const auto& c : m.cells)
-      if (differs(verdict_of(&c)))
-        out += fmt::format("- {} × {}: {}\n", markdown_text(c.handler), markdown_text(c.scenario),
-                           markdown_text(mismatch_sentence(c)));
+    out += fmt::format("❌ **{} of {} cell{} differ{} from {}**\n\n", differing, total, total == 1 ? "" : "s",
+                       differing == 1 ? "s" : "", markdown_code_span(m.expected_path));
+    // Each with a link to its counterexample (listed first below) and a replay command.
+    int anchor = 0;
+    for (const auto& c : m.cells) {
+      if (!differs(verdict_of(&c))) continue;
+      out += fmt::format("- {} × {}: {}", markdown_text(c.handler), markdown_text(c.scenario),
+                         markdown_text(mismatch_sentence(c)));
+      if (!c.violations.empty()) {
+        out += fmt::format(" ([counterexample](#{})) · {}", differing_anchor(++anchor),
+                           markdown_cell_code(c.violations.front().counterexample.replay_shrunk_command));
+        anchor += static_cast<int>(c.violations.size()) - 1;
+      } else if (!c.failures.empty() && !c.failures.front().replay_command.empty()) {
+        out += " · " + markdown_cell_code(c.failures.front().replay_command);
+      }
+      out += "\n";
+    }
     out += "\n";
   }
   out += fmt::format("{} seeds per cell · strategy {} · base seed {}\n\n", m.seeds, markdown_code_span(m.strategy),
@@ -244,9 +260,20 @@ std::string render_markdown(const results::MatrixResult& m) {
          "cell</summary>\n\n";
   out += render_markdown_statistics(m) + "\n</details>\n";
 
+  // The cells that differ first and always, whatever their size: they are
+  // what a red run is read for. The known bugs caught as expected fill the
+  // rest of the budget.
   std::string examples;
   int omitted = 0;
-  for (const auto& c : m.cells)
+  int anchor = 0;
+  for (const auto& c : m.cells) {
+    if (!differs(verdict_of(&c))) continue;
+    for (const auto& v : c.violations)
+      examples += fmt::format("\n<a id=\"{}\"></a>\n\n", differing_anchor(++anchor)) +
+                  render_markdown_counterexample(c, v, m.expected_path);
+  }
+  for (const auto& c : m.cells) {
+    if (differs(verdict_of(&c))) continue;
     for (const auto& v : c.violations) {
       std::string one = render_markdown_counterexample(c, v, m.expected_path);
       if (out.size() + examples.size() + one.size() > kSummaryBudget) {
@@ -255,6 +282,7 @@ std::string render_markdown(const results::MatrixResult& m) {
       }
       examples += "\n" + one;
     }
+  }
   if (!examples.empty() || omitted) out += "\n### Counterexamples\n" + examples;
   if (omitted)
     out += fmt::format("\n{} more counterexample{} left out to stay under GitHub's summary size limit; the HTML and "

@@ -47,13 +47,6 @@ std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
-std::string cell_text(const results::CellResult& c) {
-  std::vector<std::string> parts;
-  for (const auto& f : c.failures) parts.push_back(f.verdict);
-  for (const auto& v : c.violations) parts.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, c.seeds_run));
-  return parts.empty() ? "pass" : printable(join(parts, ", "));
-}
-
 // A cell that did not finish, or whose counterexample did not reproduce.
 std::string render_failure(const results::CellResult& cell, const results::CellFailure& f, const TextOptions& o) {
   std::string out = paint(o, "1", printable(fmt::format("{} × {}: {}", cell.handler, cell.scenario, f.verdict))) + "\n";
@@ -64,34 +57,96 @@ std::string render_failure(const results::CellResult& cell, const results::CellF
 
 }  // namespace
 
-std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) {
-  std::size_t hw = 7;
-  for (const auto& h : m.handlers) hw = std::max(hw, h.size());
-  std::vector<std::size_t> widths;
-  for (const auto& s : m.scenarios) {
-    std::size_t w = s.size();
-    for (const auto& c : m.cells)
-      if (c.scenario == s) w = std::max(w, cell_text(c).size() + 2);
-    widths.push_back(w);
+namespace {
+
+// One character per cell: what it showed and whether that was expected.
+char cell_symbol(const results::CellResult* c) {
+  if (!c) return '-';
+  if (!c->failures.empty()) return 'F';
+  if (!c->matched) return '!';
+  return c->violations.empty() ? '.' : 'x';
+}
+
+const char* symbol_color(char symbol) {
+  switch (symbol) {
+    case '.': return "32";
+    case 'x': return "33";
+    case '-': return "2";
+    default: return "1;31";
   }
-  std::string out = pad("handler", hw);
-  for (std::size_t j = 0; j < m.scenarios.size(); ++j) out += "  " + pad(m.scenarios[j], widths[j]);
-  out += '\n';
-  for (const auto& h : m.handlers) {
-    out += pad(h, hw);
-    for (std::size_t j = 0; j < m.scenarios.size(); ++j) {
-      const results::CellResult* c = m.cell(h, m.scenarios[j]);
-      std::string text = c ? cell_text(*c) : "(not run)";
-      std::string mark = !c ? "  " : c->matched ? "  " : " !";
-      std::string shown = pad(text + mark, widths[j]);
-      const char* color = !c ? "2" : !c->matched ? "1;31" : c->violations.empty() ? "32" : "33";
-      out += "  " + paint(o, color, shown);
+}
+
+// Text of the user's (a handler's or scenario's name) cut to fit a column.
+std::string fitted(const std::string& name, std::size_t width) {
+  const std::string p = printable(name);
+  return p.size() <= width ? p : p.substr(0, width - 1) + "~";
+}
+
+// Words laid out on lines of at most `width` columns, each line indented.
+std::string flow(const std::vector<std::string>& items, std::size_t width, const std::string& indent) {
+  std::string out, line = indent;
+  for (const auto& item : items) {
+    if (line.size() > indent.size() && line.size() + 2 + item.size() > width) {
+      out += line + "\n";
+      line = indent;
     }
-    out += '\n';
+    line += (line.size() > indent.size() ? "  " : "") + item;
   }
-  out += fmt::format("{} seeds per cell, strategy {}, base seed {}. ", m.seeds, m.strategy, m.base_seed);
-  out += "pass = no violation; a violation is shown as caught/runs; ! = differs from " + printable(m.expected_path) +
-         "\n";
+  return line.size() > indent.size() ? out + line + "\n" : out;
+}
+
+}  // namespace
+
+std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) {
+  constexpr std::size_t kMaxHandler = 28;
+  std::size_t hw = 7;
+  for (const auto& h : m.handlers) hw = std::min(kMaxHandler, std::max(hw, printable(h).size()));
+  const std::size_t n = m.scenarios.size();
+  // Each scenario's column is as wide as its number, plus a space.
+  const std::size_t cw = std::to_string(std::max<std::size_t>(n, 1)).size() + 1;
+  const std::size_t per_block = std::max<std::size_t>(1, (kTextWidth - hw) / cw);
+  std::string out;
+  for (std::size_t first = 0; first < n || (n == 0 && first == 0); first += per_block) {
+    const std::size_t last = std::min(n, first + per_block);
+    std::string header = pad("handler", hw);
+    for (std::size_t j = first; j < last; ++j) {
+      const std::string number = std::to_string(j + 1);
+      header += std::string(cw - number.size(), ' ') + number;
+    }
+    out += header + "\n";
+    for (const auto& h : m.handlers) {
+      std::string line = pad(fitted(h, hw), hw);
+      for (std::size_t j = first; j < last; ++j) {
+        const char symbol = cell_symbol(m.cell(h, m.scenarios[j]));
+        line += std::string(cw - 1, ' ') + paint(o, symbol_color(symbol), std::string(1, symbol));
+      }
+      out += line + "\n";
+    }
+    if (n == 0) break;
+    if (last < n) out += "\n";
+  }
+  out += "\n";
+  std::vector<std::string> legend;
+  for (std::size_t j = 0; j < n; ++j) legend.push_back(fmt::format("{} {}", j + 1, fitted(m.scenarios[j], kTextWidth - 8)));
+  out += flow(legend, kTextWidth, "");
+  out += fmt::format("{} seeds per cell, strategy {}, base seed {}.\n", m.seeds, printable(m.strategy), m.base_seed);
+  out += ". = pass, x = a violation it is expected to show, F = the cell failed, - = not run;\n";
+  out += "! = differs from " + printable(m.expected_path) + "\n";
+  return out;
+}
+
+std::string render_verdict(const results::MatrixResult& m, const TextOptions& o) {
+  std::size_t differing = 0;
+  for (const auto& c : m.cells) differing += !c.matched;
+  std::string out;
+  if (m.interrupted) out += paint(o, "1;33", "interrupted: the matrix is incomplete") + "\n";
+  if (differing == 0 && !m.interrupted) {
+    out += paint(o, "1;32", fmt::format("matrix matches {} ({} cell{})", printable(m.expected_path), m.cells.size(),
+                                        m.cells.size() == 1 ? "" : "s")) + "\n";
+  } else if (differing > 0) {
+    out += paint(o, "1;31", fmt::format("{} cell{} from {}", differing, differing == 1 ? " differs" : "s differ",
+                                        printable(m.expected_path))) + "\n";
+  }
   return out;
 }
 
@@ -141,9 +196,20 @@ std::string render_counterexample(const results::CellResult& cell, const results
 }
 
 std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
-  std::string out = render_matrix(m, o);
+  std::string out = render_verdict(m, o) + "\n" + render_matrix(m, o);
+  std::size_t hidden = 0;
   for (const auto& c : m.cells) {
-    for (const auto& v : c.violations) out += "\n" + render_counterexample(c, v, o);
+    if (c.matched && !o.show_all) {
+      hidden += c.violations.size();
+      continue;
+    }
+    for (const auto& v : c.violations) {
+      // Task columns narrowed (not below 24) so that a transcript fits the terminal too.
+      TextOptions narrow = o;
+      const int columns = std::max<int>(1, static_cast<int>(v.counterexample.columns.size()));
+      narrow.column_width = std::max(24, std::min(o.column_width, (static_cast<int>(kTextWidth) - 17) / columns - 2));
+      out += "\n" + render_counterexample(c, v, narrow);
+    }
     for (const auto& f : c.failures) out += "\n" + render_failure(c, f, o);
   }
   std::vector<std::string> mismatches;
@@ -152,26 +218,27 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
     const std::string expected = c.expected.empty() ? "pass" : join(c.expected, "+");
     std::vector<std::string> seen;
     for (const auto& f : c.failures) seen.push_back(f.verdict);
-    for (const auto& v : c.observed()) seen.push_back(v);
-    const std::string observed = seen.empty() ? "pass" : printable(join(seen, "+"));
+    for (const auto& v : c.violations) seen.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, c.seeds_run));
+    const std::string observed = seen.empty() ? "pass" : printable(join(seen, ", "));
     const bool canary = !c.expected.empty();
-    mismatches.push_back(fmt::format("  {} × {}: expected {}, observed {}{}", c.handler, c.scenario, expected, observed,
+    mismatches.push_back(fmt::format("  {} × {}: expected {}, observed {}{}", printable(c.handler),
+                                     printable(c.scenario), expected, observed,
                                      !c.failures.empty()            ? " (the cell failed)"
                                      : canary && c.violations.empty() ? " (a canary is no longer caught)"
                                      : c.expected.empty()           ? " (a regression)"
                                                                     : ""));
   }
   out += "\n";
-  if (m.interrupted) out += paint(o, "1;33", "interrupted: the matrix is incomplete") + "\n";
-  if (mismatches.empty() && !m.interrupted) {
-    out += paint(o, "1;32", fmt::format("matrix matches {} ({} cells)", printable(m.expected_path), m.cells.size())) +
-           "\n";
-  } else if (!mismatches.empty()) {
-    out += paint(o, "1;31", fmt::format("{} cell{} differ from {}:", mismatches.size(),
-                                        mismatches.size() == 1 ? "" : "s", printable(m.expected_path))) + "\n";
+  if (!mismatches.empty()) {
+    out += fmt::format("{} cell{} from {}:\n", mismatches.size(), mismatches.size() == 1 ? " differs" : "s differ",
+                       printable(m.expected_path));
     out += join(mismatches, "\n") + "\n";
   }
-  return out;
+  if (hidden > 0)
+    out += fmt::format("{} counterexample{} of known bugs caught as expected not shown (--show all shows them)\n",
+                       hidden, hidden == 1 ? "" : "s");
+  if (!o.reports_at.empty()) out += "full reports: " + printable(o.reports_at) + "\n";
+  return out + render_verdict(m, o);
 }
 
 }  // namespace twice::reports

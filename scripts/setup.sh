@@ -4,6 +4,9 @@
 # rebuilds only what changed.
 #   TWICE_BUILD_DIR   build folder (default: build)
 #   TWICE_EXTRA_PACKAGES  more Debian packages to ensure (space-separated)
+#   TWICE_BUILD_TARGETS   ninja targets to build (space-separated; default: all)
+#   TWICE_BUILD_LOG       write the build's output to this file instead of stderr
+#                         (its last lines are shown if the build fails)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,7 +14,7 @@ BUILD_DIR="${TWICE_BUILD_DIR:-$ROOT/build}"
 
 PACKAGES=(
   g++ cmake ninja-build pkg-config
-  libsqlite3-dev libboost-thread-dev libfmt-dev nlohmann-json3-dev
+  libsqlite3-dev libfmt-dev nlohmann-json3-dev
   libtomlplusplus-dev libcli11-dev libssl-dev
   libgtest-dev librapidcheck-dev libbenchmark-dev
   # the PostgreSQL engine: libpq to talk to it, the server twice starts for its runs and tests
@@ -38,4 +41,11 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 # Two cores on the reference machines: -j2 keeps memory and the other core sane.
-ninja -C "$BUILD_DIR" -j"${TWICE_JOBS:-2}" >&2
+read -r -a TARGETS <<< "${TWICE_BUILD_TARGETS:-}"
+if [ -n "${TWICE_BUILD_LOG:-}" ]; then
+  echo "twice: building ${TARGETS[*]:-everything} (log: $TWICE_BUILD_LOG)" >&2
+  ninja -C "$BUILD_DIR" -j"${TWICE_JOBS:-2}" "${TARGETS[@]}" >"$TWICE_BUILD_LOG" 2>&1 ||
+    { tail -40 "$TWICE_BUILD_LOG" >&2; echo "twice: the build failed ($TWICE_BUILD_LOG)" >&2; exit 1; }
+else
+  ninja -C "$BUILD_DIR" -j"${TWICE_JOBS:-2}" "${TARGETS[@]}" >&2
+fi

@@ -1,6 +1,8 @@
 // The `twice` command: run the matrix, replay one run, list what there is.
-// Exit status: 0 the matrix equals scenarios/expected.toml, 1 it does not,
-// 2 a usage or input error (the message names the file, line and fix).
+// Exit status: 0 the matrix equals scenarios/expected.toml (replay: the run
+// shows no violation), 1 it does not (replay: it shows one), 2 a usage or
+// input error (the message names the file, line and fix), 3 an internal
+// error of twice itself, 130 interrupted.
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,8 +20,10 @@
 #include <fmt/format.h>
 
 #include "check/violation.h"
+#include "cli/argument_checks.h"
 #include "cli/engine_options.h"
 #include "cli/plugin_loader.h"
+#include "cli/progress.h"
 #include "cli/stress_command.h"
 #include "explore/expected.h"
 #include "explore/cell_process.h"
@@ -34,6 +38,8 @@
 #include "sim/trace.h"
 #include "twice/handler.h"
 #include "twice/job.h"
+#include "twice/version.h"
+#include "twice_tool_version.h"
 
 namespace fs = std::filesystem;
 using namespace twice;
@@ -42,8 +48,13 @@ namespace {
 
 constexpr int kExitMismatch = 1;
 constexpr int kExitUsage = 2;
+// Not the user's doing: a bug in twice (or the machine) to report, which a
+// CI script should not mistake for a mistyped option.
+constexpr int kExitInternal = 3;
 
 std::atomic<bool> g_stop{false};
+// The progress line is being rewritten on a terminal: a message must clear it first.
+std::atomic<bool> g_progress_on_tty{false};
 // The first Ctrl-C lets the cells under way finish and writes what is done;
 // a second one stops at once (the default action), for a person who will not
 // wait. Only async-signal-safe calls here.
@@ -53,8 +64,14 @@ extern "C" void on_sigint(int) {
     std::raise(SIGINT);
     return;
   }
+  static constexpr char kClear[] = "\r\x1b[K";
   static constexpr char kSay[] =
-      "\ntwice: stopping after the cells under way; their results will be written (Ctrl-C again to stop now)\n";
+      "twice: stopping after the cells under way; their results will be written (Ctrl-C again to stop now)\n";
+  if (g_progress_on_tty.load()) {
+    [[maybe_unused]] const auto c = ::write(STDERR_FILENO, kClear, sizeof kClear - 1);
+  } else {
+    [[maybe_unused]] const auto c = ::write(STDERR_FILENO, "\n", 1);
+  }
   [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSay, sizeof kSay - 1);
 }
 
@@ -161,6 +178,8 @@ struct RunArgs {
   int shrink_budget = 500;
   bool reconciler = false;
   bool quiet = false;
+  cli::ColorMode color = cli::ColorMode::kAuto;
+  bool show_all = false;
   std::string report_dir;            // empty: twice-report/ for the full matrix, else none
   std::vector<std::string> formats;  // empty: all
   bool no_report = false;
@@ -228,13 +247,19 @@ int cmd_run(const RunArgs& a) {
     scenario_names.erase(std::unique(scenario_names.begin(), scenario_names.end()), scenario_names.end());
     if (Status st = expected.check_names(handler_names, scenario_names); !st.ok()) throw UsageError{st.message()};
   }
+  // The expected matrix describes runs without the reconciler; with it, a
+  // lost payment is what the reconciler exists to find, so every cell is
+  // judged as if lost_payment were fixed (README: "--reconciler").
+  if (a.reconciler)
+    expected = expected.without("lost_payment", "--reconciler is the fix for lost_payment");
 
   // The full matrix is the CI job, so it leaves its reports without being asked;
   // a run narrowed to some cells writes them when given a folder or formats.
   std::string report_dir = a.report_dir;
   const bool full_matrix = a.handlers.empty() && a.scenarios.empty();
   if (report_dir.empty() && !a.no_report && (full_matrix || !a.formats.empty())) report_dir = "twice-report";
-  if (!a.json.empty()) {
+  const bool json_to_stdout = a.json == "-";
+  if (!a.json.empty() && !json_to_stdout) {
     const fs::path parent = fs::path(a.json).parent_path();
     check_writable_folder(parent.empty() ? "." : parent.string(), "folder of --json " + a.json);
   }
@@ -249,13 +274,7 @@ int cmd_run(const RunArgs& a) {
   options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.stop = &g_stop;
   const bool tty = ::isatty(STDERR_FILENO) && !a.quiet;
-  options.on_cell = [tty](const explore::CellResult& c, int done, int total) {
-    if (!tty) return;
-    fmt::print(stderr, "\r\x1b[K[{}/{}] {} × {}: {}", done, total, c.handler, c.scenario,
-               c.violations.empty() ? "pass" : c.violations.front().invariant);
-    if (done == total) fmt::print(stderr, "\r\x1b[K");
-    std::fflush(stderr);
-  };
+  g_progress_on_tty = tty;
 
   cli::EngineSelection engines;
   if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
@@ -267,12 +286,19 @@ int cmd_run(const RunArgs& a) {
   explore::MatrixResult m;
   for (const auto& choice : engines.choices()) {
     options.engine = choice;
+    cli::Progress progress(tty, a.quiet, handlers.size(), scenarios.size());
+    options.on_cell = [&progress](const explore::CellResult& c, int done, int total) {
+      progress.cell_done(c.handler, c.scenario, c.matched, c.violations.empty() ? "pass" : c.violations.front().invariant,
+                         done, total);
+    };
     // Cells on a server engine run in this process: a forked child would
     // share the parent's connections to the server.
     const bool isolate = !a.in_process && choice.is_sqlite();
     explore::MatrixResult part = isolate
                                      ? explore::explore_matrix_isolated(handlers, scenarios, options, limits, expected)
                                      : explore::explore_matrix(handlers, scenarios, options, expected);
+    progress.finish();
+    options.on_cell = nullptr;
     if (m.handlers.empty()) {
       m = std::move(part);
       continue;
@@ -288,19 +314,24 @@ int cmd_run(const RunArgs& a) {
     m.cells = std::move(cells);
   }
   std::signal(SIGINT, SIG_DFL);
+  g_progress_on_tty = false;
   add_plugins_to_replays(m, a.plugin_of);
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.
   m.expected_path = shown_path(expected_path);
 
+  // The reports first, so that the text can end with where they are and the verdict.
   reports::TextOptions text;
-  text.color = ::isatty(STDOUT_FILENO);
-  std::cout << reports::render_text(m, text) << std::flush;
+  text.show_all = a.show_all;
   if (!a.json.empty()) {
-    if (Status st = reports::write_json(m, a.json); !st.ok()) {
+    if (json_to_stdout) {
+      std::cout << reports::to_json(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"
+                << std::flush;
+    } else if (Status st = reports::write_json(m, a.json); !st.ok()) {
       std::cerr << "twice: " << st.message() << "\n";
       return kExitUsage;
+    } else if (!a.quiet) {
+      std::cerr << "wrote " << a.json << "\n";
     }
-    if (!a.quiet) std::cerr << "wrote " << a.json << "\n";
   }
   if (!report_dir.empty()) {
     std::vector<std::string> written;
@@ -310,8 +341,20 @@ int cmd_run(const RunArgs& a) {
     }
     std::string list;
     for (const auto& w : written) list += (list.empty() ? "" : ", ") + w;
+    // "twice-report/ (md, json, junit.xml, html)": short enough for one line.
+    std::string kinds;
+    for (const auto& w : written) {
+      const std::string name = fs::path(w).filename().string();
+      const std::size_t dot = name.find('.');
+      kinds += (kinds.empty() ? "" : ", ") + (dot == std::string::npos ? name : name.substr(dot + 1));
+    }
+    text.reports_at = fmt::format("{}/ ({})", report_dir, kinds);
     if (!a.quiet) std::cerr << "wrote " << list << "\n";
   }
+  // With the JSON on stdout, the text goes to stderr: a pipe gets JSON alone.
+  std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
+  text.color = cli::use_color(a.color, ::isatty(json_to_stdout ? STDERR_FILENO : STDOUT_FILENO));
+  text_out << reports::render_text(m, text) << std::flush;
   if (m.interrupted) return 130;
   return m.all_matched() ? 0 : kExitMismatch;
 }
@@ -369,7 +412,7 @@ int cmd_replay(const ReplayArgs& a) {
                              acc.ledger_sum, acc.should_be);
   if (r.verdict.violations.empty()) std::cout << "# verdict: no violation\n";
   for (const auto& v : r.verdict.violations) std::cout << fmt::format("# verdict: {}: {}\n", v.invariant, v.detail);
-  return 0;
+  return r.verdict.violations.empty() ? 0 : kExitMismatch;
 }
 
 int cmd_list(const std::string& scenarios_dir) {
@@ -402,7 +445,7 @@ int main(int argc, char** argv) {
       "When a handler breaks, it prints the shortest interleaving that breaks it, replayable from one seed.",
       "twice"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "twice 0.1.0");
+  app.set_version_flag("--version", fmt::format("twice {} (handler API version {})", TWICE_TOOL_VERSION, TWICE_API_VERSION));
 
   RunArgs run_args;
   auto* run = app.add_subcommand("run", "Run handlers against scenarios under many seeds and compare with the expected matrix");
@@ -410,15 +453,20 @@ int main(int argc, char** argv) {
       "\nWith no --handler and no --scenario, runs every handler against every bundled scenario and writes\n"
       "twice-report/twice-report.{md,json,junit.xml,html} (see docs/ci.md; --no-report to skip).\n"
       "Exit status: 0 the observed matrix equals scenarios/expected.toml; 1 it differs (a regression, or a\n"
-      "known-buggy handler no longer caught); 2 a usage or input error.\n"
+      "known-buggy handler no longer caught); 2 a usage or input error; 3 an internal error of twice;\n"
+      "130 interrupted (Ctrl-C).\n"
       "Examples:\n"
       "  twice run\n"
       "  twice run --handler check-then-act --scenario concurrent-duplicates --json r.json\n"
       "  twice run --report-dir out --format md,junit\n"
       "  twice run --handler unique-key+cas --seeds 2000 --strategy pct --pct-depth 3");
-  run->add_option("--handler", run_args.handlers, "A handler to run (repeatable); default all. See `twice list`");
+  run->add_option("--handler", run_args.handlers, "Handlers to run, comma-separated (repeatable); default all. See `twice list`")
+      ->delimiter(',');
   run->add_option("--scenario", run_args.scenarios, "A bundled scenario name or a path to a .toml file (repeatable)");
-  run->add_option("--seeds", run_args.seeds, "Schedules (seeds) per cell")->check(CLI::Range(1, 10'000'000))->capture_default_str();
+  run->add_option("--seeds", run_args.seeds, "Schedules (seeds) per cell")
+      ->check(cli::whole_number())
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
   run->add_option("--strategy", run_args.strategy, "Scheduling strategy")->check(CLI::IsMember({"random", "pct"}))->capture_default_str();
   run->add_option("--pct-depth", run_args.pct_depth, "PCT bug depth d (d-1 priority change points)")->check(CLI::Range(1, 10))->capture_default_str();
   run->add_option("--pct-steps", run_args.pct_steps,
@@ -426,13 +474,29 @@ int main(int argc, char** argv) {
                   "calibration runs; the replay commands print the figure used)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")->capture_default_str();
-  run->add_option("--json", run_args.json, "Write the results as JSON to this file");
+  run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")
+      ->check(cli::whole_number())
+      ->capture_default_str();
+  run->add_option("--json", run_args.json,
+                  "Write the results as JSON to this file; - writes it to stdout (the text report then goes to stderr)");
   run->add_option("--scenarios-dir", run_args.scenarios_dir, "Folder of bundled scenarios (default: ./scenarios or the source tree's)");
   run->add_option("--expected", run_args.expected, "Expected matrix (default: <scenarios-dir>/expected.toml)");
-  run->add_option("--jobs,-j", run_args.jobs, "Cells explored at once (default: one per core)")->check(CLI::Range(0, 256));
+  run->add_option("--jobs,-j", run_args.jobs, "Cells explored at once (default: one per core)")
+      ->check(cli::whole_number())
+      ->check(CLI::Range(0, 256));
   run->add_option("--shrink-budget", run_args.shrink_budget, "Runs spent shrinking each counterexample (0: do not shrink)")->check(CLI::Range(0, 1'000'000))->capture_default_str();
-  run->add_flag("--quiet,-q", run_args.quiet, "No progress line on stderr");
+  run->add_flag("--quiet,-q", run_args.quiet, "No progress on stderr");
+  run->add_option("--color", run_args.color,
+                  "Colour the report: auto (a terminal, unless NO_COLOR is set), always, never")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, cli::ColorMode>{{"auto", cli::ColorMode::kAuto},
+                                                                               {"always", cli::ColorMode::kAlways},
+                                                                               {"never", cli::ColorMode::kNever}}))
+      ->default_str("auto");
+  std::string show = "differing";
+  run->add_option("--show", show,
+                  "Counterexamples to print: differing (of the cells that differ from the expected matrix) or all")
+      ->check(CLI::IsMember({"differing", "all"}))
+      ->capture_default_str();
   run->add_flag("--reconciler", run_args.reconciler,
                 "Pair every scenario with the reconciler job (queries orders still waiting after 30 min)");
   auto* report_dir_opt = run->add_option(
@@ -460,11 +524,15 @@ int main(int argc, char** argv) {
   auto* replay = app.add_subcommand("replay", "Replay one run from its seed and print its whole trace");
   replay->footer(
       "\nThe same (handler, scenario, strategy, seed) always prints the same trace, byte for byte.\n"
+      "Exit status: 0 the run shows no violation; 1 it shows one; 2 a usage or input error; 3 an internal\n"
+      "error of twice.\n"
       "Example:\n"
       "  twice replay --handler check-then-act --scenario concurrent-duplicates --seed 1234 --shrunk");
   replay->add_option("--handler", replay_args.handler, "The handler")->required();
   replay->add_option("--scenario", replay_args.scenario, "A bundled scenario name or a path to a .toml file")->required();
-  replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")->required();
+  replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")
+      ->check(cli::whole_number())
+      ->required();
   replay->add_option("--strategy", replay_args.strategy, "Scheduling strategy")->check(CLI::IsMember({"random", "pct"}))->capture_default_str();
   replay->add_option("--pct-depth", replay_args.pct_depth, "PCT bug depth")->check(CLI::Range(1, 10))->capture_default_str();
   replay->add_option("--pct-steps", replay_args.pct_steps, "PCT's k, as the printed replay command gives it (0: measured)")
@@ -489,14 +557,45 @@ int main(int argc, char** argv) {
 
   std::function<int()> stress_action;
   cli::add_stress_command(app, stress_action);
+  app.get_subcommand("stress")->add_option(
+      "--plugin", plugins, "A shared library of your handlers to load first (repeatable); see docs/writing-a-handler.md");
+
+  // CLI11 answers a misspelt subcommand with "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> commands;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+    if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+      const auto nearest = cli::nearest_command(argv[1], commands);
+      std::string known;
+      for (const auto& c : commands) known += (known.empty() ? "" : ", ") + c;
+      std::cerr << fmt::format("twice: unknown command '{}'{} (commands: {}; see twice --help)\n", argv[1],
+                               nearest ? fmt::format("; did you mean '{}'?", *nearest) : "", known);
+      return kExitUsage;
+    }
+  }
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
+  run_args.show_all = show == "all";
   try {
-    StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(plugins);
+    // The same library twice (a pasted replay command that already carries
+    // --plugin, plus one more) is loaded once, and said so.
+    std::vector<std::string> unique_plugins;
+    std::vector<std::string> seen;
+    for (const auto& p : plugins) {
+      std::error_code ec;
+      const std::string file = fs::weakly_canonical(fs::absolute(p, ec), ec).string();
+      if (std::find(seen.begin(), seen.end(), file) != seen.end()) {
+        std::cerr << "twice: --plugin " << p << " is given twice; loading it once\n";
+        continue;
+      }
+      seen.push_back(file);
+      unique_plugins.push_back(p);
+    }
+    StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(unique_plugins);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     run_args.plugin_of = std::move(loaded).value();
     if (*run) return cmd_run(run_args);
@@ -508,7 +607,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "twice: internal error: " << e.what() << "\n";
-    return kExitUsage;
+    return kExitInternal;
   }
   return 0;
 }

@@ -78,7 +78,15 @@ StatusOr<std::vector<std::string>> load_plugin(const std::string& path) {
 
 StatusOr<std::map<std::string, std::string>> load_plugins(const std::vector<std::string>& paths) {
   std::map<std::string, std::string> origin;
+  std::map<std::string, std::string> given;  // the file, resolved -> the path as given
   for (const auto& p : paths) {
+    // A second dlopen() of one file returns the same handle and registers
+    // nothing, which would read as "registers no handler".
+    std::error_code ec;
+    const std::string file = fs::weakly_canonical(fs::absolute(p, ec), ec).string();
+    if (const auto it = given.find(file); it != given.end())
+      return Status::error(fmt::format("plugin {} is given twice (also as {}): give each --plugin once", p, it->second));
+    given.emplace(file, p);
     StatusOr<std::vector<std::string>> loaded = load_plugin(p);
     if (!loaded.ok()) return loaded.status();
     for (const auto& name : *loaded) origin[name] = p;

@@ -5,6 +5,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -90,22 +91,37 @@ Result step_all(sqlite3* conn, sqlite3_stmt* stmt) {
 
 }  // namespace
 
-// The statement as a reviewer reads it: each ? replaced by its bound value
-// as an SQL literal (string literals in the statement are left alone).
+// The statement as a reviewer reads it: each parameter replaced by its bound
+// value as an SQL literal (string literals in the statement are left alone).
+// Numbered as SQLite numbers them: ?NNN is slot NNN (its digits are part of
+// the parameter, not text after it), a plain ? is one more than the largest
+// slot so far. A parameter with no bound value is shown as written.
 std::string describe(std::string_view sql, const std::vector<Value>& params) {
   std::string out;
-  std::size_t next = 0;
+  std::size_t largest = 0;
   bool in_string = false;
-  for (char c : sql) {
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
     if (c == '\'') in_string = !in_string;
-    if (c == '?' && !in_string && next < params.size()) {
-      std::string literal = params[next++].to_sql();
+    if (c != '?' || in_string) {
+      out += c;
+      continue;
+    }
+    std::size_t end = i + 1;
+    std::size_t slot = 0;
+    while (end < sql.size() && sql[end] >= '0' && sql[end] <= '9' && slot < 100000)
+      slot = slot * 10 + static_cast<std::size_t>(sql[end++] - '0');
+    if (end == i + 1) slot = largest + 1;
+    largest = std::max(largest, slot);
+    if (slot == 0 || slot > params.size()) {
+      out.append(sql.substr(i, end - i));
+    } else {
+      std::string literal = params[slot - 1].to_sql();
       // Long values (a raw payload) are cut in the trace; the database has them whole.
       if (literal.size() > 64) literal = literal.substr(0, 56) + "...'";
       out += literal;
-      continue;
     }
-    out += c;
+    i = end - 1;
   }
   return out;
 }

@@ -104,7 +104,7 @@ json to_wire(const CellResult& c) {
   for (const auto& f : c.failures) failures.push_back(to_wire(f));
   return json::array({c.handler, c.scenario, c.strategy, c.seeds_run, c.failing_runs, c.failing_run_indices,
                       c.max_tasks, c.max_steps, violations, c.expected, c.expected_reason, c.expectation_listed,
-                      c.matched, failures});
+                      c.matched, failures, c.seconds});
 }
 
 void from_wire(const json& j, CellResult& c) {
@@ -136,6 +136,7 @@ void from_wire(const json& j, CellResult& c) {
     from_wire(f, failure);
     c.failures.push_back(std::move(failure));
   }
+  c.seconds = j.at(14).get<double>();
 }
 
 std::string cbor(const json& j) {

@@ -72,6 +72,17 @@ Expectation ExpectedMatrix::get(const std::string& handler, const std::string& s
   return Expectation{};
 }
 
+ExpectedMatrix ExpectedMatrix::without(const std::string& invariant, const std::string& because) const {
+  ExpectedMatrix out = *this;
+  for (auto& [key, e] : out.cells_) {
+    const auto it = std::find(e.violations.begin(), e.violations.end(), invariant);
+    if (it == e.violations.end()) continue;
+    e.violations.erase(it);
+    e.reason = because + "; without it: " + e.reason;
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> ExpectedMatrix::cells() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [key, e] : cells_) out.push_back(key);

@@ -1,6 +1,7 @@
 #include "explore/explorer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -127,6 +128,7 @@ CellResult cell_heading(const gateway::Scenario& scenario, const HandlerInfo& ha
 
 CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& given,
                         const Expectation& expected) {
+  const auto started = std::chrono::steady_clock::now();
   ExploreOptions options = given;
   options.strategy = resolve_strategy(given.strategy, scenario, handler);
   CellResult cell = cell_heading(scenario, handler, options, expected);
@@ -178,6 +180,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
     cell.violations.push_back(std::move(vr));
   }
   cell.matched = cell.observed() == cell.expected;
+  cell.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return cell;
 }
 

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <barrier>
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
-#include <boost/thread/barrier.hpp>
-#include <boost/thread/thread.hpp>
 #include <fmt/format.h>
 
 #include "env/sqlite_db.h"
@@ -59,7 +59,8 @@ enum class ReplyKind : unsigned char { kNone, kAcked, kNotAcked };
 
 // What the workers share. Fields written by the barrier's completion function
 // (round_, stop_, ...) are read by the workers only between two waits, when
-// the completion cannot run: boost::barrier's mutex orders both.
+// the completion cannot run: std::barrier's completion step happens after
+// every arrival of its phase and before any wait of that phase returns.
 struct Run {
   Run(const StressOptions& o, Handler& h, const Schema& s, const gateway::RetryProfile& p, RealDb& c, Clock& k,
       int g)
@@ -222,21 +223,25 @@ Status run_stress(const StressOptions& options, StressReport& report) {
     if (!envs.back()->status().ok()) return envs.back()->status();
   }
 
-  boost::barrier barrier(static_cast<unsigned>(run.workers), [&run] { run.next_round(); });
-  boost::thread_group workers;
+  // std::barrier wants a completion that cannot throw: one that did would
+  // leave every worker waiting, so std::terminate is the honest answer.
+  auto completion = [&run]() noexcept { run.next_round(); };
+  std::barrier barrier(run.workers, completion);
+  std::vector<std::jthread> workers;
+  workers.reserve(static_cast<std::size_t>(run.workers));
   for (int w = 0; w < run.workers; ++w) {
-    workers.create_thread([&run, &barrier, env = envs[static_cast<std::size_t>(w)].get(), w] {
+    workers.emplace_back([&run, &barrier, env = envs[static_cast<std::size_t>(w)].get(), w] {
       const int group = w / run.options.duplicates;
       const int copy = w % run.options.duplicates;
       for (;;) {
-        barrier.wait();
+        barrier.arrive_and_wait();
         if (run.stop) return;
         const long order = run.round * run.groups + group;
         if (order < run.options.orders) run.deliver(*env, order, copy);
       }
     });
   }
-  workers.join_all();
+  for (auto& worker : workers) worker.join();
   const Micros finished_at = clock.now();
 
   report = StressReport{};

@@ -1,8 +1,8 @@
 // run_stress(): the real-thread counterpart of simulate(). Worker threads
-// (Boost.Thread) deliver payment callbacks to one handler, unchanged, through
+// (std::jthread) deliver payment callbacks to one handler, unchanged, through
 // RealEnv onto a SQLite database file in WAL mode. Deliveries go in rounds: in
 // each round the workers split into groups of `duplicates`, every group takes
-// the next order, and all workers wait on one boost::barrier, so the copies of
+// the next order, and all workers wait on one std::barrier, so the copies of
 // an order leave the barrier together and really race. After the last round
 // the same checker as the simulator's reads the database against a gateway
 // ledger built here (every order settled, acked when any copy was acked),

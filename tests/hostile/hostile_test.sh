@@ -108,8 +108,10 @@ grep -q '"verdict": "error: the handler' inproc.json || fail "--in-process bad s
 
 # Denied and empty statements are in the trace, as the handler saw them.
 expect_in_replay() {  # HANDLER TEXT
-  "$twice" replay --plugin "$plugin" --handler "$1" --scenario concurrent-duplicates --seed 7 >replay.txt 2>&1 ||
-    fail "$1 replay: exit $?"
+  # 0 or 1: whether the run shows a violation is not what this checks.
+  "$twice" replay --plugin "$plugin" --handler "$1" --scenario concurrent-duplicates --seed 7 >replay.txt 2>&1
+  local rc=$?
+  [ "$rc" -le 1 ] || fail "$1 replay: exit $rc"
   grep -qF -- "$2" replay.txt || fail "$1 replay lacks '$2'"
 }
 expect_in_replay hostile-wal "PRAGMA journal_mode=WAL -> ERROR: not authorized (twice denies ATTACH"

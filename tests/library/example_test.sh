@@ -78,8 +78,10 @@ case "$run_replay" in
   "twice replay --plugin build/libwallet_topup.so --handler wallet-topup-v1 "*) ;;
   *) cat "$work/run-v1.out"; echo "FAIL: twice run's replay command lacks --plugin: '$run_replay'"; exit 1 ;;
 esac
-"$twice" ${run_replay#twice } >"$work/run-replay.out" 2>&1 ||
-  { cat "$work/run-replay.out"; echo "FAIL: $run_replay"; exit 1; }
+# Exit 1: the replayed run shows the violation.
+rc=0
+"$twice" ${run_replay#twice } >"$work/run-replay.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { cat "$work/run-replay.out"; echo "FAIL: $run_replay exited $rc, wanted 1"; exit 1; }
 grep -q "# verdict: double_credit" "$work/run-replay.out" || { cat "$work/run-replay.out"; echo "FAIL: $run_replay"; exit 1; }
 # The double credit's replay command, as the test printed it, run as printed.
 replay=$(awk '/^wallet-topup-v1 × concurrent-duplicates: double_credit$/ { found = 1 }
@@ -87,7 +89,9 @@ replay=$(awk '/^wallet-topup-v1 × concurrent-duplicates: double_credit$/ { foun
          "$work/v1.out")
 [ -n "$replay" ] || { echo "FAIL: no shrunk replay command in the test's output"; exit 1; }
 echo "\$ $replay"
-"$twice" ${replay#twice } >"$work/replay.out" 2>&1 || { cat "$work/replay.out"; echo "FAIL: $replay"; exit 1; }
+rc=0
+"$twice" ${replay#twice } >"$work/replay.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { cat "$work/replay.out"; echo "FAIL: $replay exited $rc, wanted 1"; exit 1; }
 grep -q "# verdict: double_credit" "$work/replay.out" || { cat "$work/replay.out"; echo "FAIL: replay verdict"; exit 1; }
 tail -2 "$work/replay.out"
 echo "example round trip passed"

@@ -24,6 +24,12 @@ expect_refusal() {
   echo "$name: $(cat err.txt)"
 }
 
+# The same plugin twice (a replay command pasted with one more --plugin): loaded once, and said so.
+"$twice" list --plugin "$good" --plugin "$(dirname "$good")/./$(basename "$good")" >out.txt 2>err.txt ||
+  fail "the same plugin twice: exit $?: $(cat err.txt)"
+grep -qF "is given twice; loading it once" err.txt || fail "the same plugin twice: stderr lacks the note: $(cat err.txt)"
+grep -q '^  plugin-cas ' out.txt || fail "the same plugin twice: list does not show plugin-cas"
+
 "$twice" list --plugin "$good" >out.txt 2>err.txt || fail "list: exit $?: $(cat err.txt)"
 grep -q '^  plugin-cas ' out.txt || fail "list does not show plugin-cas: $(cat out.txt)"
 
@@ -39,6 +45,11 @@ rc=$?
 [ "$rc" -eq 0 ] || fail "replay: exit $rc: $(cat err.txt)"
 grep -q 'UPDATE orders SET status' out.txt || fail "replay trace lacks the plugin's statements"
 grep -q '# verdict: no violation' out.txt || fail "replay verdict: $(tail -3 out.txt)"
+
+# A user stresses their own handler on real threads.
+"$twice" stress --plugin "$good" --handler plugin-cas --threads 2 --deliveries 40 -q >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || fail "stress --plugin: exit $rc: $(cat out.txt err.txt)"
 
 expect_refusal "other API version" "was built against twice API version 999" run --plugin "$other" --handler plugin-cas
 expect_refusal "missing file" "no-such-plugin.so: no such file" run --plugin ./no-such-plugin.so

@@ -156,7 +156,7 @@ TEST(CliReports, ReplayCommandsAreShellQuotedAndRunAsPrinted) {
   // Pasted into a shell (with `twice` standing for the binary), it replays that scenario and runs nothing else.
   const auto pasted = run_command("cd " + shell_quote(m.dir.path().string()) + " && twice() { " +
                                   shell_quote(TWICE_BINARY) + " \"$@\"; } && " + replay + " 2>&1");
-  EXPECT_EQ(pasted.exit_code, 0) << replay << ": " << pasted.output;
+  EXPECT_EQ(pasted.exit_code, 1) << replay << ": " << pasted.output;  // 1: the replayed run shows a violation
   EXPECT_NE(pasted.output.find("# verdict: double_credit"), std::string::npos) << pasted.output;
   EXPECT_FALSE(std::filesystem::exists(m.dir / "pwned"));
 }

@@ -58,6 +58,24 @@ TEST(HtmlReport, HasMatrixChartAndSwimlanes) {
   EXPECT_NE(html.find("≥ 0.20%"), std::string::npos);  // PCT bound
 }
 
+// A red run is read from the top: the banner links each differing cell to its
+// counterexample, which comes before those of the known bugs; the matrix
+// scrolls in its own box with the handler column stuck to the left.
+TEST(HtmlReport, DifferingCellsComeFirstLinkedFromTheBannerInAScrollingMatrix) {
+  const std::string html = render_html(hostile_matrix());
+  const std::size_t box = html.find("<div class=\"scroll matrix-box\"><table class=\"matrix\">");
+  ASSERT_NE(box, std::string::npos);
+  EXPECT_NE(html.find("table.matrix tbody th, table.matrix thead th:first-child { position: sticky; left: 0;"),
+            std::string::npos);
+  // The regression's counterexample is cx-0 and the banner links to it.
+  const std::size_t regression = html.find("<article class=\"cx differs\" id=\"cx-0\">");
+  ASSERT_NE(regression, std::string::npos);
+  EXPECT_LT(regression, html.find("<article class=\"cx \" id=\"cx-1\">"));
+  const std::size_t link = html.find("(<a href=\"#cx-0\">counterexample</a>)</li>");
+  ASSERT_NE(link, std::string::npos);
+  EXPECT_LT(link, box);  // in the banner, above the matrix
+}
+
 struct ChromiumRun {
   int exit_code = -1;
   std::string dom;

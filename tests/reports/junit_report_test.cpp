@@ -106,6 +106,31 @@ TEST(JunitReport, PythonParsesItAndGetsThePayloadBackIntact) {
   EXPECT_TRUE(doc["suites"][1]["cases"][1]["skipped"]);
 }
 
+TEST(JunitReport, FailureMessageLeadsWithTheDominatingViolationAndCasesCarryTheirTime) {
+  if (find_program("python3").empty()) GTEST_SKIP() << "python3 not installed (Debian package python3)";
+  results::MatrixResult m = plain_matrix();
+  for (auto& c : m.cells) c.seconds = 0.5;
+  results::CellResult& c = m.cells[2];  // check-then-act × concurrent-duplicates
+  ASSERT_EQ(c.handler, "check-then-act");
+  c.seconds = 1.25;
+  c.expected.clear();
+  c.matched = false;
+  results::ViolationResult rare = c.violations.front();
+  rare.invariant = "ack_before_commit";  // first by alphabet, seen in 1 run of 200
+  rare.failures = 1;
+  c.violations.front().failures = 30;
+  c.violations.insert(c.violations.begin(), rare);
+  const nlohmann::json doc = read_back(render_junit(m));
+  ASSERT_FALSE(doc.is_null());
+  const auto& cas = doc["suites"][1]["cases"][0];
+  ASSERT_EQ(cas["classname"], "check-then-act");
+  const std::string message = cas["failure_message"];
+  EXPECT_TRUE(message.starts_with("double_credit in 30/200 runs: order O-2001 was credited 2 times")) << message;
+  EXPECT_EQ(cas["time"], "1.250");
+  EXPECT_EQ(doc["suites"][1]["attrib"]["time"], "1.750");
+  EXPECT_EQ(doc["attrib"]["time"], "2.750");
+}
+
 TEST(JunitReport, ValidatesAgainstTheJunitSchema) {
   const std::string xmllint = find_program("xmllint");
   if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian package libxml2-utils)";

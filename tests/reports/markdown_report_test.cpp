@@ -4,6 +4,7 @@
 #include "reports/markdown_report.h"
 
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "external_tool.h"
@@ -154,6 +155,46 @@ bool is_mermaid_line_we_write(std::string_view l) {
   if (take("participant ")) return take_actor() && take(" as ") && is_mermaid_text(l);
   if (take("Note over ")) return take_actor() && take(": ") && is_mermaid_text(l);
   return take_actor() && (take("->>") || take("-->>")) && take_actor() && take(": ") && is_mermaid_text(l);
+}
+
+// A red run whose one regression is in the last handler, after more known
+// bugs than the size budget holds: the regression comes first, whole, with
+// its replay command, and the banner links to it.
+TEST(MarkdownReport, CellsThatDifferComeFirstAndAreNeverCutByTheSizeBudget) {
+  results::MatrixResult m = plain_matrix();
+  const results::CellResult caught = *m.cell("check-then-act", "concurrent-duplicates");
+  m.scenarios.clear();
+  m.cells.clear();
+  // 4 handlers × 60 scenarios of known bugs with long transcripts: far over 900 KiB.
+  for (const std::string h : {"a", "b", "c", "last"}) {
+    if (h != "a") m.handlers.push_back(h);
+    for (int i = 0; i < 60; ++i) {
+      results::CellResult c = caught;
+      c.handler = h;
+      c.scenario = fmt::format("s{}", i);
+      for (auto& row : c.violations.front().counterexample.rows) row.text += std::string(400, 'x');
+      m.cells.push_back(c);
+    }
+  }
+  m.handlers = {"a", "b", "c", "last"};
+  for (int i = 0; i < 60; ++i) m.scenarios.push_back(fmt::format("s{}", i));
+  results::CellResult& regression = m.cells.back();
+  regression.expected.clear();
+  regression.matched = false;
+  regression.violations.front().counterexample.replay_shrunk_command =
+      "twice replay --handler last --scenario s59 --seed 77 --shrunk";
+
+  const std::string md = render_markdown(m);
+  EXPECT_NE(md.find("left out to stay under GitHub's summary size limit"), std::string::npos);  // the budget bit
+  const std::size_t heading = md.find("#### ❌ last × s59: double&#95;credit");
+  ASSERT_NE(heading, std::string::npos);
+  EXPECT_LT(heading, md.find("#### 🐞"));  // before every known bug
+  EXPECT_NE(md.find("[counterexample](#twice-differs-1)"), std::string::npos);
+  EXPECT_LT(md.find("<a id=\"twice-differs-1\"></a>"), heading);
+  // In the banner, and again in the counterexample's replay block.
+  const std::size_t banner = md.find("<code>twice replay --handler last --scenario s59 --seed 77 --shrunk</code>");
+  EXPECT_LT(banner, md.find("| handler |"));
+  EXPECT_NE(md.find("twice replay --handler last --scenario s59 --seed 77 --shrunk", heading), std::string::npos);
 }
 
 TEST(MarkdownReport, MermaidDiagramUsesOnlyTheLinesWeMeanToWrite) {

@@ -24,6 +24,7 @@ for suite in root.findall("testsuite"):
         s["cases"].append({
             "classname": case.get("classname"),
             "name": case.get("name"),
+            "time": case.get("time"),
             "skipped": case.find("skipped") is not None,
             "failure_message": None if failure is None else failure.get("message"),
             "failure_type": None if failure is None else failure.get("type"),

@@ -3,6 +3,7 @@
 // control characters were made visible.
 #include "reports/text_report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "external_tool.h"
@@ -29,6 +30,57 @@ TEST(TextReport, ControlCharactersOfTheExpectedPathAreMadeVisible) {
   EXPECT_NE(text.find("matrix matches /tmp/a\\x1b[2J\\nb/expected.toml (4 cells)"), std::string::npos) << text;
   EXPECT_EQ(text.find('\x1b'), std::string::npos);  // colour is off: no escape sequence at all
   EXPECT_EQ(text.find(m.expected_path), std::string::npos);
+}
+
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    out.push_back(text.substr(start, nl - start));
+  return out;
+}
+
+TEST(TextReport, TheVerdictIsTheFirstAndTheLastLine) {
+  const auto plain = lines_of(render_text(plain_matrix(), TextOptions{}));
+  ASSERT_FALSE(plain.empty());
+  EXPECT_EQ(plain.front(), "matrix matches scenarios/expected.toml (4 cells)");
+  EXPECT_EQ(plain.back(), plain.front());
+  const auto hostile = lines_of(render_text(hostile_matrix(), TextOptions{}));
+  EXPECT_EQ(hostile.back(), "2 cells differ from " + kExpectedPath);
+  EXPECT_EQ(hostile.front(), "interrupted: the matrix is incomplete");
+}
+
+TEST(TextReport, KnownBugsCaughtAsExpectedShowNoCounterexampleUnlessAskedFor) {
+  const std::string quiet = render_text(plain_matrix(), TextOptions{});
+  EXPECT_EQ(quiet.find("replay this counterexample"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("1 counterexample of known bugs caught as expected not shown (--show all shows them)\n"),
+            std::string::npos)
+      << quiet;
+  TextOptions all;
+  all.show_all = true;
+  EXPECT_NE(render_text(plain_matrix(), all).find("replay this counterexample"), std::string::npos);
+}
+
+TEST(TextReport, AWideMatchingMatrixFitsOneHundredColumnsInBlocks) {
+  results::MatrixResult m;
+  m.handlers = {"a-handler-with-a-name-much-longer-than-any-column-allows", "cas"};
+  for (int i = 0; i < 60; ++i) m.scenarios.push_back(fmt::format("scenario-number-{}-with-a-long-name", i));
+  for (const auto& h : m.handlers)
+    for (const auto& s : m.scenarios) {
+      results::CellResult c;
+      c.handler = h;
+      c.scenario = s;
+      c.seeds_run = 100;
+      c.matched = true;
+      m.cells.push_back(c);
+    }
+  TextOptions o;
+  o.reports_at = "twice-report/ (md, json, junit.xml, html)";
+  const std::string text = render_text(m, o);
+  for (const auto& line : lines_of(text)) EXPECT_LE(line.size(), kTextWidth) << line;
+  EXPECT_NE(text.find("60 scenario-number-59-with-a-long-name"), std::string::npos) << text;  // the legend
+  EXPECT_NE(text.find("full reports: twice-report/ (md, json, junit.xml, html)\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace twice {
 
@@ -46,8 +47,27 @@ struct Reply {
   // profile's business (gateway/retry_profile.cpp): WeChat v3 acks on 200/204 whatever
   // the body says, Alipay only on a body of exactly "success".
   static Reply success() { return Reply{200, R"({"code":"SUCCESS"})"}; }
-  static Reply fail(std::string message = "FAIL") {
-    return Reply{500, R"({"code":"FAIL","message":")" + std::move(message) + "\"}"};
+  // The message is escaped as a JSON string, so the body stays valid JSON
+  // whatever it says (quotes, backslashes, newlines).
+  static Reply fail(std::string_view message = "FAIL") {
+    std::string body = R"({"code":"FAIL","message":")";
+    constexpr char kHex[] = "0123456789abcdef";
+    for (const char c : message) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        body += '\\';
+        body += c;
+      } else if (c == '\n') {
+        body += "\\n";
+      } else if (u < 0x20 || u == 0x7f) {
+        body += "\\u00";
+        body += kHex[u >> 4];
+        body += kHex[u & 0xf];
+      } else {
+        body += c;
+      }
+    }
+    return Reply{500, body + "\"}"};
   }
   // The acknowledgement `notify.gateway` documents: 200 {"code":"SUCCESS"} for
   // WeChat v3, the XML SUCCESS for v2, exactly "success" for Alipay, 202

@@ -91,6 +91,10 @@ struct CellResult {
   bool expectation_listed = false;          // false: not in expected.toml, assumed pass
   bool matched = false;                     // observed invariants == expected
   std::vector<CellFailure> failures;        // empty for a cell that finished normally
+  // Wall-clock seconds spent exploring and shrinking this cell, for the JUnit
+  // report's time attribute. Not in the JSON report: it would make two runs'
+  // reports differ where nothing else does.
+  double seconds = 0;
   std::vector<std::string> observed() const;
 };
 

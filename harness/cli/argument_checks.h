@@ -1,0 +1,22 @@
+// Command-line words checked before CLI11 sees them, so that a mistake gets
+// a sentence that says what is wrong: a misspelt subcommand suggests the
+// nearest one, a number that is not a number says so (CLI11's own range
+// check calls "abc" out of range). Pure functions; any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace twice::cli {
+
+// The known subcommand nearest to `word` (at most two edits away), if any.
+std::optional<std::string> nearest_command(const std::string& word, const std::vector<std::string>& commands);
+
+// Accepts a whole decimal number (optionally signed); its message names the
+// text given: "'abc' is not a whole number". Put it before a CLI::Range.
+CLI::Validator whole_number();
+
+}  // namespace twice::cli

@@ -1,0 +1,46 @@
+// What `twice run` shows while it runs, on stderr: on a terminal one line
+// rewritten per finished cell; elsewhere (CI, a pipe) one line per handler
+// whose cells are all done, so a log is never silent for minutes. And whether
+// the report on stdout is coloured (--color, NO_COLOR).
+// Not thread-safe: the explorer calls on_cell from one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+namespace twice::cli {
+
+enum class ColorMode { kAuto, kAlways, kNever };
+
+// always/never win; auto colours a terminal unless NO_COLOR is set to
+// anything non-empty (https://no-color.org).
+bool use_color(ColorMode mode, bool is_tty);
+
+class Progress {
+ public:
+  // on_tty: stderr is a terminal. quiet: print nothing at all.
+  // cells_per_handler: how many cells each handler has in this part of the run.
+  Progress(bool on_tty, bool quiet, std::size_t handlers, std::size_t cells_per_handler);
+
+  void cell_done(const std::string& handler, const std::string& scenario, bool matched, const std::string& shown,
+                 int done, int total);
+  // Clears the rewritten line, so the next text starts at column 0 (also
+  // after Ctrl-C, when the last cell's line was never followed by done == total).
+  void finish();
+
+ private:
+  struct Tally {
+    std::size_t cells = 0;
+    std::size_t differing = 0;
+  };
+  bool on_tty_;
+  bool quiet_;
+  std::size_t handlers_;
+  std::size_t cells_per_handler_;
+  std::size_t handlers_done_ = 0;
+  bool line_shown_ = false;
+  std::map<std::string, Tally> tally_;
+};
+
+}  // namespace twice::cli
