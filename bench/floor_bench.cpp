@@ -42,7 +42,7 @@ std::map<int, std::vector<std::string>> statements_per_task(const gateway::Scena
   const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, sim::StrategySpec{}, 1, std::nullopt, true});
   std::map<int, std::vector<std::string>> per_task;
   for (const auto& e : r.trace.events()) {
-    if (e.kind != sim::EventKind::kSql) continue;
+    if (e.kind != sim::TraceKind::kSql) continue;
     if (e.result.starts_with("SQLITE_BUSY")) continue;  // a wait: the statement ran once, when it got the lock
     per_task[e.task].push_back(e.text);
   }

@@ -37,7 +37,7 @@ run::RunSpec spec_for(const gateway::Scenario& scenario, const HandlerInfo& hand
 std::vector<std::string> statements_of(const run::RunResult& r) {
   std::map<int, std::vector<std::string>> per_task;
   for (const auto& e : r.trace.events()) {
-    if (e.kind != sim::EventKind::kSql) continue;
+    if (e.kind != sim::TraceKind::kSql) continue;
     // A statement that met SQLITE_BUSY is traced once per wait; it ran once, when it got the lock.
     if (e.result.starts_with("SQLITE_BUSY")) continue;
     per_task[e.task].push_back(e.text);

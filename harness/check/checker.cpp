@@ -17,9 +17,9 @@ constexpr void (*kQuiescent[])(const Facts&, Findings&) = {
 
 }  // namespace
 
-Verdict check_run(env::RawConnection& db, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
-                  const std::vector<std::string>& stuck, const std::vector<Violation>& observed,
-                  const CheckOptions& options) {
+Verdict judge(env::RawConnection& db, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
+              const std::vector<std::string>& stuck, const std::vector<Violation>& observed,
+              const CheckOptions& options) {
   std::set<std::string> accepted_invalid;
   for (const auto& o : observed)
     if (o.is(Invariant::kAcceptedInvalid)) accepted_invalid.insert(o.subject);

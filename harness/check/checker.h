@@ -31,8 +31,9 @@ struct Verdict {
 // Judges a run at quiescence. `observed` holds the violations seen during the
 // run (ack_before_commit, accepted_invalid); `stuck` the scheduler's reasons
 // for tasks it took down.
-Verdict check_run(env::RawConnection& db, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
-                  const std::vector<std::string>& stuck, const std::vector<Violation>& observed = {},
-                  const CheckOptions& options = {});
+// (Named judge, not check_run: testing::check_run is the public API's.)
+Verdict judge(env::RawConnection& db, const Schema& schema, const std::vector<gateway::PaymentRecord>& payments,
+              const std::vector<std::string>& stuck, const std::vector<Violation>& observed = {},
+              const CheckOptions& options = {});
 
 }  // namespace twice::check

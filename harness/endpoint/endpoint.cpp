@@ -48,23 +48,23 @@ int Endpoint::accept(Delivery delivery) {
 
 void Endpoint::serve(Served& served) {
   if (down()) {
-    scheduler_.record(sim::EventKind::kTask, "connection refused: the process is down");
+    scheduler_.record(sim::TraceKind::kTask, "connection refused: the process is down");
     return;  // no answer: the gateway times out
   }
   env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway, &served,
                                      backends_.databases, backends_.services});
   std::string failure;
   const Reply r = answer<sim::TaskKilled>(handler_, served.delivery.notify, env, &failure);
-  if (!failure.empty()) scheduler_.record(sim::EventKind::kTask, failure);
+  if (!failure.empty()) scheduler_.record(sim::TraceKind::kTask, failure);
   if (scheduler_.killed()) {
     // The process died under it: no reply leaves a dead process. Say what is
     // lost; an open transaction's writes are listed as the connection closes.
     if (!env.in_transaction())
-      scheduler_.record(sim::EventKind::kTask, "no transaction was open: what it wrote before is committed");
+      scheduler_.record(sim::TraceKind::kTask, "no transaction was open: what it wrote before is committed");
   } else {
     if (env.in_transaction())
-      scheduler_.record(sim::EventKind::kTask, "returns with a transaction open: it is rolled back");
-    if (!served.sent) scheduler_.record(sim::EventKind::kTask, "replies " + describe_reply(r));
+      scheduler_.record(sim::TraceKind::kTask, "returns with a transaction open: it is rolled back");
+    if (!served.sent) scheduler_.record(sim::TraceKind::kTask, "replies " + describe_reply(r));
   }
   served.reply = r;
   if (served.delivery.kind == DeliveryKind::kInvalid && env.committed_writes())

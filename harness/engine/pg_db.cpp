@@ -83,11 +83,11 @@ PgDb::~PgDb() {
       if (!uncommitted_.empty() && scheduler_.tracing()) {
         std::string undone;
         for (const auto& w : uncommitted_) undone += (undone.empty() ? "" : "; ") + w;
-        scheduler_.record(sim::EventKind::kTask,
+        scheduler_.record(sim::TraceKind::kTask,
                           fmt::format("connection closes with a transaction open: rolled back {} write{}: {}",
                                       uncommitted_.size(), uncommitted_.size() == 1 ? "" : "s", undone));
       } else {
-        scheduler_.record(sim::EventKind::kTask,
+        scheduler_.record(sim::TraceKind::kTask,
                           "connection closes with a transaction open: rolled back (no writes yet)");
       }
       PQclear(PQexec(session_->conn, "ROLLBACK"));
@@ -177,7 +177,7 @@ Result PgDb::exec(std::string_view sql, const std::vector<Value>& params) {
   auto failed = [&](Status s) {
     Result r;
     r.status = std::move(s);
-    if (tracing) scheduler_.record(sim::EventKind::kSql, text, env::summarize(sql, r));
+    if (tracing) scheduler_.record(sim::TraceKind::kSql, text, env::summarize(sql, r));
     return r;
   };
   if (!broken_.ok()) return failed(broken_);
@@ -210,7 +210,7 @@ Result PgDb::exec(std::string_view sql, const std::vector<Value>& params) {
       std::vector<const ServerSession*> blockers = run_.blockers(*this);
       if (blockers.empty()) continue;  // slow, not blocked: keep waiting
       if (tracing && !told_waiting)
-        scheduler_.record(sim::EventKind::kSql, text, "waits for a lock another transaction holds");
+        scheduler_.record(sim::TraceKind::kSql, text, "waits for a lock another transaction holds");
       told_waiting = true;
       const bool queue = cancellable && !no_queue_ && run_.must_queue(*this, blockers);
       if (queue && cancel()) {
@@ -278,7 +278,7 @@ Result PgDb::finish(std::string_view sql, const std::string& text, bool savepoin
     if (Status s = run_now("RELEASE SAVEPOINT twice_statement"); !s.ok())
       r.status = Status::error("releasing the savepoint around the statement: " + s.message());
   }
-  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kSql, text, env::summarize(sql, r));
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kSql, text, env::summarize(sql, r));
 
   const bool wrote = r.ok() && r.changes > 0 && r.columns.empty();
   if (in_transaction()) {

@@ -42,7 +42,7 @@ bool TaskLocks::set_if_absent(std::string_view key, std::string_view owner, Micr
   std::string text = scheduler_.tracing() ? fmt::format("SET {} {} NX PX {}", key, owner, ttl / kMillisecond) : "";
   if (!scheduler_.point(text)) return false;
   const bool ok = service_.set_if_absent(key, owner, ttl);
-  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kLock, std::move(text), ok ? "OK" : "nil (held)");
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kLock, std::move(text), ok ? "OK" : "nil (held)");
   return ok;
 }
 
@@ -50,7 +50,7 @@ std::optional<std::string> TaskLocks::get(std::string_view key) {
   std::string text = scheduler_.tracing() ? fmt::format("GET {}", key) : "";
   if (!scheduler_.point(text)) return std::nullopt;
   auto owner = service_.get(key);
-  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kLock, std::move(text), owner ? *owner : "nil");
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kLock, std::move(text), owner ? *owner : "nil");
   return owner;
 }
 
@@ -58,7 +58,7 @@ bool TaskLocks::del(std::string_view key) {
   std::string text = scheduler_.tracing() ? fmt::format("DEL {}", key) : "";
   if (!scheduler_.point(text)) return false;
   const bool ok = service_.del(key);
-  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kLock, std::move(text), ok ? "1" : "0");
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kLock, std::move(text), ok ? "1" : "0");
   return ok;
 }
 
@@ -66,7 +66,7 @@ bool TaskLocks::compare_and_delete(std::string_view key, std::string_view owner)
   std::string text = scheduler_.tracing() ? fmt::format("DEL {} IF OWNER {}", key, owner) : "";
   if (!scheduler_.point(text)) return false;
   const bool ok = service_.compare_and_delete(key, owner);
-  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kLock, std::move(text), ok ? "1" : "0 (not owner)");
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kLock, std::move(text), ok ? "1" : "0 (not owner)");
   return ok;
 }
 

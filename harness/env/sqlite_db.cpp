@@ -355,11 +355,11 @@ SqliteDb::~SqliteDb() {
   if (in_transaction() && !uncommitted_.empty() && scheduler_.tracing()) {
     std::string undone;
     for (const auto& w : uncommitted_) undone += (undone.empty() ? "" : "; ") + w;
-    scheduler_.record(sim::EventKind::kTask,
+    scheduler_.record(sim::TraceKind::kTask,
                       fmt::format("connection closes with a transaction open: rolled back {} write{}: {}",
                                   uncommitted_.size(), uncommitted_.size() == 1 ? "" : "s", undone));
   } else if (in_transaction()) {
-    scheduler_.record(sim::EventKind::kTask, "connection closes with a transaction open: rolled back (no writes yet)");
+    scheduler_.record(sim::TraceKind::kTask, "connection closes with a transaction open: rolled back (no writes yet)");
   }
   // What the task left open rolls back, as when a process dies or forgets to
   // commit; the connection goes back to the pool clean.
@@ -392,7 +392,7 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
       // No statement at all (empty, or only a comment) prepares "successfully" to nothing.
       Result r;
       r.status = Status::error(rc != SQLITE_OK ? prepare_error(conn_) : kNoStatement);
-      if (tracing) scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
+      if (tracing) scheduler_.record(sim::TraceKind::kSql, text, summarize(sql, r));
       return r;
     }
     it = statements_.emplace(std::string(sql), stmt).first;
@@ -404,20 +404,20 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
   for (;;) {
     Result r = step_all(conn_, stmt);
     if (r.status.is_busy()) {
-      if (tracing) scheduler_.record(sim::EventKind::kSql, text, "SQLITE_BUSY, waits for the lock");
+      if (tracing) scheduler_.record(sim::TraceKind::kSql, text, "SQLITE_BUSY, waits for the lock");
       if (scheduler_.block_on_db()) {
         if (scheduler_.killed()) {
           r.status = Status::crashed();
           return r;
         }
         r.status = Status::busy("database is locked (every task was waiting: deadlock)");
-        if (tracing) scheduler_.record(sim::EventKind::kSql, text, r.status.to_string());
+        if (tracing) scheduler_.record(sim::TraceKind::kSql, text, r.status.to_string());
         return r;
       }
       bind(stmt, params);
       continue;
     }
-    if (tracing) scheduler_.record(sim::EventKind::kSql, text, summarize(sql, r));
+    if (tracing) scheduler_.record(sim::TraceKind::kSql, text, summarize(sql, r));
     const bool wrote = r.ok() && !sqlite3_stmt_readonly(stmt) && r.changes > 0;  // RETURNING or not
     if (in_transaction()) {
       if (wrote) uncommitted_.push_back(text);

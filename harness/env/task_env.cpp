@@ -6,14 +6,14 @@ namespace twice::env {
 
 Micros TaskClock::now() {
   if (scheduler_.point("now()") && scheduler_.tracing()) {
-    scheduler_.record(sim::EventKind::kClock, "now()", format_time(scheduler_.now()));
+    scheduler_.record(sim::TraceKind::kClock, "now()", format_time(scheduler_.now()));
   }
   return scheduler_.now();
 }
 
 void TaskClock::sleep(Micros duration) {
   if (scheduler_.killed()) return;
-  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kClock, fmt::format("sleep({})", format_duration(duration)));
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kClock, fmt::format("sleep({})", format_duration(duration)));
   scheduler_.sleep_for(duration);
 }
 
@@ -32,7 +32,7 @@ std::string TaskEnv::token() {
 }
 
 void TaskEnv::note(std::string_view text) {
-  if (scheduler_.tracing()) scheduler_.record(sim::EventKind::kNote, std::string(text));
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kNote, std::string(text));
   scheduler_.note(std::string(text));
 }
 
@@ -44,7 +44,7 @@ Status TaskEnv::verify(const Notify& notify) {
   if (!scheduler_.point("verify signature")) return Status::crashed();
   Status s = gateway_.verify(notify);
   if (scheduler_.tracing())
-    scheduler_.record(sim::EventKind::kCall, fmt::format("verify signature of {}", notify.event_id),
+    scheduler_.record(sim::TraceKind::kCall, fmt::format("verify signature of {}", notify.event_id),
                       s.ok() ? "valid" : s.message());
   return s;
 }
@@ -54,7 +54,7 @@ std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
     return std::nullopt;
   auto n = gateway_.query_payment(out_trade_no);
   if (scheduler_.tracing())
-    scheduler_.record(sim::EventKind::kCall, fmt::format("query gateway for {}", out_trade_no),
+    scheduler_.record(sim::TraceKind::kCall, fmt::format("query gateway for {}", out_trade_no),
                       n ? fmt::format("paid {} {} ({})", n->amount, n->currency, n->transaction_id) : "not paid");
   return n;
 }
@@ -63,12 +63,12 @@ void TaskEnv::respond_now(const Reply& reply) {
   if (responded_) return;
   if (!scheduler_.point("respond")) return;
   if (!responder_) {
-    scheduler_.record(sim::EventKind::kNote, "respond_now() outside a delivery: ignored");
+    scheduler_.record(sim::TraceKind::kNote, "respond_now() outside a delivery: ignored");
     return;
   }
   responded_ = true;
   if (scheduler_.tracing())
-    scheduler_.record(sim::EventKind::kTask, fmt::format("responds early: HTTP {} {}", reply.http_status, reply.body));
+    scheduler_.record(sim::TraceKind::kTask, fmt::format("responds early: HTTP {} {}", reply.http_status, reply.body));
   responder_->respond_now(reply);
 }
 
@@ -81,7 +81,7 @@ ServiceReply TaskEnv::call(std::string_view service, const ServiceRequest& reque
                                              : ""))
     return {Status::crashed(), {}};
   if (!services_) {
-    scheduler_.record(sim::EventKind::kNote, fmt::format("call {}: this run has no external services", service));
+    scheduler_.record(sim::TraceKind::kNote, fmt::format("call {}: this run has no external services", service));
     return {Status::error(fmt::format("{}: no such service", service)), {}};
   }
   ServiceReply reply = services_->call(service, request);
@@ -89,7 +89,7 @@ ServiceReply TaskEnv::call(std::string_view service, const ServiceRequest& reque
     std::string text = fmt::format("call {} {} {}", service, request.effect, request.order_no);
     if (!request.body.empty()) text += fmt::format(" ({})", request.body);
     if (!request.idempotency_key.empty()) text += fmt::format(" key {}", request.idempotency_key);
-    scheduler_.record(sim::EventKind::kCall, std::move(text),
+    scheduler_.record(sim::TraceKind::kCall, std::move(text),
                       reply.ok() ? (reply.body.empty() ? "OK" : reply.body) : reply.status.message());
   }
   return reply;

@@ -28,7 +28,7 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
   std::set<int> calling_jobs;
   std::vector<std::string> services;  // in the order they first act
   for (const auto& e : run.trace.events()) {
-    if (e.kind != sim::EventKind::kService || !mentions_shown_order(e.text)) continue;
+    if (e.kind != sim::TraceKind::kService || !mentions_shown_order(e.text)) continue;
     calling_jobs.insert(e.task);
     const std::string name = e.text.substr(0, e.text.find(':'));
     if (std::find(services.begin(), services.end(), name) == services.end()) services.push_back(name);
@@ -51,8 +51,8 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
   out.steps = 0;
   out.hidden_steps = 0;
   for (const auto& e : run.trace.events()) {
-    const bool step = e.kind == sim::EventKind::kSql || e.kind == sim::EventKind::kLock ||
-                      e.kind == sim::EventKind::kClock || e.kind == sim::EventKind::kCall;
+    const bool step = e.kind == sim::TraceKind::kSql || e.kind == sim::TraceKind::kLock ||
+                      e.kind == sim::TraceKind::kClock || e.kind == sim::TraceKind::kCall;
     if (e.task == 0) {
       // Gateway lines that mention one of the orders shown.
       bool relevant = all_tasks;
@@ -60,7 +60,7 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
       if (relevant) out.gateway.push_back(sim::format_event(e));
       continue;
     }
-    if (e.kind == sim::EventKind::kService) {
+    if (e.kind == sim::TraceKind::kService) {
       // What the service applied, in its own lane; the call itself is the caller's step.
       if (!mentions_shown_order(e.text)) continue;
       const std::size_t colon = e.text.find(':');

@@ -98,7 +98,7 @@ class FaultPlan {
     (void)site;
     if (!scheduler_.tracing()) return;
     scheduler_.trace().add(
-        sim::TraceEvent{scheduler_.now(), task < 0 ? scheduler_.current() : task, sim::EventKind::kFault, text(), {}});
+        sim::TraceEvent{scheduler_.now(), task < 0 ? scheduler_.current() : task, sim::TraceKind::kFault, text(), {}});
   }
 
   // How many times `site` fired in this run.

@@ -103,7 +103,7 @@ void Gateway::settle_payment(std::size_t i) {
   PaymentRecord& p = payments_[i];
   p.settled = true;
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
+    scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
                                                             p.order.amount, p.order.currency, p.order.order_no,
                                                             p.transaction_id));
   const std::string event_id =
@@ -128,7 +128,7 @@ void Gateway::settle_refund(std::size_t i) {
   PaymentRecord& p = payments_[i];
   p.refunded = true;
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("refunds {} {} of order {} to {} (transaction {})",
+    scheduler_.record(sim::TraceKind::kGateway, fmt::format("refunds {} {} of order {} to {} (transaction {})",
                                                             p.order.amount, p.order.currency, p.order.order_no,
                                                             p.order.user, p.transaction_id));
   notify_later(i, fmt::format("evt-{}-refund", p.order.order_no), profile_.refunded_event_type, EventKind::kRefunded,
@@ -139,7 +139,7 @@ void Gateway::close_trade(std::size_t i) {
   PaymentRecord& p = payments_[i];
   p.closed = true;
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("closes the unpaid trade of order {}", p.order.order_no));
+    scheduler_.record(sim::TraceKind::kGateway, fmt::format("closes the unpaid trade of order {}", p.order.order_no));
   notify_later(i, fmt::format("evt-{}-close", p.order.order_no), profile_.closed_event_type, EventKind::kClosed,
                scheduler_.now());
 }
@@ -159,7 +159,7 @@ void Gateway::enqueue(std::size_t notification) {
   }
   queue_.push_back(notification);
   if (head_busy_)
-    scheduler_.record(sim::EventKind::kGateway,
+    scheduler_.record(sim::TraceKind::kGateway,
                       fmt::format("notify {} waits in the endpoint's queue behind {} other{}",
                                   payments_[notifications_[notification].payment].order.order_no, queue_.size() - 1,
                                   queue_.size() == 2 ? "" : "s"));
@@ -206,7 +206,7 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
   Attempt& attempt = attempts_[static_cast<std::size_t>(request)];
   if (attempt.resolved) {
     if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-      scheduler_.record(sim::EventKind::kGateway, fmt::format("late reply to {} ignored (already timed out)", describe(request)));
+      scheduler_.record(sim::TraceKind::kGateway, fmt::format("late reply to {} ignored (already timed out)", describe(request)));
     return std::nullopt;
   }
   attempt.resolved = true;
@@ -217,7 +217,7 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
     return std::nullopt;
   }
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} acked (HTTP {})", describe(request), reply.http_status));
+    scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} acked (HTTP {})", describe(request), reply.http_status));
   std::optional<std::size_t> acked;
   if (nt.kind == EventKind::kPaid) {
     PaymentRecord& p = payments_[nt.payment];
@@ -242,13 +242,13 @@ void Gateway::fail_attempt(int request, const std::string& why) {
   const std::size_t retry_index = static_cast<std::size_t>(attempt.number) - 1;
   if (attempt.number >= max_attempts || retry_index >= profile_.retry_after.size()) {
     if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-      scheduler_.record(sim::EventKind::kGateway, fmt::format("{} {}; retries exhausted", what, why));
+      scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries exhausted", what, why));
     finish(attempt.notification);
     return;
   }
   const Micros delay = profile_.retry_after[retry_index];
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-    scheduler_.record(sim::EventKind::kGateway, fmt::format("{} {}; retries in {}", what, why, format_duration(delay)));
+    scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries in {}", what, why, format_duration(delay)));
   const std::size_t notification = attempt.notification;
   const int next = attempt.number + 1;
   scheduler_.at(scheduler_.now() + delay, [this, notification, next] { send(notification, next); });
@@ -267,7 +267,7 @@ void Gateway::schedule_attacks() {
       scheduler_.at(at, [this, target, n, kind, tamper] {
         Notify notify = build(target, fmt::format("evt-attack-{}", n), profile_.paid_event_type, EventKind::kPaid);
         const std::string reason = tamper(notify);
-        scheduler_.record(sim::EventKind::kFault, fmt::format("an attacker sends a {} notify: {}", kind, reason));
+        scheduler_.record(sim::TraceKind::kFault, fmt::format("an attacker sends a {} notify: {}", kind, reason));
         transport_.inject(notify, fmt::format("{} notify {}", kind, notify.out_trade_no), reason);
       });
     }

@@ -32,7 +32,7 @@ int Network::send(const gateway::Request& request) {
     ++delivered;
     if (original) {
       if (scheduler_.tracing())
-        scheduler_.record(sim::EventKind::kGateway,
+        scheduler_.record(sim::TraceKind::kGateway,
                           fmt::format("sends {} as {}{}", request.what, sim::task_label(task),
                                       delay ? ", arriving in " + format_duration(delay) : ""));
     } else {

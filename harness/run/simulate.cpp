@@ -112,12 +112,12 @@ sim::SchedulerLimits limits(const gateway::Scenario& s) {
 // back endpoint -> network -> gateway, whose acks the checker observes.
 // Everything here is a value passed along; nothing calls back into the run
 // but the endpoint's replies (ReplySink).
-class Run final : public endpoint::ReplySink {
+class Simulation final : public endpoint::ReplySink {
  public:
   // `checker` reads the run's database for the checker; `postgres` or
   // `mariadb`, when set, is the run's database on that server (tasks then
   // open their Db there).
-  Run(const RunSpec& spec, RunResult& result, sim::Choices& choices, env::RawConnection& checker, Handler& handler,
+  Simulation(const RunSpec& spec, RunResult& result, sim::Choices& choices, env::RawConnection& checker, Handler& handler,
       env::ConnectionPool& connections, engine::PgDatabase* postgres = nullptr,
       engine::MariadbDatabase* mariadb = nullptr)
       : scenario_(*spec.scenario),
@@ -159,7 +159,7 @@ class Run final : public endpoint::ReplySink {
     options.required_effects = scenario_.required_effects;
     options.effects = &services_.applied();
     result_.verdict =
-        check::check_run(checker_db_, handler_.schema(), gateway_.payments(), scheduler_.stuck(), observed, options);
+        check::judge(checker_db_, handler_.schema(), gateway_.payments(), scheduler_.stuck(), observed, options);
   }
 
   // endpoint::ReplySink: a reply travels back over the network; the gateway
@@ -279,7 +279,7 @@ void simulate_on_postgres(const RunSpec& spec, RunResult& result, sim::Choices& 
                           seed_statements(*spec.scenario, schema));
   if (!s.ok()) throw std::runtime_error(s.message());
   env::ConnectionPool unused({});  // tasks open their Db on PostgreSQL
-  Run run(spec, result, choices, database->checker(), handler, unused, database.get());
+  Simulation run(spec, result, choices, database->checker(), handler, unused, database.get());
   run.run();
 }
 
@@ -307,7 +307,7 @@ void simulate_on_mariadb(const RunSpec& spec, RunResult& result, sim::Choices& c
                           seed_statements(*spec.scenario, schema));
   if (!s.ok()) throw std::runtime_error(s.message());
   env::ConnectionPool unused({});  // tasks open their Db on MariaDB
-  Run run(spec, result, choices, database->checker(), handler, unused, nullptr, database.get());
+  Simulation run(spec, result, choices, database->checker(), handler, unused, nullptr, database.get());
   run.run();
 }
 
@@ -340,7 +340,7 @@ RunResult simulate(const RunSpec& spec) {
   database.reset(seed_key(scenario, handler->schema()),
                  [&](sqlite3* conn) { seed_database(conn, scenario, handler->schema()); });
   try {
-    Run run(spec, result, choices, database.checker(), *handler, database.connections());
+    Simulation run(spec, result, choices, database.checker(), *handler, database.connections());
     run.run();
   } catch (...) {
     database.discard();  // a run cut short may leave a connection mid-statement

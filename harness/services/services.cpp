@@ -43,7 +43,7 @@ void Services::record(const State& s, const ServiceRequest& request, std::string
   std::string text = fmt::format("{}: {} {}", s.spec->name, what, request.order_no);
   if (!request.body.empty()) text += fmt::format(" ({})", request.body);
   if (!request.idempotency_key.empty()) text += fmt::format(" key {}", request.idempotency_key);
-  scheduler_.record(sim::EventKind::kService, std::move(text), std::move(result));
+  scheduler_.record(sim::TraceKind::kService, std::move(text), std::move(result));
 }
 
 ServiceReply Services::apply(State& s, const ServiceRequest& request, bool copy) {
@@ -91,7 +91,7 @@ ServiceReply Services::call(std::string_view service, const ServiceRequest& requ
   State* s = find(service);
   if (!s) {
     if (scheduler_.tracing())
-      scheduler_.record(sim::EventKind::kNote, fmt::format("call {}: no such service in this scenario", service));
+      scheduler_.record(sim::TraceKind::kNote, fmt::format("call {}: no such service in this scenario", service));
     return {Status::error(fmt::format("{}: no such service", service)), {}};
   }
   if (!offers(*s, request.effect)) {

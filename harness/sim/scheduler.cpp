@@ -181,7 +181,7 @@ void Scheduler::resume(Task& t) {
   last_ = t.id;
   if (!t.started) {
     t.started = true;
-    if (tracing()) record(EventKind::kTask, fmt::format("starts {}", t.name));
+    if (tracing()) record(TraceKind::kTask, fmt::format("starts {}", t.name));
     t.fiber = std::make_unique<Fiber>([&t] {
       try {
         t.body();
@@ -204,7 +204,7 @@ void Scheduler::resume(Task& t) {
 
 void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
   if (stuck) stuck_.push_back(why);
-  if (tracing()) trace_.add(TraceEvent{now_, t.id, EventKind::kTask, fmt::format("killed: {}", why), {}});
+  if (tracing()) trace_.add(TraceEvent{now_, t.id, TraceKind::kTask, fmt::format("killed: {}", why), {}});
   t.kill_requested = true;
   if (t.started) {
     resume(t);  // unwinds to the body's end
@@ -270,7 +270,7 @@ bool Scheduler::killed() const {
   return it != tasks_.end() && (it->second->unwinding || it->second->kill_requested);
 }
 
-void Scheduler::record(EventKind kind, std::string text, std::string result) {
+void Scheduler::record(TraceKind kind, std::string text, std::string result) {
   trace_.add(TraceEvent{now_, current_, kind, std::move(text), std::move(result)});
 }
 

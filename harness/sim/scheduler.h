@@ -96,7 +96,7 @@ class Scheduler final : private TaskView {
   void sleep_for(Micros duration);
   // True once this task is being unwound: Env calls then do nothing.
   bool killed() const;
-  void record(EventKind kind, std::string text, std::string result = {});
+  void record(TraceKind kind, std::string text, std::string result = {});
   // The current task wrote `text` with Env::note: a named script may stop there.
   void note(std::string text);
   // False when the run's trace is not being recorded: callers then skip

@@ -4,17 +4,17 @@
 
 namespace twice::sim {
 
-const char* kind_name(EventKind kind) {
+const char* kind_name(TraceKind kind) {
   switch (kind) {
-    case EventKind::kGateway: return "event";
-    case EventKind::kTask: return "task";
-    case EventKind::kSql: return "sql";
-    case EventKind::kLock: return "lock";
-    case EventKind::kClock: return "clock";
-    case EventKind::kCall: return "call";
-    case EventKind::kNote: return "note";
-    case EventKind::kFault: return "fault";
-    case EventKind::kService: return "svc";
+    case TraceKind::kGateway: return "event";
+    case TraceKind::kTask: return "task";
+    case TraceKind::kSql: return "sql";
+    case TraceKind::kLock: return "lock";
+    case TraceKind::kClock: return "clock";
+    case TraceKind::kCall: return "call";
+    case TraceKind::kNote: return "note";
+    case TraceKind::kFault: return "fault";
+    case TraceKind::kService: return "svc";
   }
   return "?";
 }

@@ -12,7 +12,7 @@
 
 namespace twice::sim {
 
-enum class EventKind {
+enum class TraceKind {
   kGateway,  // the gateway sent, timed out, retried, got a reply
   kTask,     // a task started, finished, was killed
   kSql,      // a statement and its result
@@ -27,7 +27,7 @@ enum class EventKind {
 struct TraceEvent {
   Micros time = 0;
   int task = 0;  // 0: the gateway or the scheduler; otherwise the task id (T1, T2, ...)
-  EventKind kind = EventKind::kGateway;
+  TraceKind kind = TraceKind::kGateway;
   std::string text;    // what happened: the SQL with its parameters, "delivers ..."
   std::string result;  // what it returned; empty when nothing
 };
@@ -51,7 +51,7 @@ class Trace {
   bool recording_ = true;
 };
 
-const char* kind_name(EventKind kind);
+const char* kind_name(TraceKind kind);
 std::string task_label(int task);  // "gw" or "T3"
 // One line per event: "[   0.012s] T1  sql   SELECT ... -> 1 row ('WAIT_PAY')".
 std::string format_event(const TraceEvent& e);

@@ -61,8 +61,8 @@ enum class ReplyKind : unsigned char { kNone, kAcked, kNotAcked };
 // (round_, stop_, ...) are read by the workers only between two waits, when
 // the completion cannot run: std::barrier's completion step happens after
 // every arrival of its phase and before any wait of that phase returns.
-struct Run {
-  Run(const StressOptions& o, Handler& h, const Schema& s, const gateway::RetryProfile& p, RealDb& c, Clock& k,
+struct StressRun {
+  StressRun(const StressOptions& o, Handler& h, const Schema& s, const gateway::RetryProfile& p, RealDb& c, Clock& k,
       int g)
       : options(o), handler(h), schema(s), profile(p), checker(c), clock(k), groups(g), workers(g * o.duplicates) {}
 
@@ -102,7 +102,7 @@ struct Run {
     std::vector<gateway::PaymentRecord> payments;
     for (long o = first_order; o < end_order; ++o) payments.push_back(payment(o));
     env::SqliteConnection raw(checker.connection());
-    return !check::check_run(raw, schema, payments, {}).violations.empty();
+    return !check::judge(raw, schema, payments, {}).violations.empty();
   }
 
   // The barrier's completion: runs on the last worker to arrive, every other
@@ -206,7 +206,7 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   std::unique_ptr<Handler> handler = options.handler->make();
   const Schema& schema = handler->schema();
   if (Status s = seed_stress_database(setup.connection(), schema, options.orders, groups); !s.ok()) return s;
-  Run run(options, *handler, schema, *profile, setup, clock, groups);
+  StressRun run(options, *handler, schema, *profile, setup, clock, groups);
   run.orders.reserve(static_cast<std::size_t>(options.orders));
   run.notifies.reserve(static_cast<std::size_t>(options.orders));
   for (long i = 0; i < options.orders; ++i) {
@@ -263,7 +263,7 @@ Status run_stress(const StressOptions& options, StressReport& report) {
       if (run.replies[static_cast<std::size_t>(o * options.duplicates + c)] == ReplyKind::kAcked) ++report.acked;
   }
   env::SqliteConnection raw(setup.connection());
-  report.verdict = check::check_run(raw, schema, payments, {});
+  report.verdict = check::judge(raw, schema, payments, {});
   std::set<std::string> orders_hit;
   for (const auto& v : report.verdict.violations) {
     ++report.violations_per_invariant[v.invariant];

@@ -56,7 +56,7 @@ check::Verdict PreparedDatabase::check(const std::vector<check::Violation>& obse
                                        const check::CheckOptions& options,
                                        const std::vector<std::string>& stuck) const {
   env::SqliteConnection db(conn_);
-  return check::check_run(db, reference_schema(), payments_, stuck, observed, options);
+  return check::judge(db, reference_schema(), payments_, stuck, observed, options);
 }
 
 std::vector<std::string> names_of(const check::Verdict& v) {

@@ -51,7 +51,7 @@ TEST(FaultPlan, TracesAFaultOnlyWhenTheTraceIsKept) {
   plan.trace(FaultSite::kCrash, [&] { ++built; return std::string("the process crashes"); }, 3);
   ASSERT_EQ(f.trace.events().size(), 1u);
   EXPECT_EQ(f.trace.events()[0].task, 3);
-  EXPECT_EQ(f.trace.events()[0].kind, sim::EventKind::kFault);
+  EXPECT_EQ(f.trace.events()[0].kind, sim::TraceKind::kFault);
   f.trace.set_recording(false);
   plan.trace(FaultSite::kCrash, [&] { ++built; return std::string("again"); });
   EXPECT_EQ(built, 1) << "without a trace the text is never built";

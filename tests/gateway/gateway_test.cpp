@@ -30,7 +30,7 @@ run::RunResult run_with(const gateway::Scenario& s, Reply reply) {
 std::vector<Micros> delivery_times(const run::RunResult& r) {
   std::vector<Micros> out;
   for (const auto& e : r.trace.events())
-    if (e.kind == sim::EventKind::kGateway && e.text.find("sends notify") != std::string::npos) out.push_back(e.time);
+    if (e.kind == sim::TraceKind::kGateway && e.text.find("sends notify") != std::string::npos) out.push_back(e.time);
   return out;
 }
 
@@ -78,7 +78,7 @@ TEST(Gateway, PayloadIsJsonWithTheOrderFieldsEvenWhenTheyNeedEscaping) {
   const auto r = run_with(s, Reply::success());
   int parsed = 0;
   for (const auto& e : r.trace.events()) {
-    if (e.kind != sim::EventKind::kNote) continue;
+    if (e.kind != sim::TraceKind::kNote) continue;
     const auto j = nlohmann::json::parse(e.text);
     EXPECT_EQ(j["out_trade_no"], "O-\"quoted\"<script>");
     EXPECT_EQ(j["amount"]["total"], 100);

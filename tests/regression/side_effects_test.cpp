@@ -56,7 +56,7 @@ TEST(SideEffects, TheOutboxShipsOnceUnderItsKeyThoughEveryAnswerIsATimeout) {
   EXPECT_EQ(shipments(r), 1);
   bool replayed = false;
   for (const auto& e : r.trace.events())
-    replayed |= e.kind == sim::EventKind::kService && e.result.find("replayed") != std::string::npos;
+    replayed |= e.kind == sim::TraceKind::kService && e.result.find("replayed") != std::string::npos;
   EXPECT_TRUE(replayed) << "the relay asked again, and the key answered";
 }
 
@@ -122,7 +122,7 @@ TEST(SideEffects, AUsersOwnServiceIsCalledByNameAndJudgedLikeTheBuiltInOnes) {
     EXPECT_EQ(invariants_of(r), Names{}) << "seed " << seed << "\n" << sim::format_trace(r.trace);
     ASSERT_EQ(r.effects.size(), 1u);
     EXPECT_EQ(r.effects[0].service, "referrals");
-    for (const auto& e : r.trace.events()) timeouts += e.kind == sim::EventKind::kFault;
+    for (const auto& e : r.trace.events()) timeouts += e.kind == sim::TraceKind::kFault;
   }
   EXPECT_GT(timeouts, 0) << "the scenario's own fault rates reach its own service";
   // Without keys honoured, the same handler pays twice after a timeout.
