@@ -1,5 +1,7 @@
 #include "effects.h"
 
+#include "recommended.h"
+
 
 namespace twice::impl {
 
@@ -58,6 +60,15 @@ ServiceRequest request_for(const OrderEffect& e, const std::string& order_no, st
 }
 
 std::string order_key(const std::string& order_no, const OrderEffect& e) { return order_no + ":" + e.effect; }
+
+Reply apply_once_stamping_paid_at(const Notify& n, Env& env, bool& credited) {
+  ApplyOptions options;
+  options.credited = &credited;
+  options.before_commit = [](Env& e, const Notify& notify) {
+    return e.db().exec("UPDATE orders SET paid_at = ? WHERE order_no = ?", {e.clock().now(), notify.out_trade_no}).status;
+  };
+  return apply_once(n, env, options);
+}
 
 Status mark_done(Db& db, const std::string& order_no, const OrderEffect& e) {
   const char* sql = "INSERT INTO effects_done(order_no, effect) VALUES (?, ?) ON CONFLICT DO NOTHING";

@@ -41,6 +41,11 @@ class RepairableEffects {
   virtual ServiceReply perform(Env& env, const std::string& order_no, const OrderEffect& e) = 0;
 };
 
+// The recommended payment path (apply_once) that also stamps orders.paid_at in
+// the payment's transaction, which is when the repair job may start to owe
+// the order's effects. `credited` says whether this delivery credited.
+Reply apply_once_stamping_paid_at(const Notify& n, Env& env, bool& credited);
+
 // Records in effects_done that `e` of `order_no` was confirmed (idempotent).
 Status mark_done(Db& db, const std::string& order_no, const OrderEffect& e);
 

@@ -22,13 +22,7 @@ class IdempotencyKey final : public Handler, public RepairableEffects {
  public:
   Reply handle(const Notify& n, Env& env) override {
     bool credited = false;
-    ApplyOptions options;
-    options.credited = &credited;
-    options.before_commit = [](Env& e, const Notify& notify) {
-      return e.db().exec("UPDATE orders SET paid_at = ? WHERE order_no = ?", {e.clock().now(), notify.out_trade_no})
-          .status;
-    };
-    const Reply reply = apply_once(n, env, options);
+    const Reply reply = apply_once_stamping_paid_at(n, env, credited);
     if (credited)
       for (const auto& effect : kOrderEffects) (void)perform_if_owed(env, *this, n.out_trade_no, effect);
     return reply;

@@ -23,13 +23,7 @@ class StockReadWrite final : public Handler, public RepairableEffects {
  public:
   Reply handle(const Notify& n, Env& env) override {
     bool credited = false;
-    ApplyOptions options;
-    options.credited = &credited;
-    options.before_commit = [](Env& e, const Notify& notify) {
-      return e.db().exec("UPDATE orders SET paid_at = ? WHERE order_no = ?", {e.clock().now(), notify.out_trade_no})
-          .status;
-    };
-    const Reply reply = apply_once(n, env, options);
+    const Reply reply = apply_once_stamping_paid_at(n, env, credited);
     if (credited)
       // Straight after the commit, outside any transaction: the inventory is
       // another team's API, and its read and write are two calls of their own.
