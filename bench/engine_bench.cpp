@@ -68,7 +68,7 @@ void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine:
     spec.engine.postgres = cluster(state);
     if (!spec.engine.postgres) return;
     spec.seed = sim::derive_seed(1, 0);
-    (void)run::simulate(spec);  // the database and its schema exist before the timed loop
+    (void)run::simulate(spec).value();  // the database and its schema exist before the timed loop
   }
   if (engine == Engine::kMariadb) {
     spec.engine.engine = engine;
@@ -76,13 +76,13 @@ void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine:
     spec.engine.mariadb = mariadb(state);
     if (!spec.engine.mariadb) return;
     spec.seed = sim::derive_seed(1, 0);
-    (void)run::simulate(spec);
+    (void)run::simulate(spec).value();
   }
   std::uint64_t i = 0;
   long failing = 0;
   for (auto _ : state) {
     spec.seed = sim::derive_seed(1, i++);
-    if (!run::simulate(spec).verdict.violations.empty()) ++failing;
+    if (!run::simulate(spec).value().verdict.violations.empty()) ++failing;
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["failing_share"] = static_cast<double>(failing) / static_cast<double>(state.iterations());

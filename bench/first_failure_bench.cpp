@@ -33,7 +33,7 @@ void BM_FirstFailureSimulated(benchmark::State& state, sim::StrategyKind kind) {
     for (; i < kScheduleCap; ++i) {
       // No trace, as `twice run` explores.
       const run::RunResult r = run::simulate(run::RunSpec{
-          &scenario, handler, strategy, sim::derive_seed(search, static_cast<std::uint64_t>(i)), std::nullopt, false});
+          &scenario, handler, strategy, sim::derive_seed(search, static_cast<std::uint64_t>(i)), std::nullopt, false}).value();
       if (r.has("double_credit")) break;
     }
     if (i == kScheduleCap) return state.SkipWithError("no double_credit within the cap");

@@ -39,7 +39,7 @@ namespace {
 // Each task's statements in its order, as literal SQL from the trace of seed 1.
 std::map<int, std::vector<std::string>> statements_per_task(const gateway::Scenario& scenario,
                                                             const HandlerInfo& handler) {
-  const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, sim::StrategySpec{}, 1, std::nullopt, true});
+  const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, sim::StrategySpec{}, 1, std::nullopt, true}).value();
   std::map<int, std::vector<std::string>> per_task;
   for (const auto& e : r.trace.events()) {
     if (e.kind != sim::TraceKind::kSql) continue;
@@ -172,7 +172,7 @@ void BM_Growth(benchmark::State& state, bool burst) {
   double steps = 0;
   for (auto _ : state) {
     const run::RunResult r =
-        run::simulate(run::RunSpec{&scenario, handler, sim::StrategySpec{}, sim::derive_seed(1, i++), std::nullopt, false});
+        run::simulate(run::RunSpec{&scenario, handler, sim::StrategySpec{}, sim::derive_seed(1, i++), std::nullopt, false}).value();
     steps += r.steps;
   }
   state.SetItemsProcessed(state.iterations());

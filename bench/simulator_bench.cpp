@@ -78,7 +78,7 @@ void BM_SimulateOneSchedule(benchmark::State& state, const char* scenario_name) 
   const run::RunSpec spec = spec_for(scenario, *handler, kOverheadSeed);
   std::size_t statements = 0;
   for (auto _ : state) {
-    run::RunResult r = run::simulate(spec);
+    run::RunResult r = run::simulate(spec).value();
     statements = statements_of(r).size();
     benchmark::DoNotOptimize(r);
   }
@@ -93,7 +93,7 @@ void BM_SameStatementsOnOneConnection(benchmark::State& state, const char* scena
   const gateway::Scenario& scenario = bundled_scenario(scenario_name);
   const HandlerInfo* handler = find_handler("unique-key+cas");
   if (!handler) return state.SkipWithError("unique-key+cas is not registered");
-  const std::vector<std::string> statements = statements_of(run::simulate(spec_for(scenario, *handler, kOverheadSeed)));
+  const std::vector<std::string> statements = statements_of(run::simulate(spec_for(scenario, *handler, kOverheadSeed)).value());
   const auto instance = handler->make();
   for (auto _ : state) run_statements(scenario, instance->schema(), statements);
   state.SetItemsProcessed(state.iterations());
@@ -130,7 +130,7 @@ void BM_SchedulesPerSecond(benchmark::State& state, const char* handler_name) {
   std::uint64_t i = 0;
   long failing = 0;
   for (auto _ : state) {
-    const run::RunResult r = run::simulate(spec_for(scenario, *handler, sim::derive_seed(1, i++), false));
+    const run::RunResult r = run::simulate(spec_for(scenario, *handler, sim::derive_seed(1, i++), false)).value();
     if (!r.verdict.violations.empty()) ++failing;
   }
   state.SetItemsProcessed(state.iterations());

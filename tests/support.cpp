@@ -42,21 +42,21 @@ const HandlerInfo& handler(const std::string& name) {
 }
 
 run::RunResult run_seed(const gateway::Scenario& s, const std::string& handler_name, std::uint64_t seed) {
-  return run::simulate(run::RunSpec{&s, &handler(handler_name), {}, seed, std::nullopt});
+  return run::simulate(run::RunSpec{&s, &handler(handler_name), {}, seed, std::nullopt}).value();
 }
 
 run::RunResult run_script(const gateway::Scenario& s, const std::string& handler_name, std::vector<int> script) {
   sim::StrategySpec strategy;
   strategy.kind = sim::StrategyKind::kScripted;
   strategy.script = std::move(script);
-  return run::simulate(run::RunSpec{&s, &handler(handler_name), strategy, 0, std::nullopt});
+  return run::simulate(run::RunSpec{&s, &handler(handler_name), strategy, 0, std::nullopt}).value();
 }
 
 run::RunResult run_steps(const gateway::Scenario& s, const HandlerInfo& handler, std::vector<sim::ScriptStep> steps) {
   sim::StrategySpec strategy;
   strategy.kind = sim::StrategyKind::kScripted;
   strategy.steps = std::move(steps);
-  return run::simulate(run::RunSpec{&s, &handler, strategy, 0, std::nullopt});
+  return run::simulate(run::RunSpec{&s, &handler, strategy, 0, std::nullopt}).value();
 }
 
 run::RunResult run_steps(const gateway::Scenario& s, const std::string& handler_name,

@@ -224,6 +224,14 @@ void add_plugins_to_replays(explore::MatrixResult& m, const std::map<std::string
   }
 }
 
+// One run for `twice replay`; a run that cannot start (a schema the database
+// refuses) is the user's to fix: one line, exit 2.
+run::RunResult replayed(const run::RunSpec& spec) {
+  StatusOr<run::RunResult> r = run::simulate(spec);
+  if (!r.ok()) throw UsageError{fmt::format("the run could not start: {}", r.status().message())};
+  return std::move(r).value();
+}
+
 int cmd_run(const RunArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const auto handlers = find_handlers(a.handlers);
@@ -389,7 +397,7 @@ int cmd_replay(const ReplayArgs& a) {
   if (a.shrunk) {
     // Shrinking is deterministic: from the seed we get the same counterexample
     // the run printed, and replay its choice sequence.
-    const run::RunResult original = run::simulate(spec);
+    const run::RunResult original = replayed(spec);
     if (original.verdict.violations.empty()) {
       std::cerr << fmt::format("twice: seed {} shows no violation for {} on {}; nothing to shrink\n", a.seed,
                                handler->name, scenario.name);
@@ -397,11 +405,15 @@ int cmd_replay(const ReplayArgs& a) {
     }
     const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
     // Same budget as `twice run`'s default, so the same counterexample.
-    const auto cex =
-        explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget, spec.engine);
-    spec.choices = cex.choices;
+    try {
+      const auto cex =
+          explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget, spec.engine);
+      spec.choices = cex.choices;
+    } catch (const explore::CellError& e) {
+      throw UsageError{e.what()};
+    }
   }
-  const run::RunResult r = run::simulate(spec);
+  const run::RunResult r = replayed(spec);
   std::cout << fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name, scenario.name,
                            spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
                            a.shrunk ? " (shrunk counterexample)" : "");

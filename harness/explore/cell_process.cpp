@@ -381,7 +381,7 @@ class CellSupervisor {
     // explore_cell measured it; unresolved, k would differ and so would the run).
     const std::uint64_t seed = cells_[work.cell]->violations[work.violation].seed;
     const run::RunResult r =
-        run::simulate(run::RunSpec{&s, &h, resolve_strategy(options_.strategy, s, h), seed, std::nullopt, false});
+        run_in_cell(run::RunSpec{&s, &h, resolve_strategy(options_.strategy, s, h), seed, std::nullopt, false});
     json observed = json::array();
     for (const auto& v : r.verdict.violations) observed.push_back(v.invariant);
     send(Message::kObserved, cbor(observed));

@@ -34,11 +34,17 @@ std::string replay_command(const std::string& handler, const gateway::Scenario& 
   return cmd;
 }
 
+run::RunResult run_in_cell(const run::RunSpec& spec) {
+  StatusOr<run::RunResult> r = run::simulate(spec);
+  if (!r.ok()) throw CellError(r.status().message());
+  return std::move(r).value();
+}
+
 int measure_pct_steps(const gateway::Scenario& scenario, const HandlerInfo& handler) {
   constexpr int kCalibrationRuns = 5;
   int most = 1;
   for (int i = 0; i < kCalibrationRuns; ++i) {
-    const run::RunResult r = run::simulate(
+    const run::RunResult r = run_in_cell(
         run::RunSpec{&scenario, &handler, {}, sim::derive_seed(0, static_cast<std::uint64_t>(i)), std::nullopt, false});
     most = std::max(most, r.choice_points);
   }
@@ -67,7 +73,7 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
                                      const std::string& invariant, int budget, const engine::EngineChoice& engine) {
   run::RunSpec spec{&scenario, &handler, strategy, seed, std::nullopt};
   spec.engine = engine;
-  const run::RunResult original = run::simulate(spec);
+  const run::RunResult original = run_in_cell(spec);
 
   ChoiceSequence best = original.choices;
   if (budget > 0 && original.has(invariant)) {
@@ -82,7 +88,7 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
           run::RunSpec s = spec;
           s.choices = candidate;
           s.record_trace = false;  // only the verdict and the choices count here
-          run::RunResult r = run::simulate(s);
+          run::RunResult r = run_in_cell(s);
           std::optional<ChoiceSequence> answer;
           if (r.has(invariant)) answer = std::move(r.choices);
           answered.emplace(candidate, answer);
@@ -91,7 +97,7 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
         budget);
   }
   spec.choices = best;
-  const run::RunResult shrunk = run::simulate(spec);
+  const run::RunResult shrunk = run_in_cell(spec);
 
   Counterexample cex;
   cex.seed = seed;
@@ -140,7 +146,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
     // A failure's trace is made again by shrink_counterexample(): none is needed here.
     run::RunSpec spec{&scenario, &handler, options.strategy, seed, std::nullopt, false};
     spec.engine = options.engine;
-    const run::RunResult r = run::simulate(spec);
+    const run::RunResult r = run_in_cell(spec);
     ++cell.seeds_run;
     cell.max_tasks = std::max(cell.max_tasks, static_cast<int>(r.tasks.size()));
     cell.max_steps = std::max(cell.max_steps, r.steps);

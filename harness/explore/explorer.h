@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "explore/expected.h"
 #include "explore/results.h"
 #include "gateway/scenario.h"
+#include "run/simulate.h"
 #include "sim/strategy.h"
 #include "twice/handler.h"
 
@@ -54,6 +56,16 @@ inline constexpr int kReplayShrinkBudget = 500;
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget,
                            const engine::EngineChoice& engine = {});
+// A run of a cell that could not start (simulate()'s error: a schema the
+// database refuses, no server for the engine). The cell's runs share that
+// setup, so it ends the cell, which then reports the message as its verdict
+// ("error: ..."); thrown and caught within explore/.
+struct CellError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// simulate(), throwing CellError on its error.
+run::RunResult run_in_cell(const run::RunSpec& spec);
+
 // PCT's k for a cell: the most real choices (steps where more than one task
 // could run) in a few calibration runs of the random strategy, from fixed
 // seeds, so that `twice run` and `twice replay` measure the same.

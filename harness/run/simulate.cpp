@@ -311,9 +311,10 @@ void simulate_on_mariadb(const RunSpec& spec, RunResult& result, sim::Choices& c
   run.run();
 }
 
-}  // namespace
-
-RunResult simulate(const RunSpec& spec) {
+// The run, throwing where it cannot start or go on (a schema the database
+// refuses, an unknown profile, a server that is gone); simulate() turns that
+// into its error Status, so no exception leaves this module.
+RunResult simulate_or_throw(const RunSpec& spec) {
   const gateway::Scenario& scenario = *spec.scenario;
   if (!gateway::find_profile(scenario.profile)) throw std::invalid_argument("unknown gateway profile " + scenario.profile);
 
@@ -348,6 +349,16 @@ RunResult simulate(const RunSpec& spec) {
   }
   result.choices = choices.consumed();
   return result;
+}
+
+}  // namespace
+
+StatusOr<RunResult> simulate(const RunSpec& spec) {
+  try {
+    return simulate_or_throw(spec);
+  } catch (const std::exception& e) {
+    return Status::error(e.what());
+  }
 }
 
 }  // namespace twice::run

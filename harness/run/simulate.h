@@ -19,6 +19,7 @@
 #include "sim/strategy.h"
 #include "sim/trace.h"
 #include "twice/handler.h"
+#include "twice/status_or.h"
 
 namespace twice::run {
 
@@ -57,6 +58,10 @@ struct RunResult {
   bool has(std::string_view invariant) const;
 };
 
-RunResult simulate(const RunSpec& spec);
+// An error when the run cannot start or go on: a handler's schema the
+// database refuses, an unknown gateway profile, no server for the engine.
+// What a handler does wrong (throws, hangs, double-credits) is part of the
+// result, never an error.
+StatusOr<RunResult> simulate(const RunSpec& spec);
 
 }  // namespace twice::run

@@ -52,20 +52,18 @@ StatusOr<std::vector<gateway::Scenario>> load_all(const std::vector<std::string>
 // typo in setup_sql, an insert_order_sql with the wrong columns) comes back as
 // a message instead of an exception on an explorer thread. A handler's own
 // exceptions never get here: they answer HTTP 500 inside the run.
-std::string run_guarded(const gateway::Scenario& scenario, const HandlerInfo& handler,
-                        const sim::StrategySpec& strategy, std::uint64_t seed, run::RunResult& out) {
-  try {
-    out = run::simulate(run::RunSpec{&scenario, &handler, strategy, seed, std::nullopt});
-  } catch (const std::exception& e) {
-    std::string message = fmt::format("{} on {}: the run could not start: {}", handler.name, scenario.name, e.what());
-    // A bundled scenario may need what only twice's own programs have (the
-    // reference schema's merchant jobs).
-    if (scenario.source.empty())
-      message += fmt::format(" (if your handler is not meant for {0}, leave it out: Options::skip = {{\"{0}\"}})",
-                             scenario.name);
-    return message;
-  }
-  return "";
+StatusOr<run::RunResult> run_guarded(const gateway::Scenario& scenario, const HandlerInfo& handler,
+                                     const sim::StrategySpec& strategy, std::uint64_t seed) {
+  StatusOr<run::RunResult> r = run::simulate(run::RunSpec{&scenario, &handler, strategy, seed, std::nullopt});
+  if (r.ok()) return r;
+  std::string message =
+      fmt::format("{} on {}: the run could not start: {}", handler.name, scenario.name, r.status().message());
+  // A bundled scenario may need what only twice's own programs have (the
+  // reference schema's merchant jobs).
+  if (scenario.source.empty())
+    message += fmt::format(" (if your handler is not meant for {0}, leave it out: Options::skip = {{\"{0}\"}})",
+                           scenario.name);
+  return Status::error(message);
 }
 
 // `twice` can replay only a handler it can load: put the plugin in the command.
@@ -116,11 +114,9 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   StatusOr<std::vector<gateway::Scenario>> loaded = load_all(refs, options);
   if (!loaded.ok()) return failed(loaded.status().message());
   const std::vector<gateway::Scenario>& scenarios = *loaded;
-  for (const auto& s : scenarios) {
-    run::RunResult ignored;
-    if (auto error = run_guarded(s, handler, strategy_of(options), options.seed, ignored); !error.empty())
-      return failed(error);
-  }
+  for (const auto& s : scenarios)
+    if (StatusOr<run::RunResult> r = run_guarded(s, handler, strategy_of(options), options.seed); !r.ok())
+      return failed(r.status().message());
 
   explore::ExploreOptions explore;
   explore.seeds = options.seeds;
@@ -166,8 +162,9 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   if (!loaded.ok()) return failed(loaded.status().message());
   const gateway::Scenario& scenario = *loaded;
   const sim::StrategySpec strategy = strategy_of(options);
-  run::RunResult r;
-  if (auto error = run_guarded(scenario, handler, strategy, run.seed, r); !error.empty()) return failed(error);
+  StatusOr<run::RunResult> guarded = run_guarded(scenario, handler, strategy, run.seed);
+  if (!guarded.ok()) return failed(guarded.status().message());
+  const run::RunResult& r = *guarded;
 
   Report report;
   report.runs = 1;

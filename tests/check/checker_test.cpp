@@ -39,7 +39,7 @@ run::RunResult run_liar() {
   static const HandlerInfo info{"liar", "", [] { return std::make_unique<H>(); }};
   auto s = testing::one_order_scenario();
   s.max_attempts = 2;
-  return run::simulate(run::RunSpec{&s, &info, {}, 3, std::nullopt});
+  return run::simulate(run::RunSpec{&s, &info, {}, 3, std::nullopt}).value();
 }
 
 TEST(Checker, CatchesADoubleCreditWhateverTheHandlerReplies) {
@@ -96,7 +96,7 @@ TEST(Checker, AHandlerThatThrowsAnswers500AndIsRetried) {
   static const HandlerInfo info{"throws", "", [] { return std::make_unique<Throws>(); }};
   auto s = testing::one_order_scenario();
   s.max_attempts = 3;
-  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt}).value();
   const auto trace = sim::format_trace(r.trace);
   EXPECT_NE(trace.find("handler threw: boom"), std::string::npos) << trace;
   EXPECT_NE(trace.find("not acked (HTTP 500); retries in 15s"), std::string::npos) << trace;
@@ -114,7 +114,7 @@ TEST(Checker, AHandlerThatNeverReturnsIsStuck) {
   static const HandlerInfo info{"spins", "", [] { return std::make_unique<Spins>(); }};
   auto s = testing::one_order_scenario();
   s.max_attempts = 1;
-  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt}).value();
   // Killed, it never answered: the gateway's one attempt failed and the payment is lost too.
   EXPECT_EQ(testing::invariants_of(r), (std::vector<std::string>{"lost_payment", "stuck"}));
 }
@@ -132,7 +132,7 @@ gateway::Scenario refunded_order_scenario() {
 template <class H>
 run::RunResult run_on(const gateway::Scenario& s) {
   static const HandlerInfo info{"refund-liar", "", [] { return std::make_unique<H>(); }};
-  return run::simulate(run::RunSpec{&s, &info, {}, 3, std::nullopt});
+  return run::simulate(run::RunSpec{&s, &info, {}, 3, std::nullopt}).value();
 }
 
 // Credits payments through the recommended path and takes back each refund

@@ -30,7 +30,7 @@ void credit_once(const Notify& n, Env& env) {
 template <class H>
 run::RunResult run_tiny(const gateway::Scenario& s, std::uint64_t seed = 1) {
   static const HandlerInfo info{"tiny", "", [] { return std::make_unique<H>(); }};
-  return run::simulate(run::RunSpec{&s, &info, {}, seed, std::nullopt});
+  return run::simulate(run::RunSpec{&s, &info, {}, seed, std::nullopt}).value();
 }
 
 gateway::Scenario one_delivery() {

@@ -25,7 +25,7 @@ run::RunResult run_on(const gateway::Scenario& s, const std::string& handler_nam
                       Isolation isolation) {
   run::RunSpec spec{&s, &handler(handler_name), {}, seed, std::nullopt};
   spec.engine = on_mariadb(isolation);
-  return run::simulate(spec);
+  return run::simulate(spec).value();
 }
 
 std::string trace_text(const run::RunResult& r) { return sim::format_trace(r.trace); }
@@ -173,7 +173,7 @@ TEST(MariadbRegression, TheBlockedUpdateResumesAfterTheOtherCommitAndCreditsAgai
   spec.strategy.kind = sim::StrategyKind::kScripted;
   spec.strategy.script = {1, 1, 1, 2, 2, 2, 2, 1};
   spec.engine = on_mariadb(Isolation::kRepeatableRead);
-  const run::RunResult r = run::simulate(spec);
+  const run::RunResult r = run::simulate(spec).value();
   EXPECT_EQ(invariants_of(r), std::vector<std::string>{"double_credit"}) << trace_text(r);
   const auto t1 = steps_of(r, 1);
   const auto waits = std::find_if(t1.begin(), t1.end(), [](const std::string& l) {

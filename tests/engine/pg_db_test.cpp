@@ -17,7 +17,7 @@ run::RunResult run_on(const gateway::Scenario& s, const std::string& handler_nam
                       Isolation isolation) {
   run::RunSpec spec{&s, &handler(handler_name), {}, seed, std::nullopt};
   spec.engine = on_postgres(isolation);
-  return run::simulate(spec);
+  return run::simulate(spec).value();
 }
 
 std::string trace_text(const run::RunResult& r) { return sim::format_trace(r.trace); }
@@ -128,7 +128,7 @@ run::RunResult script_on(const gateway::Scenario& s, const std::string& handler_
   spec.strategy.kind = sim::StrategyKind::kScripted;
   spec.strategy.script = std::move(script);
   spec.engine = on_postgres(isolation);
-  return run::simulate(spec);
+  return run::simulate(spec).value();
 }
 
 // The @Transactional bug, forced: both read WAIT_PAY; T2 updates first; T1's

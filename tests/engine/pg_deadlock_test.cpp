@@ -56,7 +56,7 @@ TEST(PgDeadlock, TheServerBreaksTheCycleAndTheSameSessionIsTheVictimEveryTime) {
     spec.strategy.kind = sim::StrategyKind::kScripted;
     spec.strategy.script = script;
     spec.engine = on_postgres(Isolation::kReadCommitted);
-    const run::RunResult r = run::simulate(spec);
+    const run::RunResult r = run::simulate(spec).value();
     const std::string trace = sim::format_trace(r.trace);
     int deadlocks = 0;
     for (const auto& e : r.trace.events()) deadlocks += e.result.starts_with("DEADLOCK: ");

@@ -25,7 +25,7 @@ std::set<std::string> violations(const gateway::Scenario& s, const std::string& 
   for (int seed = 1; seed <= n; ++seed) {
     run::RunSpec spec{&s, &handler(handler_name), {}, static_cast<std::uint64_t>(seed), std::nullopt};
     if (isolation) spec.engine = on_postgres(*isolation);
-    for (const auto& v : run::simulate(spec).verdict.violations) out.insert(v.invariant);
+    for (const auto& v : run::simulate(spec).value().verdict.violations) out.insert(v.invariant);
   }
   return out;
 }

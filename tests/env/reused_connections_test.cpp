@@ -56,9 +56,9 @@ TEST(ReusedConnections, GiveTheSameRunsAsFreshOnesForEveryHandlerAndScenario) {
         for (std::uint64_t seed : kSeeds) {
           run::RunSpec spec{&scenario, handler, sim::StrategySpec{}, seed, std::nullopt, record_trace};
           spec.fresh_connections = true;
-          const run::RunResult fresh = run::simulate(spec);
+          const run::RunResult fresh = run::simulate(spec).value();
           spec.fresh_connections = false;
-          const run::RunResult kept = run::simulate(spec);
+          const run::RunResult kept = run::simulate(spec).value();
           expect_same(fresh, kept,
                       handler->name + " x " + scenario.name + " seed " + std::to_string(seed) +
                           (record_trace ? " (traced)" : " (untraced)"));

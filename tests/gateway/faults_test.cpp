@@ -151,7 +151,7 @@ TEST(Faults, AdyenQueuesLaterNotificationsBehindAFailingOne) {
   s.max_attempts = 3;
   s.orders.push_back({"O-2", "bob", 50, "EUR", kSecond});
   s.orders[0].currency = "EUR";
-  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt}).value();
   Micros o1_gave_up = -1, o2_sent = -1;
   for (const auto& e : r.trace.events()) {
     if (e.text.find("notify O-1 AUTHORISATION attempt 3") != std::string::npos &&
@@ -172,7 +172,7 @@ TEST(Faults, AFullDayOfWechatRetriesForAHundredOrdersRunsToTheEnd) {
   auto s = testing::one_order_scenario();
   s.orders.clear();
   for (int i = 0; i < 100; ++i) s.orders.push_back({"O-" + std::to_string(i), "u" + std::to_string(i), 100, "CNY", 0});
-  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+  const auto r = run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt}).value();
   int sent = 0;
   for (const auto& e : r.trace.events()) sent += e.text.starts_with("sends notify");
   EXPECT_EQ(sent, 100 * 16) << "the first notification and 15 retries each";
@@ -204,9 +204,9 @@ TEST(Faults, ARunWithoutItsTraceIsTheSameRun) {
     for (const char* handler : {"check-then-act", "lock-check", "unique-key-no-txn"}) {
       for (std::uint64_t seed = 1; seed <= 4; ++seed) {
         run::RunSpec spec{&s, &testing::handler(handler), {}, seed, std::nullopt};
-        const run::RunResult traced = run::simulate(spec);
+        const run::RunResult traced = run::simulate(spec).value();
         spec.record_trace = false;
-        const run::RunResult untraced = run::simulate(spec);
+        const run::RunResult untraced = run::simulate(spec).value();
         const std::string where = std::string(handler) + " on " + scenario + ", seed " + std::to_string(seed);
         EXPECT_FALSE(traced.trace.events().empty()) << where;
         EXPECT_TRUE(untraced.trace.events().empty()) << where;

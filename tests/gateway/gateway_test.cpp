@@ -24,7 +24,7 @@ class Answers final : public Handler {
 
 run::RunResult run_with(const gateway::Scenario& s, Reply reply) {
   HandlerInfo info{"answers", "", [reply] { return std::make_unique<Answers>(reply); }};
-  return run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+  return run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt}).value();
 }
 
 std::vector<Micros> delivery_times(const run::RunResult& r) {
@@ -113,7 +113,7 @@ TEST(Gateway, AlipaySaysTradeClosedForACloseAndForARefundAndEventKindTellsThemAp
   s.orders.push_back(unpaid);
   std::vector<Notify> seen;
   HandlerInfo info{"collects", "", [&seen] { return std::make_unique<Collects>(&seen); }};
-  run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt});
+  run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt}).value();
 
   ASSERT_EQ(seen.size(), 3u);
   EXPECT_EQ(seen[0].event_type, "TRADE_SUCCESS");

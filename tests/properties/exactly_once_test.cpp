@@ -51,7 +51,7 @@ RC_GTEST_PROP(ExactlyOnce, CorrectHandlersNeverViolateAnInvariant, ()) {
     strategy.kind = sim::StrategyKind::kPct;
     strategy.pct_depth = *rc::gen::inRange(1, 4);
   }
-  const auto r = run::simulate(run::RunSpec{&scenario, &testing::handler(handler), strategy, seed, std::nullopt});
+  const auto r = run::simulate(run::RunSpec{&scenario, &testing::handler(handler), strategy, seed, std::nullopt}).value();
   for (const auto& v : r.verdict.violations) RC_LOG() << v.invariant << ": " << v.detail << "\n";
   RC_LOG() << handler << " " << sim::strategy_name(strategy) << " seed " << seed << "\n" << sim::format_trace(r.trace);
   RC_ASSERT(r.verdict.violations.empty());
@@ -75,13 +75,13 @@ RC_GTEST_PROP(ExactlyOnce, TwoRunsOfAnySeedGiveIdenticalTraces, ()) {
   const auto handler = *rc::gen::elementOf(HandlerRegistry::instance().all());
   const auto seed = *rc::gen::inRange<std::uint64_t>(0, 1ULL << 53);
   const run::RunSpec spec{&scenario, handler, {}, seed, std::nullopt};
-  const auto a = run::simulate(spec);
-  const auto b = run::simulate(spec);
+  const auto a = run::simulate(spec).value();
+  const auto b = run::simulate(spec).value();
   RC_ASSERT(sim::format_trace(a.trace) == sim::format_trace(b.trace));
   // Replaying the recorded choices is the same run too.
   run::RunSpec replay = spec;
   replay.choices = a.choices;
-  RC_ASSERT(sim::format_trace(run::simulate(replay).trace) == sim::format_trace(a.trace));
+  RC_ASSERT(sim::format_trace(run::simulate(replay).value().trace) == sim::format_trace(a.trace));
 }
 
 // The generator reaches every fault, event, profile and job: over a fixed

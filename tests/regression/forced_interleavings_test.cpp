@@ -145,7 +145,7 @@ TEST(Regression, NamedStepsSurviveAHandlerGainingAStatement) {
   sim::StrategySpec old_script;
   old_script.kind = sim::StrategyKind::kScripted;
   old_script.script = {1, 1, 2, 2};
-  const auto by_count = run::simulate(run::RunSpec{&s, &audit, old_script, 0, std::nullopt});
+  const auto by_count = run::simulate(run::RunSpec{&s, &audit, old_script, 0, std::nullopt}).value();
   EXPECT_TRUE(by_count.verdict.violations.empty()) << sim::format_trace(by_count.trace);
   // Named: the race is forced whatever came before the read.
   const auto by_name = run_steps(s, audit, {{1, "SELECT status"}, {2, "SELECT status"}});

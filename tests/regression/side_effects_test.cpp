@@ -118,7 +118,7 @@ TEST(SideEffects, AUsersOwnServiceIsCalledByNameAndJudgedLikeTheBuiltInOnes) {
   s.required_effects = {"pay_referral"};
   int timeouts = 0;
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    const auto r = run::simulate(run::RunSpec{&s, &info, {}, seed, std::nullopt});
+    const auto r = run::simulate(run::RunSpec{&s, &info, {}, seed, std::nullopt}).value();
     EXPECT_EQ(invariants_of(r), Names{}) << "seed " << seed << "\n" << sim::format_trace(r.trace);
     ASSERT_EQ(r.effects.size(), 1u);
     EXPECT_EQ(r.effects[0].service, "referrals");
@@ -129,7 +129,7 @@ TEST(SideEffects, AUsersOwnServiceIsCalledByNameAndJudgedLikeTheBuiltInOnes) {
   s.services.back().idempotency_keys = false;
   bool twice = false;
   for (std::uint64_t seed = 1; seed <= 20 && !twice; ++seed)
-    twice = run::simulate(run::RunSpec{&s, &info, {}, seed, std::nullopt}).has("duplicate_effect");
+    twice = run::simulate(run::RunSpec{&s, &info, {}, seed, std::nullopt}).value().has("duplicate_effect");
   EXPECT_TRUE(twice);
 }
 

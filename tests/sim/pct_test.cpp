@@ -77,7 +77,7 @@ TEST(Pct, TheBugNeedsTheInterleavingAndTheHandlerIsOtherwiseRight) {
   const auto s = topups();
   sim::StrategySpec in_order;
   in_order.kind = sim::StrategyKind::kScripted;
-  const auto ok = run::simulate(run::RunSpec{&s, &audit_handler(), in_order, 0, std::nullopt});
+  const auto ok = run::simulate(run::RunSpec{&s, &audit_handler(), in_order, 0, std::nullopt}).value();
   EXPECT_TRUE(ok.verdict.violations.empty()) << sim::format_trace(ok.trace);
   EXPECT_EQ(ok.verdict.accounts.at(0).balance, 150);
 }

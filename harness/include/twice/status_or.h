@@ -39,10 +39,12 @@ class [[nodiscard]] StatusOr {
 
   const T& value() const& { return checked(), *value_; }
   T& value() & { return checked(), *value_; }
-  T&& value() && { return checked(), std::move(*value_); }
+  // By value: a reference into a temporary StatusOr would dangle (as in
+  // `for (auto& v : load().value().items)`).
+  T value() && { return checked(), std::move(*value_); }
   const T& operator*() const& { return value(); }
   T& operator*() & { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
+  T operator*() && { return std::move(*this).value(); }
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
 
