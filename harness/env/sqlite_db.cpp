@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -170,6 +173,26 @@ std::filesystem::path database_folder() {
   return std::filesystem::temp_directory_path();
 }
 
+// Files a process of twice left when it was killed (SIGKILL, OOM, a signal
+// whose default action ends it): no exit path of its own could remove them.
+// Their pid names no living process. Swept once per process, at its first
+// database; a pid that is alive, or that we may not signal, is left alone.
+void sweep_dead_processes_files(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> doomed;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with("twice-")) continue;
+    const auto dash = name.find('-', 6);
+    if (dash == std::string::npos) continue;
+    pid_t pid = 0;
+    const auto [end_of_pid, parse] = std::from_chars(name.data() + 6, name.data() + dash, pid);
+    if (parse != std::errc() || end_of_pid != name.data() + dash || pid <= 0) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) doomed.push_back(it->path());
+  }
+  for (const auto& p : doomed) std::filesystem::remove(p, ec);
+}
+
 // "twice-<pid>-<random>-": the pid lets the parent of a cell's process find
 // what a child that died left behind; the random part keeps a file left by a
 // dead process whose pid was reused from ever meeting a new run's name.
@@ -179,6 +202,7 @@ std::string process_prefix() {
   static std::string prefix;
   std::lock_guard lock(mutex);
   if (owner != ::getpid()) {  // first call, or first in a forked child
+    if (owner == 0) sweep_dead_processes_files(database_folder());  // a forked cell's parent swept already
     owner = ::getpid();
     std::uint64_t nonce = 0;
     if (::getrandom(&nonce, sizeof nonce, 0) != static_cast<ssize_t>(sizeof nonce))

@@ -1,3 +1,4 @@
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -5,8 +6,10 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "../unique_temp_dir.h"
 #include "env/seeded_database.h"
 #include "env/sqlite_db.h"
 #include "sim/scheduler.h"
@@ -226,3 +229,37 @@ TEST(RunDatabase, AnAuthorizerKeepsStatementsInsideTheDatabase) {
 
 }  // namespace
 }  // namespace twice::env
+
+namespace twice {
+namespace {
+
+// A process of twice killed outright leaves its database files; the next
+// process sweeps those whose pid is dead, at its first database, and leaves a
+// living process's alone. (A fresh process: a forked one inherits its
+// parent's sweep.)
+TEST(DatabaseFiles, AKilledProcesssFilesAreSweptByTheNextProcessAndALiveOnesAreKept) {
+  const auto folder = testing::unique_temp_dir();
+  const pid_t gone = ::fork();
+  ASSERT_GE(gone, 0);
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);  // `gone` names no process now
+  const auto dead_file = folder / fmt::format("twice-{}-00000000000000aa-0.db", gone);
+  const auto live_file = folder / fmt::format("twice-{}-00000000000000bb-0.db", ::getpid());
+  const auto other_file = folder / "twice-notapid-0.db";
+  for (const auto& f : {dead_file, live_file, other_file}) std::ofstream(f) << "x";
+
+  // The next process: a `twice replay`, whose run opens its first database there.
+  const std::string command = fmt::format(
+      "TWICE_DB_DIR='{}' '{}' replay --handler cas --scenario sequential-duplicates --seed 1 "
+      "--scenarios-dir '{}/scenarios' >/dev/null 2>&1",
+      folder.string(), TWICE_BINARY, TWICE_SOURCE_DIR);
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << command;
+  EXPECT_FALSE(std::filesystem::exists(dead_file));
+  EXPECT_TRUE(std::filesystem::exists(live_file));
+  EXPECT_TRUE(std::filesystem::exists(other_file));
+  std::filesystem::remove_all(folder);
+}
+
+}  // namespace
+}  // namespace twice
