@@ -184,7 +184,7 @@ TEST(SeededDatabase, AFailingSeedLeavesNoFileAndIsTriedAgain) {
 }
 
 TEST(RunDatabase, AStaleFileOfADeadProcessWithTheSamePidNeverCollides) {
-  const auto dir = std::filesystem::temp_directory_path() / "twice-db-name-test";
+  const auto dir = testing::unique_temp_dir() / "db-name";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   ::setenv("TWICE_DB_DIR", dir.c_str(), 1);
@@ -210,7 +210,7 @@ TEST(RunDatabase, AStaleFileOfADeadProcessWithTheSamePidNeverCollides) {
 }
 
 TEST(RunDatabase, AnAuthorizerKeepsStatementsInsideTheDatabase) {
-  const auto dir = std::filesystem::temp_directory_path() / "twice-confine-test";
+  const auto dir = testing::unique_temp_dir() / "confine";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   sqlite3* conn = open_database((dir / "run.db").string());
@@ -238,7 +238,8 @@ namespace {
 // living process's alone. (A fresh process: a forked one inherits its
 // parent's sweep.)
 TEST(DatabaseFiles, AKilledProcesssFilesAreSweptByTheNextProcessAndALiveOnesAreKept) {
-  const auto folder = testing::unique_temp_dir();
+  const auto folder = testing::unique_temp_dir() / "sweep";  // the process's folder stays: later tests write there
+  std::filesystem::create_directories(folder);
   const pid_t gone = ::fork();
   ASSERT_GE(gone, 0);
   if (gone == 0) ::_exit(0);

@@ -166,7 +166,7 @@ TEST_F(ScenarioFile, ControlCharactersInAMessageAreEscapedOnOneLine) {
 }
 
 TEST_F(ScenarioFile, AFolderAFifoAndASymlinkLoopEachGetTheirOwnMessage) {
-  const auto dir = std::filesystem::temp_directory_path() / "twice-scenario-test" / "kinds";
+  const auto dir = twice::testing::unique_temp_dir() / "kinds";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "folder.toml");
   ASSERT_EQ(::mkfifo((dir / "fifo.toml").c_str(), 0600), 0);
