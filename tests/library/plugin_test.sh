@@ -2,9 +2,11 @@
 # `twice run|replay|list --plugin`: a plugin built against this twice loads and
 # its handler runs; one built against another API version, a missing file and
 # a library that is no plugin are each refused with one line and exit 2.
-#   plugin_test.sh TWICE GOOD_PLUGIN OTHER_VERSION_PLUGIN NOT_A_PLUGIN
+# So is a plugin with one file compiled against another version (a stale
+# object): its library-wide version is right, that file's registration is not.
+#   plugin_test.sh TWICE GOOD_PLUGIN OTHER_VERSION_PLUGIN NOT_A_PLUGIN MIXED_VERSION_PLUGIN
 set -uo pipefail
-twice=$1 good=$2 other=$3 notplugin=$4
+twice=$1 good=$2 other=$3 notplugin=$4 mixed=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -52,6 +54,8 @@ rc=$?
 [ "$rc" -eq 0 ] || fail "stress --plugin: exit $rc: $(cat out.txt err.txt)"
 
 expect_refusal "other API version" "was built against twice API version 999" run --plugin "$other" --handler plugin-cas
+expect_refusal "one stale file" "a handler registration compiled against twice API version 999 was refused" \
+  list --plugin "$mixed"
 expect_refusal "missing file" "no-such-plugin.so: no such file" run --plugin ./no-such-plugin.so
 expect_refusal "not a plugin" "not a twice plugin" list --plugin "$notplugin"
 echo "not a library" >text.so
