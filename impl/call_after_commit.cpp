@@ -6,7 +6,9 @@
 // COMMIT and the call, or a service that is down at that moment, leaves a
 // paid order that never ships (lost_effect): the gateway's retry finds the
 // payment already applied and only acknowledges it. Without idempotency keys,
-// a mail service that delivers twice mails twice (duplicate_effect).
+// a mail service that delivers twice mails twice (duplicate_effect). And it
+// ships without reading the order again: a refund acknowledged while a slow
+// call is in flight still ships (effect_without_payment, refund-races-shipment).
 #include "effects.h"
 #include "recommended.h"
 #include "twice/handler.h"

@@ -10,7 +10,9 @@
 // retries a day later (WeChat's schedule runs past 24 h) calls after the
 // warehouse forgot the key, and ships again. Where keys are honoured and
 // retries stop in time it passes, and a crash after COMMIT is repaired by the
-// gateway's next retry.
+// gateway's next retry. It calls without reading the order again, so a refund
+// acknowledged while a slow call is in flight still ships
+// (effect_without_payment, refund-races-shipment).
 #include "effects.h"
 #include "recommended.h"
 #include "twice/handler.h"

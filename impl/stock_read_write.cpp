@@ -9,7 +9,10 @@
 // it). A write carries no key either, so one the repair job makes again after
 // a crash takes a second unit (duplicate_effect). The atomic decrement
 // idempotency-key uses ("decrement", refused at zero, keyed by order) has
-// neither problem.
+// neither problem. Its calls, unlike idempotency-key's, are not made in a
+// transaction that re-reads the order first: a refund acknowledged while a
+// slow call is in flight still ships (effect_without_payment,
+// refund-races-shipment).
 #include <charconv>
 
 #include "effects.h"
