@@ -24,6 +24,7 @@
 #include "cli/engine_options.h"
 #include "cli/plugin_loader.h"
 #include "cli/progress.h"
+#include "cli/list_json.h"
 #include "cli/stress_command.h"
 #include "explore/expected.h"
 #include "explore/cell_process.h"
@@ -427,8 +428,14 @@ int cmd_replay(const ReplayArgs& a) {
   return r.verdict.violations.empty() ? 0 : kExitMismatch;
 }
 
-int cmd_list(const std::string& scenarios_dir) {
+int cmd_list(const std::string& scenarios_dir, bool json) {
   const std::string dir = scenarios_dir.empty() ? default_scenarios_dir() : scenarios_dir;
+  if (json) {
+    // A plugin's text need not be UTF-8: replaced, not thrown on.
+    std::cout << cli::list_as_json(dir, load_scenarios(dir, {})).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+    return 0;
+  }
   std::cout << "handlers:\n";
   for (const auto* h : HandlerRegistry::instance().all()) std::cout << fmt::format("  {:<22} {}\n", h->name, h->description);
   std::cout << "\nscenarios (" << dir << "):\n";
@@ -562,6 +569,8 @@ int main(int argc, char** argv) {
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");
   list->add_option("--scenarios-dir", list_dir, "Folder of bundled scenarios");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "Print the lists as one JSON object (docs/cli-json.md)");
 
   std::vector<std::string> plugins;
   for (auto* command : {run, replay, list})
@@ -612,7 +621,7 @@ int main(int argc, char** argv) {
     run_args.plugin_of = std::move(loaded).value();
     if (*run) return cmd_run(run_args);
     if (*replay) return cmd_replay(replay_args);
-    if (*list) return cmd_list(list_dir);
+    if (*list) return cmd_list(list_dir, list_json);
     if (stress_action) return stress_action();
   } catch (const UsageError& e) {
     std::cerr << "twice: " << e.message << "\n";
