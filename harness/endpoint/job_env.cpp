@@ -26,6 +26,11 @@ void JobEnv::saw(std::string_view sql, const Status& status) {
   // statement the schema cannot run.
   if (status.is_retryable()) lost_a_race_ = true;
   if (status.code() != Status::Code::kError || lost_a_race_) return;
+  // SQLite's own words for a lock, which a statement's first prepare can meet
+  // (reading the schema while another connection commits) and which the
+  // SQLite Db passes on as a plain error: a race too, not a missing table.
+  if (status.message().starts_with("database is locked") || status.message().starts_with("database table is locked"))
+    return;
   constexpr std::size_t kShown = 80;
   const std::string shown = sql.size() > kShown ? std::string(sql.substr(0, kShown - 3)) + "..." : std::string(sql);
   failure_ = fmt::format("`{}`: {}", shown, status.message());
