@@ -256,11 +256,9 @@ int cmd_run(const RunArgs& a) {
     scenario_names.erase(std::unique(scenario_names.begin(), scenario_names.end()), scenario_names.end());
     if (Status st = expected.check_names(handler_names, scenario_names); !st.ok()) throw UsageError{st.message()};
   }
-  // The expected matrix describes runs without the reconciler; with it, a
-  // lost payment is what the reconciler exists to find, so every cell is
-  // judged as if lost_payment were fixed (README: "--reconciler").
-  if (a.reconciler)
-    expected = expected.without("lost_payment", "--reconciler is the fix for lost_payment");
+  // With the reconciler, the cells it changes are judged by the file's
+  // [reconciler."<handler>"] tables (docs/scenarios.md).
+  if (a.reconciler) expected = expected.with_reconciler();
 
   // The full matrix is the CI job, so it leaves its reports without being asked;
   // a run narrowed to some cells writes them when given a folder or formats.

@@ -360,6 +360,28 @@ TEST(Cli, TheReconcilerOnTheBundledMatrixIsNotAMismatchForFindingLostPayments) {
   EXPECT_EQ(twice("run --handler unique-key+cas --scenario lost-notifications --seeds 5 -q").exit_code, 0);
 }
 
+// The reconciler finds only payments whose order still waits: a handler that
+// acked the second payment of a paid order (or a payment for a closed one)
+// without crediting or flagging it keeps its lost_payment with the reconciler
+// too, and the bundled expected matrix must say so (it once took lost_payment
+// out of every cell, and `twice run --reconciler` exited 1).
+TEST(Cli, TheReconcilerDoesNotFixALostPaymentWhoseOrderNoLongerWaits) {
+  const std::string json_path = temp_path("reconciler-paid-twice.json");
+  const auto o = twice("run --handler check-in-txn --scenario paid-twice --scenario lost-notifications --seeds 10 -q "
+                       "--reconciler --json " + json_path);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  ASSERT_EQ(j["cells"].size(), 2u) << j.dump(2);
+  for (const auto& cell : j["cells"]) {
+    EXPECT_TRUE(cell["matched"].get<bool>()) << cell.dump(2);
+    const bool paid_twice = cell["scenario"] == "paid-twice";
+    // paid-twice: still lost (the order reads PAID); lost-notifications: found by the reconciler.
+    EXPECT_EQ(cell["expected"], paid_twice ? nlohmann::json::array({"lost_payment"}) : nlohmann::json::array())
+        << cell.dump(2);
+    EXPECT_EQ(cell["failing_runs"].get<int>(), paid_twice ? 10 : 0) << cell.dump(2);
+  }
+}
+
 TEST(Cli, HelpTeachesTheExitCodes) {
   const auto o = twice("run --help");
   EXPECT_EQ(o.exit_code, 0);
