@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -38,16 +40,59 @@ BoxStyle style_of(const TimelineEntry& e) {
 // Characters of 12px monospace that fit in `width` pixels.
 std::size_t chars_in(int width) { return static_cast<std::size_t>(std::max(4, (width - 16) / 7)); }
 
+// `s` in lines of at most `width` code points, broken after a space where one
+// falls in the line, else mid-word. Nothing is left out: a box must show the
+// value that decided (status='WAIT_PAY' at the end of a SELECT's row) and a
+// cut line hid exactly that.
+std::vector<std::string> wrap_utf8(std::string_view s, std::size_t width) {
+  std::vector<std::string> lines;
+  std::vector<std::size_t> starts;  // byte offset of each code point
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
+  starts.push_back(s.size());
+  const std::size_t points = starts.size() - 1;
+  for (std::size_t first = 0; first < points;) {
+    std::size_t end = std::min(points, first + width);
+    if (end < points) {
+      for (std::size_t k = end; k > first + 1; --k)
+        if (s[starts[k - 1]] == ' ') {
+          end = k;
+          break;
+        }
+    }
+    std::string line(s.substr(starts[first], starts[end] - starts[first]));
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(std::move(line));
+    first = end;
+  }
+  if (lines.empty()) lines.emplace_back();
+  return lines;
+}
+
 }  // namespace
 
 std::string svg_swimlanes(const results::Counterexample& cex) {
   const auto timeline = build_timeline(cex);
-  constexpr int kGutter = 104, kGatewayLane = 260, kTaskLane = 350, kHeader = 40, kRow = 28, kBox = 22;
+  constexpr int kGutter = 104, kGatewayLane = 260, kTaskLane = 350, kHeader = 40, kRow = 28, kBox = 22, kLine = 15;
   const int lanes = static_cast<int>(cex.columns.size());
   const int width = kGutter + kGatewayLane + lanes * kTaskLane;
-  const int height = kHeader + static_cast<int>(timeline.size()) * kRow + 8;
   auto lane_x = [&](int column) { return column < 0 ? kGutter : kGutter + kGatewayLane + column * kTaskLane; };
   auto lane_w = [&](int column) { return column < 0 ? kGatewayLane : kTaskLane; };
+  // Each box's lines, and so each row's top: a box is as tall as its text.
+  std::vector<std::vector<std::string>> texts;
+  std::vector<int> tops;
+  int height = kHeader;
+  for (const auto& e : timeline) {
+    const int w = lane_w(e.column) - 16;
+    // A statement by its verb and table; any other entry (a gateway event, a
+    // task's reply) whole: the wrapping keeps every word.
+    std::string label = short_label(e, std::string::npos);
+    if (!e.result.empty() && e.kind != "task") label += " → " + e.result;
+    texts.push_back(wrap_utf8(label, chars_in(w)));
+    tops.push_back(height);
+    height += kRow + (static_cast<int>(texts.back().size()) - 1) * kLine;
+  }
+  height += 8;
 
   std::string out = fmt::format(
       "<svg class=\"swimlanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
@@ -70,20 +115,26 @@ std::string svg_swimlanes(const results::Counterexample& cex) {
   std::string boxes;
   for (std::size_t i = 0; i < timeline.size(); ++i) {
     const auto& e = timeline[i];
-    const int y = kHeader + static_cast<int>(i) * kRow;
+    const auto& lines = texts[i];
+    const int y = tops[i];
     const int x = lane_x(e.column) + 6;
     const int w = lane_w(e.column) - 16;
-    if (e.column >= 0) path += fmt::format("{}{} {}", path.empty() ? "M" : " L", x + w / 2, y + kBox / 2);
+    const int box_h = kBox + (static_cast<int>(lines.size()) - 1) * kLine;
+    if (e.column >= 0) path += fmt::format("{}{} {}", path.empty() ? "M" : " L", x + w / 2, y + box_h / 2);
     const BoxStyle st = style_of(e);
     std::string tooltip = e.time + "  " + (e.column < 0 ? "gateway " + e.kind + ": " : "") + e.text;
     if (!e.result.empty()) tooltip += "\n→ " + e.result;
-    std::string label = short_label(e, chars_in(w));
-    if (!e.result.empty() && e.kind != "task") label += " → " + e.result;
     boxes += fmt::format("<g class=\"step\"><title>{}</title>", esc(tooltip));
     boxes += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\" fill=\"{}\" stroke=\"{}\"/>", x, y,
-                       w, kBox, st.fill, st.stroke);
-    boxes += fmt::format("<text x=\"{}\" y=\"{}\" class=\"box\">{}</text></g>\n", x + 8, y + 15,
-                       esc(truncate_utf8(label, chars_in(w))));
+                       w, box_h, st.fill, st.stroke);
+    boxes += fmt::format("<text x=\"{}\" y=\"{}\" class=\"box\">", x + 8, y + 15);
+    if (lines.size() == 1) {
+      boxes += esc(lines.front());
+    } else {
+      for (std::size_t l = 0; l < lines.size(); ++l)
+        boxes += fmt::format("<tspan x=\"{}\" dy=\"{}\">{}</tspan>", x + 8, l == 0 ? 0 : kLine, esc(lines[l]));
+    }
+    boxes += "</text></g>\n";
     if (e.step > 0)
       boxes += fmt::format("<text x=\"8\" y=\"{}\" class=\"step-no\">{}</text>", y + 15, e.step);
     boxes += fmt::format("<text x=\"34\" y=\"{}\" class=\"time\">{}</text>\n", y + 15, esc(e.time));

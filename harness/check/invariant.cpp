@@ -38,6 +38,9 @@ const std::vector<InvariantInfo>& invariants() {
        "a handler never returned within its step budget (a livelock or an endless retry loop)"},
       {Invariant::kOracleError, "oracle_error", Phase::kHarness,
        "an oracle query of the handler's Schema failed, so the run could not be judged (fix the Schema)"},
+      {Invariant::kJobFailed, "job_failed", Phase::kHarness,
+       "a background job (reconciler, order closer, ...) had a statement of its own refused (a table the handler's "
+       "Schema does not have): it did no work, so the scenario could not judge the handler with it"},
   };
   return kInvariants;
 }

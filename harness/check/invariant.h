@@ -30,6 +30,7 @@ enum class Invariant {
   kEffectWithoutPayment,
   kStuck,
   kOracleError,
+  kJobFailed,
 };
 
 enum class Phase { kDuringRun, kAtQuiescence, kHarness };

@@ -24,7 +24,9 @@
 #include "cli/engine_options.h"
 #include "cli/plugin_loader.h"
 #include "cli/progress.h"
+#include "cli/list_json.h"
 #include "cli/stress_command.h"
+#include "env/busy_rule.h"
 #include "explore/expected.h"
 #include "explore/cell_process.h"
 #include "explore/explorer.h"
@@ -255,11 +257,9 @@ int cmd_run(const RunArgs& a) {
     scenario_names.erase(std::unique(scenario_names.begin(), scenario_names.end()), scenario_names.end());
     if (Status st = expected.check_names(handler_names, scenario_names); !st.ok()) throw UsageError{st.message()};
   }
-  // The expected matrix describes runs without the reconciler; with it, a
-  // lost payment is what the reconciler exists to find, so every cell is
-  // judged as if lost_payment were fixed (README: "--reconciler").
-  if (a.reconciler)
-    expected = expected.without("lost_payment", "--reconciler is the fix for lost_payment");
+  // With the reconciler, the cells it changes are judged by the file's
+  // [reconciler."<handler>"] tables (docs/scenarios.md).
+  if (a.reconciler) expected = expected.with_reconciler();
 
   // The full matrix is the CI job, so it leaves its reports without being asked;
   // a run narrowed to some cells writes them when given a folder or formats.
@@ -427,8 +427,14 @@ int cmd_replay(const ReplayArgs& a) {
   return r.verdict.violations.empty() ? 0 : kExitMismatch;
 }
 
-int cmd_list(const std::string& scenarios_dir) {
+int cmd_list(const std::string& scenarios_dir, bool json) {
   const std::string dir = scenarios_dir.empty() ? default_scenarios_dir() : scenarios_dir;
+  if (json) {
+    // A plugin's text need not be UTF-8: replaced, not thrown on.
+    std::cout << cli::list_as_json(dir, load_scenarios(dir, {})).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+    return 0;
+  }
   std::cout << "handlers:\n";
   for (const auto* h : HandlerRegistry::instance().all()) std::cout << fmt::format("  {:<22} {}\n", h->name, h->description);
   std::cout << "\nscenarios (" << dir << "):\n";
@@ -562,6 +568,8 @@ int main(int argc, char** argv) {
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");
   list->add_option("--scenarios-dir", list_dir, "Folder of bundled scenarios");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "Print the lists as one JSON object (docs/cli-json.md)");
 
   std::vector<std::string> plugins;
   for (auto* command : {run, replay, list})
@@ -607,12 +615,17 @@ int main(int argc, char** argv) {
       seen.push_back(file);
       unique_plugins.push_back(p);
     }
+    try {
+      (void)env::busy_rule();  // an internal switch's bad value is the user's to fix, before any run
+    } catch (const std::invalid_argument& e) {
+      throw UsageError{e.what()};
+    }
     StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(unique_plugins);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     run_args.plugin_of = std::move(loaded).value();
     if (*run) return cmd_run(run_args);
     if (*replay) return cmd_replay(replay_args);
-    if (*list) return cmd_list(list_dir);
+    if (*list) return cmd_list(list_dir, list_json);
     if (stress_action) return stress_action();
   } catch (const UsageError& e) {
     std::cerr << "twice: " << e.message << "\n";

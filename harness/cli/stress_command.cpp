@@ -5,17 +5,22 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "check/violation.h"
 #include "stress/stress_runner.h"
 #include "twice/handler.h"
+#include "twice_tool_version.h"
 
 namespace twice::cli {
 namespace {
@@ -32,7 +37,11 @@ struct StressArgs {
   double seconds = 60;
   bool until_violation = false;
   bool quiet = false;
+  std::string json;  // a file, or "-": stdout (the text then goes to stderr)
 };
+
+// The violations a JSON report lists one by one; all are counted.
+constexpr std::size_t kViolationsListed = 100;
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_stress_sigint(int) { g_interrupted = true; }
@@ -45,18 +54,46 @@ std::string known_handlers() {
 
 std::string percent(double rate) { return fmt::format("{:.3f}%", 100.0 * rate); }
 
-void print_report(const stress::StressReport& r) {
+// The report as JSON (docs/report-schema.md): the same figures as the text,
+// and the first kViolationsListed violations.
+nlohmann::json report_json(const stress::StressReport& r) {
+  nlohmann::json violations = nlohmann::json::array();
+  for (const auto& v : r.verdict.violations) {
+    if (violations.size() == kViolationsListed) break;
+    violations.push_back({{"name", v.invariant}, {"subject", v.subject}, {"detail", v.detail}});
+  }
+  return {{"schema_version", 1},
+          {"tool", "twice"},
+          {"tool_version", TWICE_TOOL_VERSION},
+          {"handler", r.handler},
+          {"threads", r.threads},
+          {"duplicates", r.duplicates},
+          {"orders_planned", r.orders_planned},
+          {"orders_run", r.orders_run},
+          {"deliveries", r.deliveries},
+          {"acked", r.acked},
+          {"seconds", static_cast<double>(r.elapsed) / kSecond},
+          {"deliveries_per_second", r.deliveries_per_second()},
+          {"stopped_by", r.stopped_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopped_by)},
+          {"violations_per_invariant", r.violations_per_invariant},
+          {"violation_count", r.verdict.violations.size()},
+          {"violating_orders", r.violating_orders},
+          {"violation_rate", r.violation_rate()},
+          {"violations", violations}};
+}
+
+void print_report(const stress::StressReport& r, std::ostream& out) {
   const double seconds = static_cast<double>(r.elapsed) / kSecond;
-  std::cout << fmt::format("twice stress: {} on {} threads, {} copies of each order released together, SQLite WAL file\n",
+  out << fmt::format("twice stress: {} on {} threads, {} copies of each order released together, SQLite WAL file\n",
                            r.handler, r.threads, r.duplicates);
-  std::cout << fmt::format("  deliveries   {} ({} orders × {}){}\n", r.deliveries, r.orders_run, r.duplicates,
+  out << fmt::format("  deliveries   {} ({} orders × {}){}\n", r.deliveries, r.orders_run, r.duplicates,
                            r.stopped_by.empty() ? "" : fmt::format(", stopped by {} ({} orders planned)", r.stopped_by,
                                                                    r.orders_planned));
-  std::cout << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked,
+  out << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked,
                            r.deliveries - r.acked);
-  std::cout << fmt::format("  throughput   {:.0f} deliveries/s ({:.2f} s)\n", r.deliveries_per_second(), seconds);
+  out << fmt::format("  throughput   {:.0f} deliveries/s ({:.2f} s)\n", r.deliveries_per_second(), seconds);
   if (r.verdict.violations.empty()) {
-    std::cout << fmt::format("  verdict      no violation in {} orders\n", r.orders_run);
+    out << fmt::format("  verdict      no violation in {} orders\n", r.orders_run);
     return;
   }
   // double_credit and lost_payment name an order, lost_update an account.
@@ -78,11 +115,11 @@ void print_report(const stress::StressReport& r) {
       what = fmt::format("{} orders ({} of orders)", count, percent(static_cast<double>(count) / std::max(r.orders_run, 1L)));
     else if (of_accounts == count)
       what = fmt::format("{} of {} accounts", count, accounts.size());
-    std::cout << fmt::format("  violation    {:<16} {}\n", invariant, what);
+    out << fmt::format("  violation    {:<16} {}\n", invariant, what);
   }
   const auto& first = r.verdict.violations.front();
-  std::cout << fmt::format("  e.g.         {}\n", first.detail);
-  std::cout << fmt::format("  verdict      {} of {} orders violated ({}){}\n", r.violating_orders, r.orders_run,
+  out << fmt::format("  e.g.         {}\n", first.detail);
+  out << fmt::format("  verdict      {} of {} orders violated ({}){}\n", r.violating_orders, r.orders_run,
                            percent(r.violation_rate()),
                            accounts_hit.empty() ? "" : fmt::format(", and {} accounts", accounts_hit.size()));
 }
@@ -97,6 +134,16 @@ int run_stress_command(const StressArgs& a) {
     std::cerr << fmt::format("twice: --duplicates {} exceeds --threads {}: each copy needs its own thread\n",
                              a.duplicates, a.threads);
     return kExitUsage;
+  }
+
+  // Opened before the run, so that a file that cannot be written fails now, not after a minute of stress.
+  std::ofstream json_file;
+  if (!a.json.empty() && a.json != "-") {
+    json_file.open(a.json);
+    if (!json_file) {
+      std::cerr << fmt::format("twice: stress: cannot write --json {}: {}\n", a.json, std::strerror(errno));
+      return kExitUsage;
+    }
   }
 
   stress::StressOptions options;
@@ -129,7 +176,22 @@ int run_stress_command(const StressArgs& a) {
     std::cerr << "twice: stress: " << status.message() << "\n";
     return kExitUsage;
   }
-  print_report(report);
+  if (a.json.empty()) {
+    print_report(report, std::cout);
+  } else {
+    const std::string json = report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (a.json == "-") {
+      print_report(report, std::cerr);
+      std::cout << json << std::flush;
+    } else {
+      print_report(report, std::cout);
+      json_file << json;
+      if (!json_file.flush()) {
+        std::cerr << fmt::format("twice: stress: cannot write {}: {}\n", a.json, std::strerror(errno));
+        return kExitUsage;
+      }
+    }
+  }
   if (report.stopped_by == "interrupted") return 130;
   return report.verdict.violations.empty() ? 0 : kExitViolations;
 }
@@ -167,6 +229,8 @@ CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_flag("--until-violation", args->until_violation,
                 "Check after every round and stop at the first violation (slower: a checker pass per round)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
+  cmd->add_option("--json", args->json,
+                  "Write the report as JSON to this file; - writes it to stdout (the text then goes to stderr)");
   cmd->callback([args, &action] { action = [args] { return run_stress_command(*args); }; });
   return cmd;
 }

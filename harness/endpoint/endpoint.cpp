@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "endpoint/http_answer.h"
+#include "endpoint/job_env.h"
 #include "env/task_env.h"
 
 namespace twice::endpoint {
@@ -96,9 +97,19 @@ std::optional<int> Endpoint::run_job(const std::string& name, Job& job) {
   auto id = std::make_shared<int>(0);
   *id = scheduler_.spawn(
       name, scheduler_.now(),
-      [this, &job] {
-        env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway,
-                                           nullptr, backends_.databases, backends_.services});
+      [this, &job, name] {
+        env::TaskEnv task_env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway,
+                                                nullptr, backends_.databases, backends_.services});
+        JobEnv env(task_env);
+        // Said also when a crash unwinds the tick after its failure.
+        struct SayFailure {
+          JobEnv& env;
+          ReplySink& replies;
+          const std::string& job;
+          ~SayFailure() {
+            if (env.failure()) replies.job_failed(job, *env.failure());
+          }
+        } say{env, replies_, name};
         job.run(env, handler_);
       },
       [this, id](bool killed) { replies_.job_ended(*id, killed); });

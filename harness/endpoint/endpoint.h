@@ -41,6 +41,9 @@ class ReplySink {
   virtual void invalid_committed(const Delivery& delivery, int task) = 0;
   // A background job's task `task` (run_job) ended; `killed`: by a crash.
   virtual void job_ended(int task, bool killed) = 0;
+  // A tick of the job `job` had a statement of its own refused with an
+  // error (JobEnv): it could not do its work. `why` names the statement.
+  virtual void job_failed(const std::string& job, const std::string& why) = 0;
 };
 
 // What the endpoint's tasks use: the run's database connections, lock

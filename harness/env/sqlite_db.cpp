@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "env/busy_rule.h"
 #include "env/confinement.h"
 #include "env/journal_vfs.h"
 
@@ -368,8 +369,9 @@ void ConnectionPool::prepare_next_run() {
   all_ = std::move(kept);
 }
 
-SqliteDb::SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool)
+SqliteDb::SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool, BusyRule rule)
     : scheduler_(scheduler),
+      rule_(rule),
       pool_(pool),
       connection_(pool.acquire()),
       conn_(connection_->handle),
@@ -408,10 +410,24 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
     return r;
   }
 
+  const bool as_sqlite = rule_ == BusyRule::kAsSqlite;
   auto it = statements_.find(sql);
   if (it == statements_.end()) {
     sqlite3_stmt* stmt = nullptr;
-    const int rc = sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+    int rc = sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+    // Reading the schema met another connection's lock: SQLite's busy
+    // handler would wait for it, as for a statement's own locks.
+    while (as_sqlite && ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)) {
+      if (tracing) scheduler_.record(sim::TraceKind::kSql, text, "SQLITE_BUSY, waits for the lock");
+      if (scheduler_.block_on_db()) {
+        Result r;
+        r.status = scheduler_.killed() ? Status::crashed()
+                                       : Status::busy("database is locked (every task was waiting: deadlock)");
+        if (tracing) scheduler_.record(sim::TraceKind::kSql, text, r.status.to_string());
+        return r;
+      }
+      rc = sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+    }
     if (rc != SQLITE_OK || !stmt) {
       // No statement at all (empty, or only a comment) prepares "successfully" to nothing.
       Result r;
@@ -427,6 +443,16 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
 
   for (;;) {
     Result r = step_all(conn_, stmt);
+    // A transaction that holds a read lock and wants the write lock another
+    // holds: SQLite answers at once, without its busy handler, since that
+    // other's COMMIT may be waiting for this very reader. The transaction
+    // stays open (the handler decides: roll back, or try again).
+    if (r.status.is_busy() && as_sqlite && sqlite3_txn_state(conn_, nullptr) == SQLITE_TXN_READ) {
+      if (tracing)
+        scheduler_.record(sim::TraceKind::kSql, text,
+                          "SQLITE_BUSY at once: this transaction holds a read lock and another the write lock");
+      return r;
+    }
     if (r.status.is_busy()) {
       if (tracing) scheduler_.record(sim::TraceKind::kSql, text, "SQLITE_BUSY, waits for the lock");
       if (scheduler_.block_on_db()) {

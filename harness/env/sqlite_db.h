@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "env/busy_rule.h"
 #include "env/raw_connection.h"
 #include "env/task_db.h"
 #include "sim/scheduler.h"
@@ -108,8 +109,9 @@ class ConnectionPool {
 
 class SqliteDb final : public TaskDb {
  public:
-  // Borrows a connection from `pool` for the task's lifetime.
-  SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool);
+  // Borrows a connection from `pool` for the task's lifetime. `rule`: how it
+  // answers SQLITE_BUSY (env/busy_rule.h; a test names one).
+  SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool, BusyRule rule = busy_rule());
   ~SqliteDb() override;
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -124,6 +126,7 @@ class SqliteDb final : public TaskDb {
 
  private:
   sim::Scheduler& scheduler_;
+  BusyRule rule_;
   ConnectionPool& pool_;
   ConnectionPool::Connection* connection_;
   sqlite3* conn_;

@@ -8,10 +8,18 @@
 // A cell not listed is expected to pass. A cell on a server engine
 // ("concurrent-duplicates@postgres/read-committed") not listed is expected to
 // be what the same cell is on SQLite; list only where the engine changes it.
+//
+// A run with the reconciler job (`twice run --reconciler`) is judged by the
+// same cells, except where the reconciler changes the verdict; those cells
+// are listed again in [reconciler."<handler>"] tables:
+//
+//   [reconciler."check-then-act"]
+//   lost-notifications = "pass: the reconciler finds the payment every notify of which was lost"
 #pragma once
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "twice/status_or.h"
@@ -24,6 +32,10 @@ struct Expectation {
   bool listed = false;
 };
 
+// The top-level table that holds the reconciler's cells (so no handler's
+// expectations can be written under this name).
+inline constexpr std::string_view kReconcilerSection = "reconciler";
+
 class ExpectedMatrix {
  public:
   // Reads and checks `path`; an error says "file:line: what is wrong".
@@ -35,17 +47,22 @@ class ExpectedMatrix {
   // would otherwise be read by no run, and its cells silently taken as pass.
   // An error says "file:line: unknown handler ...".
   Status check_names(const std::vector<std::string>& handlers, const std::vector<std::string>& scenarios) const;
-  // The same matrix with `invariant` taken out of every cell's expectation,
-  // each such cell's reason led by `because`: for a run that adds the fix of
-  // that invariant (`twice run --reconciler` finds the payments whose
-  // notifications were lost, so no cell is expected to show lost_payment).
-  ExpectedMatrix without(const std::string& invariant, const std::string& because) const;
+  // The matrix a run with the reconciler job is judged by: each cell the
+  // [reconciler."<handler>"] tables list replaces the cell of that name, and
+  // also that scenario's cells on server engines (unless the section lists
+  // them too), which without the reconciler may say something else. Every
+  // other cell is as without the reconciler: it finds only payments whose
+  // order still waits, so a handler that acked a payment and moved its order
+  // (PAID, CLOSED) without crediting it keeps its lost_payment.
+  ExpectedMatrix with_reconciler() const;
 
  private:
+  using Cell = std::pair<std::string, std::string>;  // handler, scenario
   std::string path_;
-  std::map<std::pair<std::string, std::string>, Expectation> cells_;
-  std::map<std::pair<std::string, std::string>, int> lines_;  // where each cell is written
-  std::map<std::string, int> handler_lines_;                  // where each [handler] table starts
+  std::map<Cell, Expectation> cells_;
+  std::map<Cell, Expectation> reconciler_cells_;  // the [reconciler."<handler>"] tables
+  std::map<Cell, int> lines_;                     // where each cell is written (either section)
+  std::map<std::string, int> handler_lines_;      // where each handler's table starts (either section)
 };
 
 }  // namespace twice::explore

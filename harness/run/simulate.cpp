@@ -149,6 +149,11 @@ class Simulation final : public endpoint::ReplySink {
     std::vector<check::Violation> observed;
     accepted_invalid_.judge(observed);
     acks_.judge(observed);
+    for (const auto& [job, failed] : failed_jobs_)
+      observed.emplace_back(check::Invariant::kJobFailed, job,
+                            fmt::format("the {} job failed on {} of its {} ticks, first on {}; it cannot work with "
+                                        "this handler's tables, so this scenario says nothing about the handler with it",
+                                        job, failed.ticks, ticks_[job], failed.first));
     result_.steps = scheduler_.steps();
     result_.choice_points = scheduler_.choice_points();
     result_.end_time = scheduler_.now();
@@ -206,6 +211,7 @@ class Simulation final : public endpoint::ReplySink {
       const bool more = scheduler_.now() < horizon() || !gateway_.idle();
       const Micros next = scheduler_.now() + job->interval();
       if (const std::optional<int> task = endpoint_.run_job(name, *job)) {
+        ++ticks_[name];
         if (!more && retries > 0) retry_if_killed_[*task] = Tick{name, job, next, retries - 1};
       } else if (!more && retries > 0) {
         schedule_tick(name, job, next, retries - 1);
@@ -222,6 +228,12 @@ class Simulation final : public endpoint::ReplySink {
     const Tick tick = it->second;
     retry_if_killed_.erase(it);
     if (killed) schedule_tick(tick.name, tick.job, tick.at, tick.retries);
+  }
+
+  // endpoint::ReplySink: a tick of `job` had a statement of its own refused.
+  void job_failed(const std::string& job, const std::string& why) override {
+    FailedJob& failed = failed_jobs_[job];
+    if (failed.ticks++ == 0) failed.first = why;
   }
 
   Micros horizon() const {
@@ -253,6 +265,12 @@ class Simulation final : public endpoint::ReplySink {
     int retries;
   };
   std::map<int, Tick> retry_if_killed_;  // job tasks past the horizon, by task id
+  struct FailedJob {
+    int ticks = 0;      // ticks with a statement refused
+    std::string first;  // the first refusal
+  };
+  std::map<std::string, FailedJob> failed_jobs_;  // by job name
+  std::map<std::string, int> ticks_;               // ticks started, by job name
 };
 
 // The same run with its database on PostgreSQL: a database leased from the

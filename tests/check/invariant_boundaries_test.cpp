@@ -34,7 +34,8 @@ TEST(InvariantBoundary, EveryInvariantHasABoundaryTestHere) {
   const Names tested = {"double_credit",    "lost_update",        "lost_payment",    "ack_before_commit",
                         "accepted_invalid", "illegal_transition", "lost_refund",     "double_refund",
                         "unpaid_credit",    "payload_missing",    "duplicate_effect", "lost_effect",
-                        "effect_without_payment", "stuck",        "oracle_error"};
+                        "effect_without_payment", "stuck",        "oracle_error",
+                        "job_failed"};
   Names listed;
   for (const auto& i : check::invariants()) listed.push_back(std::string(i.name));
   EXPECT_EQ(listed, tested);

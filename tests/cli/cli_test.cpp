@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -26,8 +28,9 @@ struct Output {
   std::string out;  // stdout and stderr together
 };
 
-Output twice(const std::string& args) {
-  const std::string cmd = fmt::format("cd '{}' && '{}' {} 2>&1", TWICE_SOURCE_DIR, TWICE_BINARY, args);
+// `stderr_to`: where stderr goes ("&1": with stdout; "/dev/null": away).
+Output twice(const std::string& args, const std::string& stderr_to = "&1") {
+  const std::string cmd = fmt::format("cd '{}' && '{}' {} 2>{}", TWICE_SOURCE_DIR, TWICE_BINARY, args, stderr_to);
   Output o;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};
@@ -241,6 +244,103 @@ TEST(Cli, ListShowsHandlersScenariosAndInvariantsWithDescriptions) {
     EXPECT_NE(o.out.find(word), std::string::npos) << word;
 }
 
+// stdout alone: for the JSON a tool reads.
+Output twice_stdout(const std::string& args) { return twice(args, "/dev/null"); }
+
+TEST(Cli, ListJsonHoldsWhatListPrints) {
+  const auto o = twice_stdout("list --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  auto find = [&](const char* list, const std::string& name) {
+    for (const auto& e : j[list])
+      if (e["name"] == name) return e;
+    return nlohmann::json();
+  };
+  const auto text = twice("list").out;
+  for (const char* list : {"handlers", "scenarios", "invariants", "jobs", "profiles"}) {
+    ASSERT_FALSE(j[list].empty()) << list;
+    for (const auto& e : j[list])  // every name the text lists, and no other
+      EXPECT_NE(text.find("  " + e["name"].get<std::string>() + " "), std::string::npos) << list << ": " << e["name"];
+  }
+  EXPECT_EQ(find("handlers", "outbox")["jobs"], nlohmann::json::array({"outbox-relay"}));
+  EXPECT_EQ(find("scenarios", "close-race")["jobs"], nlohmann::json::array({"order-closer"}));
+  EXPECT_EQ(find("scenarios", "close-race")["profile"], "wechat-v3");
+  EXPECT_EQ(find("invariants", "job_failed")["phase"], "harness");
+  EXPECT_EQ(find("invariants", "double_credit")["phase"], "at_quiescence");
+  EXPECT_EQ(find("profiles", "wechat-v3")["events"]["paid"], "TRANSACTION.SUCCESS");
+  EXPECT_FALSE(find("jobs", "reconciler").is_null());
+}
+
+// "violations[].name": every key path of `j`, arrays of objects as "[]".
+void flatten(const nlohmann::json& j, const std::string& prefix, std::set<std::string>& out) {
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    out.insert(path);
+    if (value.is_object() && key != "violations_per_invariant") flatten(value, path, out);  // that one's keys are data
+    if (value.is_array())
+      for (const auto& element : value)
+        if (element.is_object()) flatten(element, path + "[]", out);
+  }
+}
+
+// The first-column fields of docs/cli-json.md's table under `heading`.
+std::set<std::string> documented_fields(const std::string& heading) {
+  std::ifstream in(std::string(TWICE_SOURCE_DIR) + "/docs/cli-json.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t from = doc.find(heading);
+  const std::size_t until = doc.find("\n## ", from + 1);
+  std::set<std::string> out;
+  while ((from = doc.find("\n| `", from)) < until) {
+    const std::size_t start = from + 4;
+    const std::size_t end = doc.find('`', start);
+    out.insert(doc.substr(start, end - start));
+    from = end;
+  }
+  return out;
+}
+
+TEST(Cli, ListAndStressJsonWriteExactlyTheDocumentedFields) {
+  std::set<std::string> written;
+  flatten(nlohmann::json::parse(twice_stdout("list --json").out), "", written);
+  EXPECT_EQ(written, documented_fields("## `twice list --json`"));
+  written.clear();
+  flatten(nlohmann::json::parse(twice_stdout("stress --handler check-then-act --deliveries 2000 -q --json -").out), "",
+          written);
+  written.insert({"violations[].name", "violations[].subject", "violations[].detail"});  // when none was found
+  EXPECT_EQ(written, documented_fields("## `twice stress --json FILE`"));
+}
+
+// Real threads: the counts vary from run to run, so the test holds the report
+// to its own arithmetic and to the options given.
+TEST(Cli, StressJsonIsTheReportForTools) {
+  const std::string path = temp_path("stress.json");
+  const auto o = twice("stress --handler check-then-act --deliveries 400 --threads 4 -q --json " + path);
+  ASSERT_TRUE(o.exit_code == 0 || o.exit_code == 1) << o.out;
+  EXPECT_NE(o.out.find("twice stress: check-then-act on 4 threads"), std::string::npos) << o.out;  // the text too
+  const auto j = nlohmann::json::parse(std::ifstream(path));
+  EXPECT_EQ(j["handler"], "check-then-act");
+  EXPECT_EQ(j["duplicates"], 2);
+  EXPECT_EQ(j["orders_run"], 200);
+  EXPECT_EQ(j["deliveries"], 400);
+  EXPECT_TRUE(j["stopped_by"].is_null());
+  int per_invariant = 0;
+  for (const auto& [name, count] : j["violations_per_invariant"].items()) per_invariant += count.get<int>();
+  EXPECT_EQ(per_invariant, j["violation_count"].get<int>());
+  EXPECT_EQ(j["violations"].size(), std::min<std::size_t>(100, j["violation_count"].get<std::size_t>()));
+  EXPECT_EQ(o.exit_code, j["violation_count"].get<int>() > 0 ? 1 : 0);
+
+  // "-": the JSON alone on stdout.
+  const auto piped = twice_stdout("stress --handler unique-key+cas --deliveries 100 -q --json -");
+  EXPECT_EQ(piped.exit_code, 0) << piped.out;
+  EXPECT_EQ(nlohmann::json::parse(piped.out)["violation_count"], 0) << piped.out;
+  // A file that cannot be written fails before the run.
+  const auto bad = twice("stress --handler cas --deliveries 100 -q --json /nonexistent-twice-dir/x.json");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("cannot write --json /nonexistent-twice-dir/x.json"), std::string::npos) << bad.out;
+  EXPECT_EQ(bad.out.find("deliveries"), std::string::npos) << bad.out;
+}
+
 TEST(Cli, TheReconcilerFindsPaymentsWhoseNotificationsWereAllLost) {
   const std::string expected = temp_path("expected-none.toml");
   std::ofstream(expected) << "";
@@ -258,6 +358,28 @@ TEST(Cli, TheReconcilerOnTheBundledMatrixIsNotAMismatchForFindingLostPayments) {
   EXPECT_NE(o.out.find("matrix matches scenarios/expected.toml (1 cell)"), std::string::npos) << o.out;
   // Without it the bundled expectation holds as written.
   EXPECT_EQ(twice("run --handler unique-key+cas --scenario lost-notifications --seeds 5 -q").exit_code, 0);
+}
+
+// The reconciler finds only payments whose order still waits: a handler that
+// acked the second payment of a paid order (or a payment for a closed one)
+// without crediting or flagging it keeps its lost_payment with the reconciler
+// too, and the bundled expected matrix must say so (it once took lost_payment
+// out of every cell, and `twice run --reconciler` exited 1).
+TEST(Cli, TheReconcilerDoesNotFixALostPaymentWhoseOrderNoLongerWaits) {
+  const std::string json_path = temp_path("reconciler-paid-twice.json");
+  const auto o = twice("run --handler check-in-txn --scenario paid-twice --scenario lost-notifications --seeds 10 -q "
+                       "--reconciler --json " + json_path);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  ASSERT_EQ(j["cells"].size(), 2u) << j.dump(2);
+  for (const auto& cell : j["cells"]) {
+    EXPECT_TRUE(cell["matched"].get<bool>()) << cell.dump(2);
+    const bool paid_twice = cell["scenario"] == "paid-twice";
+    // paid-twice: still lost (the order reads PAID); lost-notifications: found by the reconciler.
+    EXPECT_EQ(cell["expected"], paid_twice ? nlohmann::json::array({"lost_payment"}) : nlohmann::json::array())
+        << cell.dump(2);
+    EXPECT_EQ(cell["failing_runs"].get<int>(), paid_twice ? 10 : 0) << cell.dump(2);
+  }
 }
 
 TEST(Cli, HelpTeachesTheExitCodes) {

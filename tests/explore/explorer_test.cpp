@@ -107,6 +107,46 @@ TEST(ExpectedMatrix, AnEngineCellNotListedIsExpectedToBeAsOnSqlite) {
             m.get("check-then-act", "concurrent-duplicates").violations);
 }
 
+// [reconciler."<handler>"] lists the cells the reconciler changes; with it,
+// they replace the cells of that name (and that scenario's engine cells),
+// and every other cell is as without it.
+TEST(ExpectedMatrix, TheReconcilerSectionReplacesOnlyTheCellsItLists) {
+  const std::string path = (testing::unique_temp_dir() / "expected-reconciler.toml").string();
+  std::ofstream(path) << "[\"cas\"]\n"
+                         "lost-notifications = \"lost_payment: no reconciler\"\n"
+                         "paid-twice = \"lost_payment: acked as a duplicate\"\n"
+                         "\"lost-notifications@postgres/serializable\" = \"lost_payment+double_credit: engine\"\n"
+                         "[reconciler.\"cas\"]\n"
+                         "lost-notifications = \"pass: the reconciler finds it\"\n";
+  StatusOr<ExpectedMatrix> loaded = ExpectedMatrix::load(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const ExpectedMatrix& without = *loaded;
+  EXPECT_EQ(without.get("cas", "lost-notifications").violations, std::vector<std::string>{"lost_payment"});
+  const ExpectedMatrix with = without.with_reconciler();
+  EXPECT_TRUE(with.get("cas", "lost-notifications").listed);
+  EXPECT_TRUE(with.get("cas", "lost-notifications").violations.empty());
+  EXPECT_EQ(with.get("cas", "lost-notifications").reason, "the reconciler finds it");
+  EXPECT_TRUE(with.get("cas", "lost-notifications@postgres/serializable").violations.empty());
+  EXPECT_EQ(with.get("cas", "paid-twice").violations, std::vector<std::string>{"lost_payment"});
+  // Its names are checked like the others'.
+  EXPECT_TRUE(without.check_names({"cas"}, {"lost-notifications", "paid-twice"}).ok());
+  std::ofstream(path) << "[reconciler.\"cass\"]\nlost-notifications = \"pass\"\n";
+  StatusOr<ExpectedMatrix> misspelt = ExpectedMatrix::load(path);
+  ASSERT_TRUE(misspelt.ok()) << misspelt.status().message();
+  const Status names = misspelt->check_names({"cas"}, {"lost-notifications"});
+  EXPECT_NE(names.message().find(path + ":1: unknown handler 'cass'"), std::string::npos) << names.message();
+}
+
+// The bundled file knows what the reconciler changes and what it does not.
+TEST(ExpectedMatrix, TheBundledReconcilerSectionKeepsLostPaymentsTheReconcilerCannotSee) {
+  StatusOr<ExpectedMatrix> loaded = ExpectedMatrix::load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const ExpectedMatrix with = loaded->with_reconciler();
+  EXPECT_TRUE(with.get("unique-key+cas", "lost-notifications").violations.empty());
+  EXPECT_EQ(with.get("check-in-txn", "paid-twice").violations, std::vector<std::string>{"lost_payment"});
+  EXPECT_EQ(with.get("check-in-txn", "close-race").violations, std::vector<std::string>{"lost_payment"});
+}
+
 TEST(ExpectedMatrix, AMisspeltInvariantIsAnErrorNamingTheLineAndTheInvariants) {
   const std::string path = (testing::unique_temp_dir() / "expected.toml").string();
   std::ofstream(path) << "[\"cas\"]\nconcurrent-duplicates = \"pass\"\nsequential-duplicates = \"double_credti: a typo\"\n";

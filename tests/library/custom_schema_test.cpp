@@ -140,6 +140,26 @@ TEST(CustomSchema, CompareAndSwapInOneTransactionPasses) {
   TWICE_EXPECT_EXACTLY_ONCE(kCompareAndSwap, base_scenarios());
 }
 
+// The bundled jobs speak the reference schema (orders, ...). On a handler
+// with tables of its own every tick fails ("no such table: orders"); that
+// once went unsaid, and close-race and adyen-head-of-line passed vacuously.
+TEST(CustomSchema, AJobThatCannotWorkWithTheHandlersTablesFailsTheScenarioNotPassesIt) {
+  twice::testing::Options o;
+  o.seeds = 5;
+  o.bundled = false;
+  o.scenarios = {"close-race", "adyen-head-of-line"};
+  const twice::testing::Report r = twice::testing::check_exactly_once(kCompareAndSwap, o);
+  ASSERT_FALSE(r.passed) << r.message;
+  for (const char* expected : {"close-race: job_failed", "adyen-head-of-line: job_failed"})
+    EXPECT_NE(std::find(r.violations.begin(), r.violations.end(), expected), r.violations.end())
+        << expected << "\n" << r.message;
+  // Which job, which statement, and why.
+  EXPECT_NE(r.message.find("the order-closer job failed on "), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("the reconciler job failed on "), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("`UPDATE orders SET status = 'CLOSED'"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("no such table: orders"), std::string::npos) << r.message;
+}
+
 TEST(CustomSchema, ASchemaTheDatabaseRejectsIsReportedNotThrown) {
   struct BadSchema final : twice::Handler {
     twice::Reply handle(const twice::Notify&, twice::Env&) override { return twice::Reply::success(); }

@@ -1,6 +1,10 @@
 // `twice run` and its report options, end to end on one small scenario: the
 // full matrix leaves twice-report/ unasked, a narrowed run only when asked,
 // and what it writes is read back by the real consumers.
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -71,6 +75,55 @@ TEST(CliReports, NarrowedRunWritesReportsOnlyWhenAsked) {
   EXPECT_NE(r.output.find("wrote out/twice-report.md, out/twice-report.junit.xml"), std::string::npos) << r.output;
   EXPECT_TRUE(std::filesystem::exists(m.dir / "out" / "twice-report.junit.xml"));
   EXPECT_FALSE(std::filesystem::exists(m.dir / "out" / "twice-report.html"));
+}
+
+// The text of each swimlane box of an HTML report, its lines joined with
+// spaces and its entities decoded: what a reader sees, not the tooltip.
+std::vector<std::string> swimlane_boxes(const std::string& html) {
+  std::vector<std::string> boxes;
+  const std::string open = "class=\"box\">";
+  for (auto at = html.find(open); at != std::string::npos; at = html.find(open, at)) {
+    at += open.size();
+    const auto end = html.find("</text>", at);
+    std::string text, raw = html.substr(at, end - at);
+    bool in_tag = false;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      const char c = raw[i];
+      if (c == '<') {
+        in_tag = true;
+        if (raw.compare(i, 7, "<tspan ") == 0 && !text.empty()) text += ' ';
+      } else if (c == '>') {
+        in_tag = false;
+      } else if (!in_tag) {
+        text += c;
+      }
+    }
+    for (const auto& [entity, plain] : {std::pair<std::string, std::string>{"&#39;", "'"}, {"&quot;", "\""},
+                                        {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+      for (auto e = text.find(entity); e != std::string::npos; e = text.find(entity, e)) text.replace(e, entity.size(), plain);
+    boxes.push_back(text);
+  }
+  return boxes;
+}
+
+// A real counterexample's swimlanes: the box of the SELECT that decided shows
+// the status it read in full (the boxes were cut at one line, and
+// "... amou…" hid status='WAIT_PAY'), and no box is cut.
+TEST(CliReports, HtmlSwimlaneBoxesShowTheDecidingValuesInFull) {
+  SmallMatrix m;
+  // Enough seeds for check-then-act's double credit (SmallMatrix runs 3).
+  const auto r = run_command("cd " + shell_quote(m.dir.path().string()) + " && " + shell_quote(TWICE_BINARY) +
+                             " run --scenarios-dir scenarios --seeds 30 --handler check-then-act --format html "
+                             "--report-dir out 2>&1 >/dev/null");
+  ASSERT_NE(r.exit_code, 2) << r.output;
+  const std::vector<std::string> boxes = swimlane_boxes(read_file(m.dir / "out" / "twice-report.html"));
+  ASSERT_FALSE(boxes.empty());
+  bool read_wait_pay = false;
+  for (const auto& box : boxes) {
+    EXPECT_EQ(box.find("\u2026"), std::string::npos) << box;
+    if (box.starts_with("SELECT orders") && box.find("status='WAIT_PAY'") != std::string::npos) read_wait_pay = true;
+  }
+  EXPECT_TRUE(read_wait_pay) << "no SELECT orders box shows status='WAIT_PAY'; the first box: " << boxes.front();
 }
 
 TEST(CliReports, NoReportWritesNothingEvenForTheFullMatrix) {
