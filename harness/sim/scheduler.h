@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sim/choices.h"
+#include "sim/footprint.h"
 #include "sim/process_faults.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
@@ -111,6 +112,8 @@ class Scheduler final : private TaskView {
   void resume(Task& task);
   void kill(Task& task, const std::string& why, bool stuck);
   void crash();  // every task of the process dies
+  // What the step `t` just ran touched, for the exhaustive search's guide.
+  Footprint step_footprint(Task& t, bool first_step, const std::string& operation);
   Task& task(int id) { return *tasks_.at(id); }
   // TaskView, for the strategy.
   const std::string& pending(int task) const override;
