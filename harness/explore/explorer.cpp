@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "explore/exhaustive_cell.h"
 #include "explore/shell_quote.h"
 #include "explore/shrink.h"
 #include "explore/transcript.h"
@@ -134,6 +135,8 @@ CellResult cell_heading(const gateway::Scenario& scenario, const HandlerInfo& ha
 
 CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& given,
                         const Expectation& expected) {
+  if (given.strategy.kind == sim::StrategyKind::kExhaustive)
+    return explore_cell_exhaustively(scenario, handler, given, expected);
   const auto started = std::chrono::steady_clock::now();
   ExploreOptions options = given;
   options.strategy = resolve_strategy(given.strategy, scenario, handler);

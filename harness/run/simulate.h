@@ -16,6 +16,7 @@
 #include "engine/engine_choice.h"
 #include "gateway/scenario.h"
 #include "services/services.h"
+#include "sim/choice_guide.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
 #include "twice/handler.h"
@@ -40,6 +41,10 @@ struct RunSpec {
   // connections of its own, opened for this run and closed after it, as
   // before; the tests compare the two.
   bool fresh_connections = false;
+  // The exhaustive search deciding this run's draws (sim/choice_guide.h); the
+  // strategy must then be kExhaustive. Unset under kExhaustive: the run
+  // replays `choices` the exhaustive way (durations at their lower end).
+  sim::ChoiceGuide* guide = nullptr;
 };
 
 using TaskInfo = endpoint::TaskInfo;

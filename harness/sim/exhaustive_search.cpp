@@ -116,7 +116,10 @@ std::uint64_t ExhaustiveSearch::choose(std::uint64_t n, ChoiceKind kind, const s
 }
 
 void ExhaustiveSearch::stepped(const Footprint& footprint) {
-  if (step_open_) step_footprint_.merge(footprint);
+  if (!step_open_) return;
+  Footprint f = footprint;
+  add_trigger_writes(bounds_.triggers, f);
+  step_footprint_.merge(f);
 }
 
 void ExhaustiveSearch::outside_step() {

@@ -35,6 +35,7 @@ struct SearchBounds {
   int max_faults = 1;
   long budget = 0;           // runs (redundant ones included); 0: no budget
   bool reduce = true;        // sleep sets; false: every order of every step
+  TriggerWrites triggers;    // a write to a key table writes these too (sim/footprint.h)
 };
 
 class ExhaustiveSearch final : public ChoiceGuide {

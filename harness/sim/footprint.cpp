@@ -162,6 +162,49 @@ bool in_transaction_after(std::string_view operation, bool in_transaction) {
   return in_transaction;
 }
 
+bool trigger_writes(std::string_view schema, TriggerWrites& out) {
+  const std::vector<std::string> w = words_of(schema);
+  for (std::size_t i = 0; i + 1 < w.size(); ++i) {
+    if (w[i] == "references") return false;  // a foreign key reads (and may cascade to) another table
+    if (w[i] != "create" || (w[i + 1] != "trigger" && !(w[i + 1] == "temp" || w[i + 1] == "temporary"))) continue;
+    // CREATE TRIGGER name [BEFORE|AFTER|INSTEAD OF] event ON table ... BEGIN body END
+    std::size_t j = i + 2;
+    while (j < w.size() && w[j] != "on") ++j;
+    if (j + 1 >= w.size() || !is_identifier(w[j + 1])) return false;
+    const std::string table = table_name(w[j + 1]);
+    while (j < w.size() && w[j] != "begin") ++j;
+    if (j >= w.size()) return false;
+    for (++j; j < w.size() && w[j] != "end"; ++j) {
+      std::size_t t = 0;
+      if ((w[j] == "insert" || w[j] == "replace")) {
+        t = j + 1;
+        while (t < w.size() && w[t] != "into" && w[t] != ";") ++t;
+        ++t;
+      } else if (w[j] == "update") {
+        t = j + 1;
+        if (t < w.size() && w[t] == "or") t += 2;
+      } else if (w[j] == "delete" && j + 1 < w.size() && w[j + 1] == "from") {
+        t = j + 2;
+      } else {
+        continue;
+      }
+      if (t >= w.size() || !is_identifier(w[t])) return false;
+      out[table].push_back(table_name(w[t]));
+    }
+    if (j >= w.size()) return false;
+    i = j;
+  }
+  return true;
+}
+
+void add_trigger_writes(const TriggerWrites& triggers, Footprint& f) {
+  const std::vector<std::string> written = f.writes;
+  for (const auto& table : written)
+    if (auto it = triggers.find(table); it != triggers.end())
+      for (const auto& also : it->second)
+        if (std::find(f.writes.begin(), f.writes.end(), also) == f.writes.end()) f.writes.push_back(also);
+}
+
 std::string describe(const Footprint& f) {
   if (f.everything) return "everything";
   if (f.whole_database) return "the whole database";

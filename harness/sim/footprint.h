@@ -26,6 +26,7 @@
 // Plain values; no threads.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,15 @@ Footprint footprint_of(std::string_view operation, bool in_transaction);
 // How `operation` moves its task's transaction state: BEGIN opens, COMMIT,
 // END and ROLLBACK (but not ROLLBACK TO) close; anything else keeps it.
 bool in_transaction_after(std::string_view operation, bool in_transaction);
+
+// The tables each table's triggers write ({"orders": {"twice_status_history"}}),
+// read from a schema's CREATE TRIGGER statements: a write to the key writes
+// those too. False when the schema has a trigger (or a foreign key) these
+// rules cannot follow; the search then does without reduction.
+using TriggerWrites = std::map<std::string, std::vector<std::string>>;
+bool trigger_writes(std::string_view schema, TriggerWrites& out);
+// `f` with the tables the triggers of its written tables write added.
+void add_trigger_writes(const TriggerWrites& triggers, Footprint& f);
 
 // "footprint: reads orders; writes ledger, #writer" (for tests and debugging).
 std::string describe(const Footprint& f);

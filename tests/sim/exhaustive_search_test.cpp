@@ -254,6 +254,20 @@ TEST(Footprint, IndependenceNeedsNoWriteOnSharedTables) {
   EXPECT_FALSE(independent(read_a, footprint_of("COMMIT", true)));
 }
 
+TEST(Footprint, TriggersWriteWhatTheirBodiesWrite) {
+  TriggerWrites t;
+  ASSERT_TRUE(trigger_writes("CREATE TABLE orders (status TEXT);\n"
+                             "CREATE TRIGGER h AFTER UPDATE OF status ON orders WHEN OLD.status <> NEW.status\n"
+                             "BEGIN INSERT INTO history(s) VALUES ('on ledger'); UPDATE stats SET n = n + 1; END;",
+                             t));
+  EXPECT_EQ(t, (TriggerWrites{{"orders", {"history", "stats"}}}));
+  Footprint f = footprint_of("UPDATE orders SET status = 'PAID'", true);
+  add_trigger_writes(t, f);
+  EXPECT_EQ(describe(f), "reads ; writes orders, #writer, history, stats");
+  TriggerWrites none;
+  EXPECT_FALSE(trigger_writes("CREATE TABLE a (id INTEGER REFERENCES b(id))", none));
+}
+
 TEST(Footprint, TransactionState) {
   EXPECT_TRUE(in_transaction_after("BEGIN", false));
   EXPECT_FALSE(in_transaction_after("COMMIT", true));
