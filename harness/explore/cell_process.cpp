@@ -399,9 +399,12 @@ class CellSupervisor {
     // A counterexample's seed alone, in a process that ran nothing before,
     // under the strategy the cell ran (PCT's k measured for this cell, as
     // explore_cell measured it; unresolved, k would differ and so would the run).
-    const std::uint64_t seed = cells_[work.cell]->violations[work.violation].seed;
-    const run::RunResult r =
-        run_in_cell(run::RunSpec{&s, &h, resolve_strategy(options_.strategy, s, h), seed, std::nullopt, false});
+    // An exhaustive search's counterexample has no seed: its schedule is re-run.
+    const ViolationResult& v = cells_[work.cell]->violations[work.violation];
+    const bool exhaustive = options_.strategy.kind == sim::StrategyKind::kExhaustive;
+    const run::RunResult r = run_in_cell(run::RunSpec{&s, &h, resolve_strategy(options_.strategy, s, h), v.seed,
+                                                      exhaustive ? std::optional(v.counterexample.choices) : std::nullopt,
+                                                      false});
     json observed = json::array();
     for (const auto& v : r.verdict.violations) observed.push_back(v.invariant);
     send(Message::kObserved, cbor(observed));

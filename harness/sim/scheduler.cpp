@@ -178,9 +178,26 @@ void Scheduler::run() {
     }
     t.paused_here = false;
     ChoiceGuide* guide = choices_.guide();
-    const bool first_step = !t.started;
+    bool first_step = !t.started;
     std::string operation = guide ? t.pending : std::string();
     resume(t);
+    if (choices_.exhaustive() && first_step && t.state == State::kReady && !t.kill_requested) {
+      // Under the exhaustive strategy a task's start (its code up to the
+      // first Env call, which touches nothing shared) runs on into its first
+      // operation, with no scheduling point between: an order that runs
+      // others there equals one that runs them before the start. Counted as
+      // a step of its own, as any order would count it. Without this, a
+      // start that commutes with everything sleeps in the search's sleep sets
+      // and the order kept for each class may need one more preemption than
+      // the bound allows (sleep sets are sound for every order, not per bound).
+      now_ += choices_.between(limits_.latency_min, limits_.latency_max);
+      ++steps_;
+      ++t.steps;
+      beat();
+      first_step = false;
+      if (guide) operation = t.pending;
+      resume(t);
+    }
     if (guide) guide->stepped(step_footprint(t, first_step, operation));
   }
 }
