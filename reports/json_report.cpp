@@ -88,6 +88,8 @@ nlohmann::json to_json(const results::MatrixResult& m) {
         {"max_steps", c.max_steps},
         {"statistics", statistics_json(c)},
     });
+    // Only with --coverage: the default report stays as it was.
+    if (c.distinct_schedules >= 0) cells.back()["distinct_schedules"] = c.distinct_schedules;
     // Only under --strategy exhaustive: the default report stays as it was.
     if (const auto& e = c.exhaustive) {
       cells.back()["exhaustive"] = {{"schedules", e->schedules},

@@ -204,10 +204,14 @@ std::string render_counterexample(const results::CellResult& cell, const results
 
 std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   std::string out = render_verdict(m, o) + "\n" + render_matrix(m, o);
-  // Only under --strategy exhaustive: what was proved, cell by cell.
-  for (const auto& c : m.cells)
+  // Only under --strategy exhaustive: what was proved, cell by cell; with --coverage, how much was run.
+  for (const auto& c : m.cells) {
     if (const std::string proof = exhaustive_sentence(c); !proof.empty())
       out += fmt::format("{} × {}: {}\n", printable(c.handler), printable(c.scenario), proof);
+    if (c.distinct_schedules >= 0)
+      out += fmt::format("{} × {}: {} seeds ran {} distinct interleaving{}\n", printable(c.handler),
+                         printable(c.scenario), c.seeds_run, c.distinct_schedules, c.distinct_schedules == 1 ? "" : "s");
+  }
   std::size_t hidden = 0;
   for (const auto& c : m.cells) {
     if (c.matched && !o.show_all) {

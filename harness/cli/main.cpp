@@ -177,6 +177,7 @@ struct RunArgs {
   int max_faults = 1;
   long budget = 0;
   std::string reduction = "sleep-sets";
+  bool coverage = false;
   std::uint64_t seed = 1;
   std::string json;
   std::string scenarios_dir;
@@ -288,6 +289,7 @@ int cmd_run(const RunArgs& a) {
   options.strategy.max_faults = a.max_faults;
   options.budget = a.budget;
   options.reduce = a.reduction != "none";
+  options.coverage = a.coverage;
   options.shrink_budget = a.shrink_budget;
   options.shrink = a.shrink_budget > 0;
   options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -533,6 +535,8 @@ int main(int argc, char** argv) {
                   "--strategy exhaustive: sleep-sets (skip orders that only swap independent steps) or none")
       ->check(CLI::IsMember({"sleep-sets", "none"}))
       ->capture_default_str();
+  run->add_flag("--coverage", run_args.coverage,
+                "Random and PCT: count the distinct interleavings each cell's seeds ran (in the JSON: distinct_schedules)");
   run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")
       ->check(cli::whole_number())
       ->capture_default_str();

@@ -123,7 +123,7 @@ json to_wire(const CellResult& c) {
   for (const auto& f : c.failures) failures.push_back(to_wire(f));
   return json::array({c.handler, c.scenario, c.strategy, c.seeds_run, c.failing_runs, c.failing_run_indices,
                       c.max_tasks, c.max_steps, violations, c.expected, c.expected_reason, c.expectation_listed,
-                      c.matched, failures, c.seconds, to_wire(c.exhaustive)});
+                      c.matched, failures, c.seconds, to_wire(c.exhaustive), c.distinct_schedules});
 }
 
 void from_wire(const json& j, CellResult& c) {
@@ -157,6 +157,7 @@ void from_wire(const json& j, CellResult& c) {
   }
   c.seconds = j.at(14).get<double>();
   from_wire(j.at(15), c.exhaustive);
+  c.distinct_schedules = j.at(16).get<int>();
 }
 
 std::string cbor(const json& j) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -143,6 +144,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   CellResult cell = cell_heading(scenario, handler, options, expected);
 
   std::map<std::string, ViolationResult> found;
+  std::set<std::uint64_t> interleavings;
   for (int i = 0; i < options.seeds; ++i) {
     const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
     if (options.on_run) options.on_run("exploring", i + 1, seed);
@@ -151,6 +153,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
     spec.engine = options.engine;
     const run::RunResult r = run_in_cell(spec);
     ++cell.seeds_run;
+    if (options.coverage) interleavings.insert(r.interleaving);
     cell.max_tasks = std::max(cell.max_tasks, static_cast<int>(r.tasks.size()));
     cell.max_steps = std::max(cell.max_steps, r.steps);
     if (!r.verdict.violations.empty()) {
@@ -177,6 +180,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
       break;
   }
 
+  if (options.coverage) cell.distinct_schedules = static_cast<int>(interleavings.size());
   for (auto& [name, vr] : found) {
     if (options.on_run) options.on_run("shrinking " + name, vr.schedules_to_first, vr.seed);
     vr.counterexample = shrink_counterexample(scenario, handler, options.strategy, vr.seed, name,

@@ -49,6 +49,10 @@ struct ExploreOptions {
   // sets prune equivalent orders. `seeds` and `base_seed` are not used.
   long budget = 0;
   bool reduce = true;
+  // Random and PCT: count the distinct interleavings the seeds ran
+  // (CellResult::distinct_schedules); off by default, so the default report
+  // stays as it was.
+  bool coverage = false;
 };
 
 // What `twice replay --shrunk` spends shrinking unless told otherwise; a

@@ -151,6 +151,7 @@ class Simulation final : public endpoint::ReplySink {
     acks_.judge(observed);
     result_.steps = scheduler_.steps();
     result_.choice_points = scheduler_.choice_points();
+    result_.interleaving = scheduler_.interleaving();
     result_.end_time = scheduler_.now();
     result_.tasks = endpoint_.tasks();
     result_.effects = services_.applied();

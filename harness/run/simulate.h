@@ -57,6 +57,7 @@ struct RunResult {
   std::map<int, TaskInfo> tasks;
   int steps = 0;
   int choice_points = 0;  // steps at which more than one task could run
+  std::uint64_t interleaving = 0;  // a hash of the order tasks ran in (Scheduler::interleaving)
   Micros end_time = 0;
   std::vector<services::AppliedEffect> effects;  // what the external services applied, in order
 

@@ -177,6 +177,7 @@ void Scheduler::run() {
       break;
     }
     t.paused_here = false;
+    interleaving_ = (interleaving_ ^ static_cast<std::uint64_t>(t.id)) * 0x100000001b3ULL;
     ChoiceGuide* guide = choices_.guide();
     bool first_step = !t.started;
     std::string operation = guide ? t.pending : std::string();

@@ -12,6 +12,7 @@
 #include "../support.h"
 #include "explore/schedule_text.h"
 #include "reports/json_report.h"
+#include "sim/choices.h"
 #include "sim/trace.h"
 
 namespace twice::explore {
@@ -144,6 +145,40 @@ TEST(ScheduleText, RoundTripsAndNamesBadTokens) {
   EXPECT_NE(bad.status().message().find("'zz'"), std::string::npos);
   EXPECT_FALSE(parse_schedule("1x0").ok());
   EXPECT_FALSE(parse_schedule("1..2").ok());
+}
+
+}  // namespace
+}  // namespace twice::explore
+
+namespace twice::explore {
+namespace {
+
+// Coverage: the distinct interleavings random seeds ran, against the
+// exhaustive count of the same cell without fault choices or a bound. Seeds
+// may differ in latencies and faults only, so the count is at most the seeds.
+TEST(Coverage, RandomSeedsCountDistinctInterleavingsOnlyWhenAsked) {
+  const gateway::Scenario s = testing::concurrent_copies_scenario(1);
+  ExploreOptions o;
+  o.seeds = 40;
+  o.shrink = false;
+  const CellResult quiet = explore_cell(s, testing::handler("unique-key+cas"), o, Expectation{});
+  EXPECT_EQ(quiet.distinct_schedules, -1);
+  o.coverage = true;
+  const CellResult counted = explore_cell(s, testing::handler("unique-key+cas"), o, Expectation{});
+  EXPECT_GT(counted.distinct_schedules, 1);
+  EXPECT_LE(counted.distinct_schedules, 40);
+  // The same seeds, counted by hand from the runs' own interleaving hashes.
+  std::set<std::uint64_t> seen;
+  for (int i = 0; i < o.seeds; ++i) {
+    const run::RunResult r = run_in_cell(run::RunSpec{&s, &testing::handler("unique-key+cas"), o.strategy,
+                                                      sim::derive_seed(o.base_seed, static_cast<std::uint64_t>(i)),
+                                                      std::nullopt, false});
+    seen.insert(r.interleaving);
+  }
+  EXPECT_EQ(counted.distinct_schedules, static_cast<int>(seen.size()));
+  MatrixResult m;
+  m.cells.push_back(counted);
+  EXPECT_EQ(reports::to_json(m).at("cells").at(0).at("distinct_schedules").get<int>(), counted.distinct_schedules);
 }
 
 }  // namespace

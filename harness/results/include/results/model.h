@@ -110,6 +110,9 @@ struct CellResult {
   // reports differ where nothing else does.
   double seconds = 0;
   std::optional<ExhaustiveVerdict> exhaustive;  // --strategy exhaustive only
+  // --coverage (random, PCT): how many distinct interleavings the seeds ran
+  // (a hash of the order tasks ran in); -1 when not counted.
+  int distinct_schedules = -1;
   std::vector<std::string> observed() const;
 };
 
