@@ -84,6 +84,10 @@ std::string effect_line(const results::EffectRecord& e) {
   return line;
 }
 
+namespace {
+std::string rough(double n) { return n < 1e6 ? fmt::format("{:.0f}", n) : fmt::format("{:.1e}", n); }
+}  // namespace
+
 std::string exhaustive_sentence(const results::CellResult& cell) {
   if (!cell.exhaustive) return {};
   const results::ExhaustiveVerdict& e = *cell.exhaustive;
@@ -100,7 +104,8 @@ std::string exhaustive_sentence(const results::CellResult& cell) {
   for (const auto& v : cell.violations) seen.push_back(fmt::format("{} in {}", v.invariant, v.failures));
   for (const auto& f : cell.failures) seen.push_back(f.verdict);
   if (!e.complete)
-    return fmt::format("explored {} of about {:.0f} ({}) {}{}", schedules, std::max<double>(e.estimated_schedules, e.schedules),
+    // A rough estimate (sibling subtrees taken as equal): its order of magnitude is what it says.
+    return fmt::format("explored {} of about {} ({}) {}{}", schedules, rough(std::max<double>(e.estimated_schedules, e.schedules)),
                        reduced, bounds, seen.empty() ? ": none failed so far, nothing proved" : ": " + fmt::format("{}", fmt::join(seen, ", ")));
   if (seen.empty()) return fmt::format("proved: all {} ({}) {} hold", schedules, reduced, bounds);
   return fmt::format("searched all {} ({}) {}: {}", schedules, reduced, bounds, fmt::join(seen, ", "));

@@ -11,6 +11,7 @@
 
 #include "../support.h"
 #include "explore/schedule_text.h"
+#include "reports/cell_verdict.h"
 #include "reports/json_report.h"
 #include "sim/choices.h"
 #include "sim/trace.h"
@@ -179,6 +180,42 @@ TEST(Coverage, RandomSeedsCountDistinctInterleavingsOnlyWhenAsked) {
   MatrixResult m;
   m.cells.push_back(counted);
   EXPECT_EQ(reports::to_json(m).at("cells").at(0).at("distinct_schedules").get<int>(), counted.distinct_schedules);
+}
+
+}  // namespace
+}  // namespace twice::explore
+
+namespace twice::explore {
+namespace {
+
+TEST(ExhaustiveSentence, ProvedSearchedOrExplored) {
+  CellResult c;
+  EXPECT_EQ(reports::exhaustive_sentence(c), "");
+  ExhaustiveVerdict e;
+  e.schedules = 1455;
+  e.runs = 1585;
+  e.reduction = "sleep-sets";
+  e.preemption_bound = 2;
+  e.max_faults = 2;
+  e.complete = true;
+  e.estimated_schedules = 1455;
+  c.exhaustive = e;
+  EXPECT_EQ(reports::exhaustive_sentence(c),
+            "proved: all 1455 schedules (after sleep-sets reduction, of 1585 runs) up to 2 preemptions and 2 faults hold");
+  c.violations.push_back(ViolationResult{});
+  c.violations.back().invariant = "double_credit";
+  c.violations.back().failures = 8;
+  EXPECT_EQ(reports::exhaustive_sentence(c),
+            "searched all 1455 schedules (after sleep-sets reduction, of 1585 runs) up to 2 preemptions and 2 faults: "
+            "double_credit in 8");
+  c.violations.clear();
+  c.exhaustive->complete = false;
+  c.exhaustive->estimated_schedules = 2.5e9;
+  c.exhaustive->reduction = "none";
+  c.exhaustive->preemption_bound = -1;
+  EXPECT_EQ(reports::exhaustive_sentence(c),
+            "explored 1455 schedules of about 2.5e+09 (no reduction) up to any number of preemptions and 2 faults: none "
+            "failed so far, nothing proved");
 }
 
 }  // namespace
