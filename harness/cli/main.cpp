@@ -178,6 +178,7 @@ struct RunArgs {
   long budget = 0;
   std::string reduction = "sleep-sets";
   bool coverage = false;
+  bool prove = false;  // the exhaustive strategy on the handlers expected to pass (README: --prove)
   std::uint64_t seed = 1;
   std::string json;
   std::string scenarios_dir;
@@ -242,7 +243,7 @@ run::RunResult replayed(const run::RunSpec& spec) {
 
 int cmd_run(const RunArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
-  const auto handlers = find_handlers(a.handlers);
+  auto handlers = find_handlers(a.handlers);
   auto scenarios = load_scenarios(dir, a.scenarios);
   if (a.reconciler)
     for (auto& s : scenarios) s.reconciler = true;
@@ -272,7 +273,16 @@ int cmd_run(const RunArgs& a) {
   // The full matrix is the CI job, so it leaves its reports without being asked;
   // a run narrowed to some cells writes them when given a folder or formats.
   std::string report_dir = a.report_dir;
-  const bool full_matrix = a.handlers.empty() && a.scenarios.empty();
+  // --prove: unless named, the handlers the expected matrix says pass every scenario of the run.
+  if (a.prove && a.handlers.empty()) {
+    std::erase_if(handlers, [&](const HandlerInfo* h) {
+      return std::any_of(scenarios.begin(), scenarios.end(),
+                         [&](const gateway::Scenario& sc) { return !expected.get(h->name, sc.name).violations.empty(); });
+    });
+    if (handlers.empty())
+      throw UsageError{"--prove: no handler is expected to pass every scenario given; name one with --handler"};
+  }
+  const bool full_matrix = a.handlers.empty() && a.scenarios.empty() && !a.prove;
   if (report_dir.empty() && !a.no_report && (full_matrix || !a.formats.empty())) report_dir = "twice-report";
   const bool json_to_stdout = a.json == "-";
   if (!a.json.empty() && !json_to_stdout) {
@@ -284,10 +294,10 @@ int cmd_run(const RunArgs& a) {
   explore::ExploreOptions options;
   options.seeds = a.seeds;
   options.base_seed = a.seed;
-  options.strategy = strategy_from(a.strategy, a.pct_depth, a.pct_steps);
+  options.strategy = strategy_from(a.prove ? "exhaustive" : a.strategy, a.pct_depth, a.pct_steps);
   options.strategy.preemption_bound = a.preemption_bound == "none" ? -1 : std::stoi(a.preemption_bound);
   options.strategy.max_faults = a.max_faults;
-  options.budget = a.budget;
+  options.budget = a.prove && a.budget == 0 ? 20'000 : a.budget;  // a proof that cannot finish says how far it got
   options.reduce = a.reduction != "none";
   options.coverage = a.coverage;
   options.shrink_budget = a.shrink_budget;
@@ -535,6 +545,9 @@ int main(int argc, char** argv) {
                   "--strategy exhaustive: sleep-sets (skip orders that only swap independent steps) or none")
       ->check(CLI::IsMember({"sleep-sets", "none"}))
       ->capture_default_str();
+  run->add_flag("--prove", run_args.prove,
+                "The exhaustive strategy on the handlers expected to pass every scenario given (or those named), "
+                "--budget 20000 runs per cell unless given: prints which cells are proved");
   run->add_flag("--coverage", run_args.coverage,
                 "Random and PCT: count the distinct interleavings each cell's seeds ran (in the JSON: distinct_schedules)");
   run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")

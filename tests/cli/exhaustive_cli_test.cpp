@@ -71,6 +71,24 @@ TEST(ExhaustiveCli, UniqueKeyCasIsProvedAndTheDefaultJsonHasNoExhaustiveField) {
   EXPECT_FALSE(j["cells"][0].contains("distinct_schedules"));
 }
 
+// --prove picks the handlers expected to pass the scenario (check-then-act is
+// not one of them) and proves them exhaustively.
+TEST(ExhaustiveCli, ProveRunsTheHandlersExpectedToPassExhaustively) {
+  const std::string json_path = (twice::testing::unique_temp_dir() / "prove.json").string();
+  const auto o = twice("run --prove --scenario concurrent-duplicates --no-report --json " + json_path);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("unique-key+cas × concurrent-duplicates: proved: all"), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  bool cas = false;
+  for (const auto& cell : j["cells"]) {
+    EXPECT_NE(cell["handler"], "check-then-act");
+    EXPECT_TRUE(cell.contains("exhaustive")) << cell["handler"];
+    EXPECT_TRUE(cell["exhaustive"]["proved"].get<bool>()) << cell["handler"];
+    cas = cas || cell["handler"] == "unique-key+cas";
+  }
+  EXPECT_TRUE(cas);
+}
+
 TEST(ExhaustiveCli, BadSchedulesExitTwoWithOneLine) {
   for (const std::string args : {
            "replay --handler check-then-act --scenario concurrent-duplicates --strategy exhaustive",
