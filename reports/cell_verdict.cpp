@@ -1,6 +1,7 @@
 #include "cell_verdict.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace twice::reports {
 namespace {
@@ -81,6 +82,33 @@ std::string effect_line(const results::EffectRecord& e) {
   if (e.required) line += n == 0 ? "; required" : "";
   if (n > 1 || (e.required && n == 0)) line += "  <-- wrong";
   return line;
+}
+
+namespace {
+std::string rough(double n) { return n < 1e6 ? fmt::format("{:.0f}", n) : fmt::format("{:.1e}", n); }
+}  // namespace
+
+std::string exhaustive_sentence(const results::CellResult& cell) {
+  if (!cell.exhaustive) return {};
+  const results::ExhaustiveVerdict& e = *cell.exhaustive;
+  const std::string bounds =
+      fmt::format("up to {} and {} fault{}",
+                  e.preemption_bound < 0 ? std::string("any number of preemptions")
+                                         : fmt::format("{} preemption{}", e.preemption_bound, e.preemption_bound == 1 ? "" : "s"),
+                  e.max_faults, e.max_faults == 1 ? "" : "s");
+  const std::string reduced = e.reduction == "none"
+                                  ? std::string("no reduction")
+                                  : fmt::format("after {} reduction, of {} runs", e.reduction, e.runs);
+  const std::string schedules = fmt::format("{} schedule{}", e.schedules, e.schedules == 1 ? "" : "s");
+  std::vector<std::string> seen;
+  for (const auto& v : cell.violations) seen.push_back(fmt::format("{} in {}", v.invariant, v.failures));
+  for (const auto& f : cell.failures) seen.push_back(f.verdict);
+  if (!e.complete)
+    // A rough estimate (sibling subtrees taken as equal): its order of magnitude is what it says.
+    return fmt::format("explored {} of about {} ({}) {}{}", schedules, rough(std::max<double>(e.estimated_schedules, e.schedules)),
+                       reduced, bounds, seen.empty() ? ": none failed so far, nothing proved" : ": " + fmt::format("{}", fmt::join(seen, ", ")));
+  if (seen.empty()) return fmt::format("proved: all {} ({}) {} hold", schedules, reduced, bounds);
+  return fmt::format("searched all {} ({}) {}: {}", schedules, reduced, bounds, fmt::join(seen, ", "));
 }
 
 }  // namespace twice::reports

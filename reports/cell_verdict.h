@@ -34,6 +34,11 @@ std::string expected_summary(const results::CellResult& cell);
 // One sentence on why a differing cell differs: "expected pass, observed
 // double_credit 3/200 (a regression)". Empty for cells that match.
 std::string mismatch_sentence(const results::CellResult& cell);
+// An exhaustive search's verdict (--strategy exhaustive), empty for other
+// cells: "proved: all 1234 schedules (after sleep-set reduction, of 2000 runs)
+// up to 2 preemptions and 1 fault hold", "explored 5000 of about 81000
+// schedules ...", or "all 40 schedules ... searched: double_credit in 3".
+std::string exhaustive_sentence(const results::CellResult& cell);
 
 // "O-1 ship (warehouse): applied 2 times: T3 at 0.120s, T9 at 4.010s  <-- wrong": one order's
 // effect as a counterexample lists it, in plain text (each writer escapes it for its format).

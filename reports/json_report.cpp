@@ -69,6 +69,7 @@ nlohmann::json to_json(const results::MatrixResult& m) {
       });
       // Effects per order, only where a run had services to call: other cells' JSON stays as it was.
       if (!effects.empty()) violations.back()["counterexample"]["effects"] = std::move(effects);
+      if (cex.preemptions >= 0) violations.back()["counterexample"]["preemptions"] = cex.preemptions;
     }
     cells.push_back({
         {"handler", c.handler},
@@ -87,6 +88,19 @@ nlohmann::json to_json(const results::MatrixResult& m) {
         {"max_steps", c.max_steps},
         {"statistics", statistics_json(c)},
     });
+    // Only with --coverage: the default report stays as it was.
+    if (c.distinct_schedules >= 0) cells.back()["distinct_schedules"] = c.distinct_schedules;
+    // Only under --strategy exhaustive: the default report stays as it was.
+    if (const auto& e = c.exhaustive) {
+      cells.back()["exhaustive"] = {{"schedules", e->schedules},
+                                    {"runs", e->runs},
+                                    {"reduction", e->reduction},
+                                    {"preemption_bound", e->preemption_bound < 0 ? json(nullptr) : json(e->preemption_bound)},
+                                    {"max_faults", e->max_faults},
+                                    {"complete", e->complete},
+                                    {"estimated_schedules", e->estimated_schedules},
+                                    {"proved", e->complete && c.violations.empty() && c.failures.empty()}};
+    }
     // Only on a cell that failed, so that every other report stays as it was.
     if (!c.failures.empty()) {
       json failures = json::array();

@@ -185,6 +185,8 @@ std::string render_markdown_counterexample(const results::CellResult& cell, cons
   out += fmt::format("First seen after **{}** schedule{} (seed {}); **{} of {}** runs showed it. ", v.schedules_to_first,
                      v.schedules_to_first == 1 ? "" : "s", markdown_code_span(std::to_string(v.seed)), v.failures,
                      cell.seeds_run);
+  if (cex.preemptions >= 0)
+    out += fmt::format("The failing schedule with the fewest preemptions has **{}**. ", cex.preemptions);
   out += fmt::format("Shrunk to {} step{}{}.\n", cex.steps, cex.steps == 1 ? "" : "s",
                      cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "");
   if (differs(verdict)) {
@@ -253,9 +255,18 @@ std::string render_markdown(const results::MatrixResult& m) {
     }
     out += "\n";
   }
-  out += fmt::format("{} seeds per cell · strategy {} · base seed {}\n\n", m.seeds, markdown_code_span(m.strategy),
-                     markdown_code_span(std::to_string(m.base_seed)));
+  if (m.strategy.rfind("exhaustive", 0) == 0)  // no seeds: every schedule within the bounds
+    out += fmt::format("Strategy {}\n\n", markdown_code_span(m.strategy));
+  else
+    out += fmt::format("{} seeds per cell · strategy {} · base seed {}\n\n", m.seeds, markdown_code_span(m.strategy),
+                       markdown_code_span(std::to_string(m.base_seed)));
   out += render_markdown_matrix(m);
+  // Only under --strategy exhaustive: what was proved, cell by cell.
+  std::string proofs;
+  for (const auto& c : m.cells)
+    if (const std::string proof = exhaustive_sentence(c); !proof.empty())
+      proofs += fmt::format("- {} × {}: {}\n", markdown_text(c.handler), markdown_text(c.scenario), markdown_text(proof));
+  if (!proofs.empty()) out += "\n### Exhaustive search\n\n" + proofs;
   out += "\n### Statistics\n\n<details><summary>Failure rate, 95% Wilson interval and schedules to failure, per "
          "cell</summary>\n\n";
   out += render_markdown_statistics(m) + "\n</details>\n";

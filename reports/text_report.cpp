@@ -129,7 +129,10 @@ std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) 
   std::vector<std::string> legend;
   for (std::size_t j = 0; j < n; ++j) legend.push_back(fmt::format("{} {}", j + 1, fitted(m.scenarios[j], kTextWidth - 8)));
   out += flow(legend, kTextWidth, "");
-  out += fmt::format("{} seeds per cell, strategy {}, base seed {}.\n", m.seeds, printable(m.strategy), m.base_seed);
+  if (m.strategy.rfind("exhaustive", 0) == 0)  // no seeds: every schedule within the bounds
+    out += fmt::format("strategy {}.\n", printable(m.strategy));
+  else
+    out += fmt::format("{} seeds per cell, strategy {}, base seed {}.\n", m.seeds, printable(m.strategy), m.base_seed);
   out += ". = pass, x = a violation it is expected to show, F = the cell failed, - = not run;\n";
   out += "! = differs from " + printable(m.expected_path) + "\n";
   return out;
@@ -156,8 +159,12 @@ std::string render_counterexample(const results::CellResult& cell, const results
   std::string out;
   out += paint(o, "1", fmt::format("{} × {}: {}", cell.handler, cell.scenario, v.invariant)) + "\n";
   out += fmt::format("  {}\n", printable(v.detail));
-  out += fmt::format("  first seen after {} schedule{} (seed {}); {} of {} runs showed it\n", v.schedules_to_first,
-                     v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, cell.seeds_run);
+  if (cex.preemptions >= 0)  // the exhaustive search's: no seed, a schedule
+    out += fmt::format("  first seen in schedule {}; {} of {} schedules showed it; this one has {} preemption{}\n",
+                       v.schedules_to_first, v.failures, cell.seeds_run, cex.preemptions, cex.preemptions == 1 ? "" : "s");
+  else
+    out += fmt::format("  first seen after {} schedule{} (seed {}); {} of {} runs showed it\n", v.schedules_to_first,
+                       v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, cell.seeds_run);
   out += fmt::format("  shrunk to {} step{}{}:\n\n", cex.steps, cex.steps == 1 ? "" : "s",
                      cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "");
 
@@ -197,6 +204,14 @@ std::string render_counterexample(const results::CellResult& cell, const results
 
 std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   std::string out = render_verdict(m, o) + "\n" + render_matrix(m, o);
+  // Only under --strategy exhaustive: what was proved, cell by cell; with --coverage, how much was run.
+  for (const auto& c : m.cells) {
+    if (const std::string proof = exhaustive_sentence(c); !proof.empty())
+      out += fmt::format("{} × {}: {}\n", printable(c.handler), printable(c.scenario), proof);
+    if (c.distinct_schedules >= 0)
+      out += fmt::format("{} × {}: {} seeds ran {} distinct interleaving{}\n", printable(c.handler),
+                         printable(c.scenario), c.seeds_run, c.distinct_schedules, c.distinct_schedules == 1 ? "" : "s");
+  }
   std::size_t hidden = 0;
   for (const auto& c : m.cells) {
     if (c.matched && !o.show_all) {

@@ -30,6 +30,7 @@
 #include "explore/expected.h"
 #include "explore/cell_process.h"
 #include "explore/explorer.h"
+#include "explore/schedule_text.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "gateway/scenario_ref.h"
@@ -147,7 +148,9 @@ std::string shown_path(const std::string& path) {
 
 sim::StrategySpec strategy_from(const std::string& name, int depth, int steps) {
   sim::StrategySpec s;
-  s.kind = name == "pct" ? sim::StrategyKind::kPct : sim::StrategyKind::kRandom;
+  s.kind = name == "pct"          ? sim::StrategyKind::kPct
+           : name == "exhaustive" ? sim::StrategyKind::kExhaustive
+                                  : sim::StrategyKind::kRandom;
   s.pct_depth = depth;
   s.pct_max_steps = steps;  // 0: measured per cell (explore::resolve_strategy)
   return s;
@@ -172,6 +175,12 @@ struct RunArgs {
   std::string strategy = "random";
   int pct_depth = 2;
   int pct_steps = 0;
+  std::string preemption_bound = "2";  // --strategy exhaustive: a number or "none"
+  int max_faults = 1;
+  long budget = 0;
+  std::string reduction = "sleep-sets";
+  bool coverage = false;
+  bool prove = false;  // the exhaustive strategy on the handlers expected to pass (README: --prove)
   std::uint64_t seed = 1;
   std::string json;
   std::string scenarios_dir;
@@ -236,7 +245,7 @@ run::RunResult replayed(const run::RunSpec& spec) {
 
 int cmd_run(const RunArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
-  const auto handlers = find_handlers(a.handlers);
+  auto handlers = find_handlers(a.handlers);
   auto scenarios = load_scenarios(dir, a.scenarios);
   if (a.reconciler)
     for (auto& s : scenarios) s.reconciler = true;
@@ -264,7 +273,16 @@ int cmd_run(const RunArgs& a) {
   // The full matrix is the CI job, so it leaves its reports without being asked;
   // a run narrowed to some cells writes them when given a folder or formats.
   std::string report_dir = a.report_dir;
-  const bool full_matrix = a.handlers.empty() && a.scenarios.empty();
+  // --prove: unless named, the handlers the expected matrix says pass every scenario of the run.
+  if (a.prove && a.handlers.empty()) {
+    std::erase_if(handlers, [&](const HandlerInfo* h) {
+      return std::any_of(scenarios.begin(), scenarios.end(),
+                         [&](const gateway::Scenario& sc) { return !expected.get(h->name, sc.name).violations.empty(); });
+    });
+    if (handlers.empty())
+      throw UsageError{"--prove: no handler is expected to pass every scenario given; name one with --handler"};
+  }
+  const bool full_matrix = a.handlers.empty() && a.scenarios.empty() && !a.prove;
   if (report_dir.empty() && !a.no_report && (full_matrix || !a.formats.empty())) report_dir = "twice-report";
   const bool json_to_stdout = a.json == "-";
   if (!a.json.empty() && !json_to_stdout) {
@@ -276,7 +294,12 @@ int cmd_run(const RunArgs& a) {
   explore::ExploreOptions options;
   options.seeds = a.seeds;
   options.base_seed = a.seed;
-  options.strategy = strategy_from(a.strategy, a.pct_depth, a.pct_steps);
+  options.strategy = strategy_from(a.prove ? "exhaustive" : a.strategy, a.pct_depth, a.pct_steps);
+  options.strategy.preemption_bound = a.preemption_bound == "none" ? -1 : std::stoi(a.preemption_bound);
+  options.strategy.max_faults = a.max_faults;
+  options.budget = a.prove && a.budget == 0 ? 20'000 : a.budget;  // a proof that cannot finish says how far it got
+  options.reduce = a.reduction != "none";
+  options.coverage = a.coverage;
   options.shrink_budget = a.shrink_budget;
   options.shrink = a.shrink_budget > 0;
   options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -371,6 +394,8 @@ struct ReplayArgs {
   std::string handler;
   std::string scenario;
   std::uint64_t seed = 0;
+  bool seed_given = false;
+  std::string schedule;  // --strategy exhaustive: the schedule's text (explore/schedule_text.h)
   std::string strategy = "random";
   int pct_depth = 2;
   int pct_steps = 0;
@@ -385,10 +410,22 @@ int cmd_replay(const ReplayArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const HandlerInfo* handler = find_handlers({a.handler}).front();
   const gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
+  const bool exhaustive = a.strategy == "exhaustive";
+  if (exhaustive && a.schedule.empty())
+    throw UsageError{"--strategy exhaustive replays a --schedule, as `twice run --strategy exhaustive` printed it"};
+  if (!exhaustive && !a.schedule.empty()) throw UsageError{"--schedule goes with --strategy exhaustive"};
+  if (!exhaustive && !a.seed_given) throw UsageError{"--seed is required (as `twice run` printed it)"};
+  if (exhaustive && a.shrunk)
+    throw UsageError{"--shrunk: an exhaustive counterexample's schedule is already the shrunk one; replay it as printed"};
   const sim::StrategySpec strategy =
       explore::resolve_strategy(strategy_from(a.strategy, a.pct_depth, a.pct_steps), scenario, *handler);
 
   run::RunSpec spec{&scenario, handler, strategy, a.seed, std::nullopt};
+  if (exhaustive) {
+    StatusOr<std::vector<std::uint64_t>> schedule = explore::parse_schedule(a.schedule);
+    if (!schedule.ok()) throw UsageError{schedule.status().message()};
+    spec.choices = std::move(schedule).value();
+  }
   cli::EngineSelection engines;
   if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
   if (engines.choices().size() != 1) throw UsageError{"replay runs on one engine and one isolation level"};
@@ -414,9 +451,13 @@ int cmd_replay(const ReplayArgs& a) {
     }
   }
   const run::RunResult r = replayed(spec);
-  std::cout << fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name, scenario.name,
-                           spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
-                           a.shrunk ? " (shrunk counterexample)" : "");
+  if (exhaustive)
+    std::cout << fmt::format("# twice replay: {} on {}{}, strategy exhaustive, schedule {}\n", handler->name,
+                             scenario.name, spec.engine.cell_suffix(), explore::schedule_text(*spec.choices));
+  else
+    std::cout << fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name, scenario.name,
+                             spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
+                             a.shrunk ? " (shrunk counterexample)" : "");
   std::cout << sim::format_trace(r.trace);
   std::cout << fmt::format("# quiescent at {} after {} scheduling points\n", format_time(r.end_time), r.steps);
   for (const auto& acc : r.verdict.accounts)
@@ -485,13 +526,36 @@ int main(int argc, char** argv) {
       ->check(cli::whole_number())
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();
-  run->add_option("--strategy", run_args.strategy, "Scheduling strategy")->check(CLI::IsMember({"random", "pct"}))->capture_default_str();
+  run->add_option("--strategy", run_args.strategy,
+                  "Scheduling strategy (exhaustive: every schedule within the bounds below, instead of --seeds runs)")
+      ->check(CLI::IsMember({"random", "pct", "exhaustive"}))
+      ->capture_default_str();
   run->add_option("--pct-depth", run_args.pct_depth, "PCT bug depth d (d-1 priority change points)")->check(CLI::Range(1, 10))->capture_default_str();
   run->add_option("--pct-steps", run_args.pct_steps,
                   "PCT's k: the scheduling points with a real choice in one run (0: measured per cell from 5 "
                   "calibration runs; the replay commands print the figure used)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
+  run->add_option("--preemption-bound", run_args.preemption_bound,
+                  "--strategy exhaustive: at most this many preemptions per schedule (none: no bound)")
+      ->check(CLI::IsMember({"none"}) | CLI::Range(0, 100))
+      ->capture_default_str();
+  run->add_option("--max-faults", run_args.max_faults, "--strategy exhaustive: at most this many faults per schedule")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  run->add_option("--budget", run_args.budget,
+                  "--strategy exhaustive: runs per cell before it stops with an estimate (0: none)")
+      ->check(CLI::Range(0L, 1'000'000'000L))
+      ->capture_default_str();
+  run->add_option("--reduction", run_args.reduction,
+                  "--strategy exhaustive: sleep-sets (skip orders that only swap independent steps) or none")
+      ->check(CLI::IsMember({"sleep-sets", "none"}))
+      ->capture_default_str();
+  run->add_flag("--prove", run_args.prove,
+                "The exhaustive strategy on the handlers expected to pass every scenario given (or those named), "
+                "--budget 20000 runs per cell unless given: prints which cells are proved");
+  run->add_flag("--coverage", run_args.coverage,
+                "Random and PCT: count the distinct interleavings each cell's seeds ran (in the JSON: distinct_schedules)");
   run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")
       ->check(cli::whole_number())
       ->capture_default_str();
@@ -548,10 +612,13 @@ int main(int argc, char** argv) {
       "  twice replay --handler check-then-act --scenario concurrent-duplicates --seed 1234 --shrunk");
   replay->add_option("--handler", replay_args.handler, "The handler")->required();
   replay->add_option("--scenario", replay_args.scenario, "A bundled scenario name or a path to a .toml file")->required();
-  replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")
-      ->check(cli::whole_number())
-      ->required();
-  replay->add_option("--strategy", replay_args.strategy, "Scheduling strategy")->check(CLI::IsMember({"random", "pct"}))->capture_default_str();
+  auto* seed_option = replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")
+      ->check(cli::whole_number());
+  replay->add_option("--strategy", replay_args.strategy, "Scheduling strategy")
+      ->check(CLI::IsMember({"random", "pct", "exhaustive"}))
+      ->capture_default_str();
+  replay->add_option("--schedule", replay_args.schedule,
+                     "--strategy exhaustive: the schedule to replay, as `twice run --strategy exhaustive` printed it");
   replay->add_option("--pct-depth", replay_args.pct_depth, "PCT bug depth")->check(CLI::Range(1, 10))->capture_default_str();
   replay->add_option("--pct-steps", replay_args.pct_steps, "PCT's k, as the printed replay command gives it (0: measured)")
       ->check(CLI::Range(0, 1000000))
@@ -624,7 +691,10 @@ int main(int argc, char** argv) {
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     run_args.plugin_of = std::move(loaded).value();
     if (*run) return cmd_run(run_args);
-    if (*replay) return cmd_replay(replay_args);
+    if (*replay) {
+      replay_args.seed_given = seed_option->count() > 0;
+      return cmd_replay(replay_args);
+    }
     if (*list) return cmd_list(list_dir, list_json);
     if (stress_action) return stress_action();
   } catch (const UsageError& e) {

@@ -65,7 +65,7 @@ json to_wire(const Counterexample& c) {
   json effects = json::array();
   for (const auto& e : c.effects) effects.push_back(json::array({e.order_no, e.service, e.effect, e.applied, e.required}));
   return json::array({c.seed, c.choices, c.steps, c.hidden_steps, c.columns, rows, c.gateway, c.balances,
-                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail, effects});
+                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail, effects, c.preemptions});
 }
 
 void from_wire(const json& j, Counterexample& c) {
@@ -93,6 +93,25 @@ void from_wire(const json& j, Counterexample& c) {
   for (const auto& e : j.at(12))
     c.effects.push_back(EffectRecord{e.at(0).get<std::string>(), e.at(1).get<std::string>(), e.at(2).get<std::string>(),
                                      e.at(3).get<std::vector<std::string>>(), e.at(4).get<bool>()});
+  c.preemptions = j.at(13).get<int>();
+}
+
+json to_wire(const std::optional<ExhaustiveVerdict>& e) {
+  if (!e) return nullptr;
+  return json::array({e->schedules, e->runs, e->reduction, e->preemption_bound, e->max_faults, e->complete,
+                      e->estimated_schedules});
+}
+
+void from_wire(const json& j, std::optional<ExhaustiveVerdict>& e) {
+  if (j.is_null()) return;
+  e.emplace();
+  e->schedules = j.at(0).get<long>();
+  e->runs = j.at(1).get<long>();
+  e->reduction = j.at(2).get<std::string>();
+  e->preemption_bound = j.at(3).get<int>();
+  e->max_faults = j.at(4).get<int>();
+  e->complete = j.at(5).get<bool>();
+  e->estimated_schedules = j.at(6).get<double>();
 }
 
 json to_wire(const CellResult& c) {
@@ -104,7 +123,7 @@ json to_wire(const CellResult& c) {
   for (const auto& f : c.failures) failures.push_back(to_wire(f));
   return json::array({c.handler, c.scenario, c.strategy, c.seeds_run, c.failing_runs, c.failing_run_indices,
                       c.max_tasks, c.max_steps, violations, c.expected, c.expected_reason, c.expectation_listed,
-                      c.matched, failures, c.seconds});
+                      c.matched, failures, c.seconds, to_wire(c.exhaustive), c.distinct_schedules});
 }
 
 void from_wire(const json& j, CellResult& c) {
@@ -137,6 +156,8 @@ void from_wire(const json& j, CellResult& c) {
     c.failures.push_back(std::move(failure));
   }
   c.seconds = j.at(14).get<double>();
+  from_wire(j.at(15), c.exhaustive);
+  c.distinct_schedules = j.at(16).get<int>();
 }
 
 std::string cbor(const json& j) {
@@ -379,9 +400,12 @@ class CellSupervisor {
     // A counterexample's seed alone, in a process that ran nothing before,
     // under the strategy the cell ran (PCT's k measured for this cell, as
     // explore_cell measured it; unresolved, k would differ and so would the run).
-    const std::uint64_t seed = cells_[work.cell]->violations[work.violation].seed;
-    const run::RunResult r =
-        run_in_cell(run::RunSpec{&s, &h, resolve_strategy(options_.strategy, s, h), seed, std::nullopt, false});
+    // An exhaustive search's counterexample has no seed: its schedule is re-run.
+    const ViolationResult& v = cells_[work.cell]->violations[work.violation];
+    const bool exhaustive = options_.strategy.kind == sim::StrategyKind::kExhaustive;
+    const run::RunResult r = run_in_cell(run::RunSpec{&s, &h, resolve_strategy(options_.strategy, s, h), v.seed,
+                                                      exhaustive ? std::optional(v.counterexample.choices) : std::nullopt,
+                                                      false});
     json observed = json::array();
     for (const auto& v : r.verdict.violations) observed.push_back(v.invariant);
     send(Message::kObserved, cbor(observed));

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "explore/exhaustive_cell.h"
 #include "explore/shell_quote.h"
 #include "explore/shrink.h"
 #include "explore/transcript.h"
@@ -134,12 +136,15 @@ CellResult cell_heading(const gateway::Scenario& scenario, const HandlerInfo& ha
 
 CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& given,
                         const Expectation& expected) {
+  if (given.strategy.kind == sim::StrategyKind::kExhaustive)
+    return explore_cell_exhaustively(scenario, handler, given, expected);
   const auto started = std::chrono::steady_clock::now();
   ExploreOptions options = given;
   options.strategy = resolve_strategy(given.strategy, scenario, handler);
   CellResult cell = cell_heading(scenario, handler, options, expected);
 
   std::map<std::string, ViolationResult> found;
+  std::set<std::uint64_t> interleavings;
   for (int i = 0; i < options.seeds; ++i) {
     const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
     if (options.on_run) options.on_run("exploring", i + 1, seed);
@@ -148,6 +153,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
     spec.engine = options.engine;
     const run::RunResult r = run_in_cell(spec);
     ++cell.seeds_run;
+    if (options.coverage) interleavings.insert(r.interleaving);
     cell.max_tasks = std::max(cell.max_tasks, static_cast<int>(r.tasks.size()));
     cell.max_steps = std::max(cell.max_steps, r.steps);
     if (!r.verdict.violations.empty()) {
@@ -174,6 +180,7 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
       break;
   }
 
+  if (options.coverage) cell.distinct_schedules = static_cast<int>(interleavings.size());
   for (auto& [name, vr] : found) {
     if (options.on_run) options.on_run("shrinking " + name, vr.schedules_to_first, vr.seed);
     vr.counterexample = shrink_counterexample(scenario, handler, options.strategy, vr.seed, name,

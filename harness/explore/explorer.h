@@ -44,6 +44,15 @@ struct ExploreOptions {
   // scenario is named "scenario@postgres/read-committed", in the results, the
   // reports and the expected matrix alike.
   engine::EngineChoice engine = {};
+  // --strategy exhaustive (explore/exhaustive_cell.h): runs per cell before
+  // it stops with "explored N of about M" (0: no budget), and whether sleep
+  // sets prune equivalent orders. `seeds` and `base_seed` are not used.
+  long budget = 0;
+  bool reduce = true;
+  // Random and PCT: count the distinct interleavings the seeds ran
+  // (CellResult::distinct_schedules); off by default, so the default report
+  // stays as it was.
+  bool coverage = false;
 };
 
 // What `twice replay --shrunk` spends shrinking unless told otherwise; a

@@ -9,6 +9,7 @@ namespace twice::explore {
 using results::CellFailure;
 using results::CellResult;
 using results::EffectRecord;
+using results::ExhaustiveVerdict;
 using results::Counterexample;
 using results::MatrixResult;
 using results::TranscriptRow;

@@ -156,6 +156,7 @@ class Simulation final : public endpoint::ReplySink {
                                         job, failed.ticks, ticks_[job], failed.first));
     result_.steps = scheduler_.steps();
     result_.choice_points = scheduler_.choice_points();
+    result_.interleaving = scheduler_.interleaving();
     result_.end_time = scheduler_.now();
     result_.tasks = endpoint_.tasks();
     result_.effects = services_.applied();
@@ -340,7 +341,11 @@ RunResult simulate_or_throw(const RunSpec& spec) {
   result.seed = spec.seed;
   // A named script matches its steps against the operations' traced text.
   result.trace.set_recording(spec.record_trace || !spec.strategy.steps.empty());
-  sim::Choices choices = spec.choices ? sim::Choices(*spec.choices) : sim::Choices(spec.seed);
+  sim::Choices choices = spec.guide ? sim::Choices(sim::Choices::Exhaustive{}, *spec.guide)
+                         : spec.strategy.kind == sim::StrategyKind::kExhaustive
+                             ? sim::Choices(sim::Choices::Exhaustive{}, spec.choices.value_or(std::vector<std::uint64_t>{}))
+                         : spec.choices ? sim::Choices(*spec.choices)
+                                        : sim::Choices(spec.seed);
 
   std::unique_ptr<Handler> handler = spec.handler->make();
   if (spec.engine.engine == Engine::kPostgres) {

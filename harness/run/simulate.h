@@ -16,6 +16,7 @@
 #include "engine/engine_choice.h"
 #include "gateway/scenario.h"
 #include "services/services.h"
+#include "sim/choice_guide.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
 #include "twice/handler.h"
@@ -40,6 +41,10 @@ struct RunSpec {
   // connections of its own, opened for this run and closed after it, as
   // before; the tests compare the two.
   bool fresh_connections = false;
+  // The exhaustive search deciding this run's draws (sim/choice_guide.h); the
+  // strategy must then be kExhaustive. Unset under kExhaustive: the run
+  // replays `choices` the exhaustive way (durations at their lower end).
+  sim::ChoiceGuide* guide = nullptr;
 };
 
 using TaskInfo = endpoint::TaskInfo;
@@ -52,6 +57,7 @@ struct RunResult {
   std::map<int, TaskInfo> tasks;
   int steps = 0;
   int choice_points = 0;  // steps at which more than one task could run
+  std::uint64_t interleaving = 0;  // a hash of the order tasks ran in (Scheduler::interleaving)
   Micros end_time = 0;
   std::vector<services::AppliedEffect> effects;  // what the external services applied, in order
 

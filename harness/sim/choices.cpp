@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/choice_guide.h"
+
 namespace twice::sim {
 
 std::uint64_t Rng::next() {
@@ -32,7 +34,9 @@ std::uint64_t derive_seed(std::uint64_t base, std::uint64_t index) {
 std::uint64_t Choices::draw(std::uint64_t n) {
   if (n <= 1) return 0;  // no choice to make: nothing is recorded
   std::uint64_t v;
-  if (replay_) {
+  if (guide_) {
+    v = std::min(guide_->choose(n, ChoiceKind::kOther, nullptr, false), n - 1);
+  } else if (replay_) {
     v = pos_ < replay_->size() ? std::min((*replay_)[pos_], n - 1) : 0;
     ++pos_;
   } else {
@@ -45,14 +49,35 @@ std::uint64_t Choices::draw(std::uint64_t n) {
 bool Choices::chance(double p) {
   if (p <= 0.0) return false;
   if (p >= 1.0) return true;
+  if (exhaustive_) {
+    // A fault that may fire is one binary choice of the search: 0, it does not.
+    std::uint64_t v;
+    if (guide_) {
+      v = std::min<std::uint64_t>(guide_->choose(2, ChoiceKind::kFault, nullptr, false), 1);
+    } else {
+      v = pos_ < replay_->size() ? std::min<std::uint64_t>((*replay_)[pos_], 1) : 0;
+      ++pos_;
+    }
+    consumed_.push_back(v);
+    return v == 1;
+  }
   constexpr std::uint64_t kScale = 1'000'000;
   const auto threshold = static_cast<std::uint64_t>(std::llround((1.0 - p) * kScale));
   return draw(kScale) >= threshold;
 }
 
 Micros Choices::between(Micros lo, Micros hi) {
-  if (hi <= lo) return lo;
+  if (hi <= lo || exhaustive_) return lo;  // the search branches on orders and faults, not durations
   return lo + static_cast<Micros>(draw(static_cast<std::uint64_t>(hi - lo) + 1));
+}
+
+std::uint64_t Choices::schedule(const std::vector<int>& order, bool last_enabled) {
+  if (!guide_) return draw(order.size());
+  const std::uint64_t n = order.size();
+  const std::uint64_t v = std::min<std::uint64_t>(guide_->choose(n, ChoiceKind::kSchedule, &order, last_enabled),
+                                                  n == 0 ? 0 : n - 1);
+  if (n > 1) consumed_.push_back(v);  // as draw(): a forced step is no choice
+  return v;
 }
 
 }  // namespace twice::sim

@@ -18,6 +18,8 @@
 
 namespace twice::sim {
 
+class ChoiceGuide;  // sim/choice_guide.h: who decides the draws of an exhaustive search
+
 // SplitMix64: small, fast and good enough to drive a simulation.
 class Rng {
  public:
@@ -39,6 +41,16 @@ class Choices {
   // Replays `sequence`; past its end every draw is 0.
   explicit Choices(std::vector<std::uint64_t> sequence)
       : rng_(0), replay_(std::move(sequence)) {}
+  // The exhaustive strategy's choices (sim/choice_guide.h): only the choices
+  // the search branches on are drawn. A duration is its range's lower end
+  // (no draw); a fault that may fire is a draw of 2 (1: it fires). Replays
+  // `sequence` that way; with a guide, the guide decides every draw instead.
+  struct Exhaustive {};
+  Choices(Exhaustive, std::vector<std::uint64_t> sequence) : Choices(std::move(sequence)) { exhaustive_ = true; }
+  Choices(Exhaustive, ChoiceGuide& guide) : Choices(std::vector<std::uint64_t>{}) {
+    exhaustive_ = true;
+    guide_ = &guide;
+  }
 
   // Uniform in [0, n) when drawing; the recorded value (capped at n-1) when replaying.
   std::uint64_t draw(std::uint64_t n);
@@ -46,6 +58,14 @@ class Choices {
   bool chance(double p);
   // A duration in [lo, hi]; a draw of 0 means lo.
   Micros between(Micros lo, Micros hi);
+
+  // Which of the enabled tasks `order` runs next (the exhaustive strategy's
+  // draw): its index in `order`. `last_enabled`: order[0] is the task that ran
+  // last, so any other index preempts it. Told to the guide even when there is
+  // no choice (a forced step still moves the search's sleep sets on).
+  std::uint64_t schedule(const std::vector<int>& order, bool last_enabled);
+  bool exhaustive() const { return exhaustive_; }
+  ChoiceGuide* guide() const { return guide_; }
 
   // What was drawn so far: replaying it reproduces the run.
   const std::vector<std::uint64_t>& consumed() const { return consumed_; }
@@ -55,6 +75,8 @@ class Choices {
   std::optional<std::vector<std::uint64_t>> replay_;
   std::size_t pos_ = 0;
   std::vector<std::uint64_t> consumed_;
+  bool exhaustive_ = false;
+  ChoiceGuide* guide_ = nullptr;
 };
 
 }  // namespace twice::sim

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/choice_guide.h"
 #include "sim/fiber.h"
 #include "sim/heartbeat.h"
 
@@ -23,6 +24,7 @@ struct Scheduler::Task {
   bool deadlock_victim = false;
   int dead_calls = 0;
   bool paused_here = false;  // this scheduling point already drew its pause
+  bool in_transaction = false;  // the exhaustive search's footprints: inside BEGIN ... COMMIT
   std::string pending;       // what the task will do when resumed
   std::vector<std::string> notes;  // what it wrote with Env::note
   std::unique_ptr<Fiber> fiber;  // from its start to its end
@@ -81,6 +83,8 @@ void Scheduler::at(Micros when, std::function<void()> fn) {
 }
 
 void Scheduler::fire_due_timers() {
+  if (ChoiceGuide* guide = choices_.guide(); guide && !timers_.empty() && timers_.top().at <= now_)
+    guide->outside_step();  // the gateway acts between the tasks' steps
   while (!timers_.empty() && timers_.top().at <= now_) {
     auto fn = timers_.top().fn;
     timers_.pop();
@@ -163,6 +167,7 @@ void Scheduler::run() {
     if (++t.steps > limits_.task_step_budget) {
       kill(t, fmt::format("{} ({}) made {} scheduling points without returning (budget {})",
                           task_label(t.id), t.name, t.steps - 1, limits_.task_step_budget), true);
+      if (ChoiceGuide* guide = choices_.guide()) guide->outside_step();
       continue;
     }
     if (steps_ > limits_.run_step_budget) {
@@ -172,8 +177,42 @@ void Scheduler::run() {
       break;
     }
     t.paused_here = false;
+    interleaving_ = (interleaving_ ^ static_cast<std::uint64_t>(t.id)) * 0x100000001b3ULL;
+    ChoiceGuide* guide = choices_.guide();
+    bool first_step = !t.started;
+    std::string operation = guide ? t.pending : std::string();
     resume(t);
+    if (choices_.exhaustive() && first_step && t.state == State::kReady && !t.kill_requested) {
+      // Under the exhaustive strategy a task's start (its code up to the
+      // first Env call, which touches nothing shared) runs on into its first
+      // operation, with no scheduling point between: an order that runs
+      // others there equals one that runs them before the start. Counted as
+      // a step of its own, as any order would count it. Without this, a
+      // start that commutes with everything sleeps in the search's sleep sets
+      // and the order kept for each class may need one more preemption than
+      // the bound allows (sleep sets are sound for every order, not per bound).
+      now_ += choices_.between(limits_.latency_min, limits_.latency_max);
+      ++steps_;
+      ++t.steps;
+      beat();
+      first_step = false;
+      if (guide) operation = t.pending;
+      resume(t);
+    }
+    if (guide) guide->stepped(step_footprint(t, first_step, operation));
   }
+}
+
+Footprint Scheduler::step_footprint(Task& t, bool first_step, const std::string& operation) {
+  // The end of a task others wait for (its reply goes to the gateway, a job's
+  // tick may run again) is felt by everyone.
+  if (t.state == State::kDone && t.on_finish) return Footprint::all();
+  if (first_step) return Footprint{};  // its code up to the first Env call: its own
+  // Without a trace the operations' texts are not built: nothing is known.
+  if (!tracing()) return Footprint::all();
+  Footprint f = footprint_of(operation, t.in_transaction);
+  t.in_transaction = in_transaction_after(operation, t.in_transaction);
+  return f;
 }
 
 void Scheduler::resume(Task& t) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sim/choices.h"
+#include "sim/footprint.h"
 #include "sim/process_faults.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
@@ -73,6 +74,9 @@ class Scheduler final : private TaskView {
   int steps() const { return steps_; }
   // Steps at which more than one task could run: the real choices (PCT's k).
   int choice_points() const { return choice_points_; }
+  // A hash of the order in which tasks ran (one entry per step): two runs
+  // with equal hashes ran the same interleaving, whatever their latencies.
+  std::uint64_t interleaving() const { return interleaving_; }
   // Tasks killed for exceeding the step budget, with why.
   const std::vector<std::string>& stuck() const { return stuck_; }
   // Called when a task's database locks may have been released (a
@@ -111,6 +115,8 @@ class Scheduler final : private TaskView {
   void resume(Task& task);
   void kill(Task& task, const std::string& why, bool stuck);
   void crash();  // every task of the process dies
+  // What the step `t` just ran touched, for the exhaustive search's guide.
+  Footprint step_footprint(Task& t, bool first_step, const std::string& operation);
   Task& task(int id) { return *tasks_.at(id); }
   // TaskView, for the strategy.
   const std::string& pending(int task) const override;
@@ -144,6 +150,7 @@ class Scheduler final : private TaskView {
   Micros now_ = 0;
   int steps_ = 0;
   int choice_points_ = 0;
+  std::uint64_t interleaving_ = 0xcbf29ce484222325ULL;  // FNV-1a over the task ids run
   std::vector<std::string> stuck_;
 };
 

@@ -10,6 +10,10 @@ namespace twice::sim {
 std::string strategy_name(const StrategySpec& spec) {
   if (spec.kind == StrategyKind::kRandom) return "random";
   if (spec.kind == StrategyKind::kScripted) return "scripted";
+  if (spec.kind == StrategyKind::kExhaustive)
+    return spec.preemption_bound < 0 ? fmt::format("exhaustive(faults<={})", spec.max_faults)
+                                     : fmt::format("exhaustive(preemptions<={}, faults<={})", spec.preemption_bound,
+                                                   spec.max_faults);
   return fmt::format("pct(d={})", spec.pct_depth);
 }
 
@@ -26,6 +30,22 @@ class RandomStrategy final : public Strategy {
     for (int t : enabled)
       if (t != last) order.push_back(t);
     return order[choices.draw(order.size())];
+  }
+};
+
+// The exhaustive search's strategy: the order is RandomStrategy's (0: the
+// task that ran last), and the Choices' guide decides (sim/choice_guide.h).
+class ExhaustiveStrategy final : public Strategy {
+ public:
+  void on_spawn(int, Choices&) override {}
+  int pick(const std::vector<int>& enabled, int last, Choices& choices) override {
+    std::vector<int> order;
+    order.reserve(enabled.size());
+    const bool last_enabled = std::find(enabled.begin(), enabled.end(), last) != enabled.end();
+    if (last_enabled) order.push_back(last);
+    for (int t : enabled)
+      if (t != last) order.push_back(t);
+    return order[choices.schedule(order, last_enabled)];
   }
 };
 
@@ -139,6 +159,7 @@ std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Choices& choic
   if (spec.kind == StrategyKind::kScripted && !spec.steps.empty())
     return std::make_unique<NamedScriptStrategy>(spec.steps, tasks);
   if (spec.kind == StrategyKind::kScripted) return std::make_unique<ScriptedStrategy>(spec.script);
+  if (spec.kind == StrategyKind::kExhaustive) return std::make_unique<ExhaustiveStrategy>();
   return std::make_unique<RandomStrategy>();
 }
 

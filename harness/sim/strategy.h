@@ -27,6 +27,9 @@ struct ScriptStep {
 enum class StrategyKind {
   kRandom,
   kPct,
+  // Every schedule, depth-first (sim/exhaustive_search.h): the Choices decide
+  // (sim/choices.h, Choices::Exhaustive); replays like the others.
+  kExhaustive,
   kScripted,  // follows `script` (an entry for a task not spawned yet waits for it), then runs each task
               // to its end: for hand-forced regression tests
 };
@@ -46,9 +49,12 @@ struct StrategySpec {
   // runs its task until it has done what `until` names, so a forced
   // interleaving survives a handler gaining a statement. See ScriptStep.
   std::vector<ScriptStep> steps;
+  // kExhaustive: the search's bounds, for its name and the replay commands.
+  int preemption_bound = 2;  // < 0: none
+  int max_faults = 1;
 };
 
-std::string strategy_name(const StrategySpec& spec);  // "random", "pct(d=2)"
+std::string strategy_name(const StrategySpec& spec);  // "random", "pct(d=2)", "exhaustive(preemptions<=2, faults<=1)"
 
 // What a strategy may know of the tasks besides their ids: what each will do
 // when picked. Implemented by the Scheduler.

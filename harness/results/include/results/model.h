@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ struct Counterexample {
   std::string replay_shrunk_command;    // replays this shrunk counterexample
   std::string subject;                  // the violation as this transcript shows it
   std::string detail;
+  int preemptions = -1;                 // the exhaustive search's: preemptions in `choices` (-1: other strategies)
 };
 
 struct ViolationResult {
@@ -74,6 +76,18 @@ struct CellFailure {
   std::string replay_command;   // replays that run (empty when no run was under way)
 };
 
+// What the exhaustive search (--strategy exhaustive) of a cell ran: with no
+// violation and `complete`, a proof within the bounds.
+struct ExhaustiveVerdict {
+  long schedules = 0;        // distinct schedules run: after reduction when `reduction` is not "none"
+  long runs = 0;             // runs made, those the reduction found to repeat a schedule included
+  std::string reduction;     // "sleep-sets" or "none"
+  int preemption_bound = 2;  // -1: no bound
+  int max_faults = 1;
+  bool complete = false;     // every schedule within the bounds ran (false: the budget ran out)
+  double estimated_schedules = 0;  // the whole tree, estimated from the part run (= schedules when complete)
+};
+
 struct CellResult {
   std::string handler;
   std::string scenario;
@@ -95,6 +109,10 @@ struct CellResult {
   // report's time attribute. Not in the JSON report: it would make two runs'
   // reports differ where nothing else does.
   double seconds = 0;
+  std::optional<ExhaustiveVerdict> exhaustive;  // --strategy exhaustive only
+  // --coverage (random, PCT): how many distinct interleavings the seeds ran
+  // (a hash of the order tasks ran in); -1 when not counted.
+  int distinct_schedules = -1;
   std::vector<std::string> observed() const;
 };
 

@@ -1,0 +1,207 @@
+#include "explore/exhaustive_cell.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "explore/schedule_text.h"
+#include "explore/shell_quote.h"
+#include "explore/shrink.h"
+#include "explore/transcript.h"
+#include "sim/exhaustive_search.h"
+
+namespace twice::explore {
+
+namespace {
+
+// Replays a schedule as the exhaustive strategy does, counting preemptions.
+class PreemptionCounter final : public sim::ChoiceGuide {
+ public:
+  explicit PreemptionCounter(const std::vector<std::uint64_t>& choices) : choices_(choices) {}
+  std::uint64_t choose(std::uint64_t n, sim::ChoiceKind kind, const std::vector<int>*, bool last_enabled) override {
+    if (n <= 1) return 0;  // a forced step draws nothing
+    const std::uint64_t v = pos_ < choices_.size() ? std::min(choices_[pos_], n - 1) : 0;
+    ++pos_;
+    if (kind == sim::ChoiceKind::kSchedule && last_enabled && v > 0) ++preemptions_;
+    return v;
+  }
+  void stepped(const sim::Footprint&) override {}
+  void outside_step() override {}
+  int preemptions() const { return preemptions_; }
+
+ private:
+  const std::vector<std::uint64_t>& choices_;
+  std::size_t pos_ = 0;
+  int preemptions_ = 0;
+};
+
+// Reduction needs footprints the rules of sim/footprint.h can read: SQLite,
+// and triggers whose writes it can follow (the harness's own keeps the
+// status history), no foreign keys.
+bool can_reduce(const HandlerInfo& handler, const engine::EngineChoice& engine, sim::TriggerWrites& triggers) {
+  if (!engine.is_sqlite()) return false;
+  return sim::trigger_writes(handler.make()->schema().setup_sql, triggers);
+}
+
+const check::Violation* find_violation(const run::RunResult& r, const std::string& invariant) {
+  for (const auto& v : r.verdict.violations)
+    if (v.invariant == invariant) return &v;
+  return nullptr;
+}
+
+struct Failing {
+  ViolationResult result;
+  std::vector<std::uint64_t> fewest;  // the failing schedule with the fewest preemptions
+  int preemptions = 0;
+};
+
+// The counterexample of `invariant`: `failing` shrunk (when it keeps the
+// preemptions), its transcript, and the commands that replay both.
+Counterexample counterexample(const run::RunSpec& base, const Failing& failing, const std::string& invariant,
+                              int budget) {
+  run::RunSpec spec = base;
+  spec.guide = nullptr;
+  spec.record_trace = false;
+  std::vector<std::uint64_t> best = failing.fewest;
+  if (budget > 0) {
+    std::map<ChoiceSequence, std::optional<ChoiceSequence>> answered;
+    const ChoiceSequence shrunk = shrink(
+        failing.fewest,
+        [&](const ChoiceSequence& candidate) -> std::optional<ChoiceSequence> {
+          if (auto it = answered.find(candidate); it != answered.end()) return it->second;
+          run::RunSpec s = spec;
+          s.choices = candidate;
+          run::RunResult r = run_in_cell(s);
+          std::optional<ChoiceSequence> answer;
+          if (r.has(invariant)) answer = std::move(r.choices);
+          answered.emplace(candidate, answer);
+          return answer;
+        },
+        budget);
+    // Shrinking favours short and small sequences; a smaller one with more
+    // preemptions is not what the reader wants first.
+    if (count_preemptions(spec, shrunk) <= failing.preemptions) best = shrunk;
+  }
+  spec.record_trace = true;
+  spec.choices = best;
+  const run::RunResult run = run_in_cell(spec);
+  Counterexample cex;
+  cex.choices = run.choices;
+  cex.preemptions = count_preemptions(spec, run.choices);
+  cex.replay_command = schedule_replay_command(base.handler->name, *base.scenario, failing.fewest, base.engine);
+  cex.replay_shrunk_command = schedule_replay_command(base.handler->name, *base.scenario, run.choices, base.engine);
+  if (const check::Violation* v = find_violation(run, invariant)) {
+    build_transcript(run, *base.scenario, *v, cex);
+    cex.subject = v->subject;
+    cex.detail = v->detail;
+  }
+  return cex;
+}
+
+}  // namespace
+
+std::string schedule_replay_command(const std::string& handler, const gateway::Scenario& scenario,
+                                    const std::vector<std::uint64_t>& choices, const engine::EngineChoice& engine) {
+  std::string cmd = fmt::format("twice replay --handler {} --scenario {} --strategy exhaustive --schedule {}",
+                                shell_quote(handler), shell_quote(scenario_ref(scenario)), schedule_text(choices));
+  if (!engine.is_sqlite())
+    cmd += fmt::format(" --engine {} --isolation {}", engine_name(engine.engine), engine::isolation_name(engine.isolation));
+  return cmd;
+}
+
+int count_preemptions(const run::RunSpec& spec, const std::vector<std::uint64_t>& choices) {
+  PreemptionCounter counter(choices);
+  run::RunSpec s = spec;
+  s.guide = &counter;
+  s.record_trace = false;
+  (void)run_in_cell(s);
+  return counter.preemptions();
+}
+
+CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const HandlerInfo& handler,
+                                     const ExploreOptions& options, const Expectation& expected) {
+  const auto started = std::chrono::steady_clock::now();
+  CellResult cell;
+  cell.handler = handler.name;
+  cell.scenario = scenario.name + options.engine.cell_suffix();
+  cell.strategy = sim::strategy_name(options.strategy);
+  cell.expected = expected.violations;
+  cell.expected_reason = expected.reason;
+  cell.expectation_listed = expected.listed;
+
+  sim::SearchBounds bounds;
+  bounds.preemption_bound = options.strategy.preemption_bound;
+  bounds.max_faults = options.strategy.max_faults;
+  bounds.budget = options.budget;
+  bounds.reduce = options.reduce && can_reduce(handler, options.engine, bounds.triggers);
+  sim::ExhaustiveSearch search(bounds);
+
+  // The footprints are read from the operations' text: the trace is kept.
+  run::RunSpec spec{&scenario, &handler, options.strategy, 0, std::nullopt, true};
+  spec.engine = options.engine;
+  std::map<std::string, Failing> found;
+  while (search.start_run()) {
+    if (options.stop && options.stop->load()) break;
+    if (options.on_run) options.on_run("exploring", static_cast<int>(search.runs() + 1), 0);
+    spec.guide = &search;
+    const run::RunResult r = run_in_cell(spec);
+    search.end_run();
+    if (search.redundant()) continue;
+    const int index = static_cast<int>(search.schedules());
+    ++cell.seeds_run;
+    cell.max_tasks = std::max(cell.max_tasks, static_cast<int>(r.tasks.size()));
+    cell.max_steps = std::max(cell.max_steps, r.steps);
+    if (!r.verdict.violations.empty()) {
+      ++cell.failing_runs;
+      cell.failing_run_indices.push_back(index);
+    }
+    std::vector<std::string> seen_here;
+    for (const auto& v : r.verdict.violations) {
+      if (std::find(seen_here.begin(), seen_here.end(), v.invariant) != seen_here.end()) continue;
+      seen_here.push_back(v.invariant);
+      auto [it, first] = found.try_emplace(v.invariant);
+      Failing& f = it->second;
+      if (first) {
+        f.result.invariant = v.invariant;
+        f.result.subject = v.subject;
+        f.result.detail = v.detail;
+        f.result.schedules_to_first = index;
+      }
+      if (first || search.preemptions() < f.preemptions) {
+        f.fewest = r.choices;
+        f.preemptions = search.preemptions();
+      }
+      ++f.result.failures;
+    }
+    if (options.stop_at_first_failure &&
+        (options.stop_at_invariant.empty() ? !found.empty() : found.count(options.stop_at_invariant) > 0))
+      break;
+  }
+
+  ExhaustiveVerdict verdict;
+  verdict.schedules = search.schedules();
+  verdict.runs = search.runs();
+  verdict.reduction = bounds.reduce ? "sleep-sets" : "none";
+  verdict.preemption_bound = bounds.preemption_bound < 0 ? -1 : bounds.preemption_bound;
+  verdict.max_faults = bounds.max_faults;
+  verdict.complete = search.complete() && !search.diverged();
+  verdict.estimated_schedules = search.estimated_schedules();
+  cell.exhaustive = verdict;
+
+  for (auto& [name, f] : found) {
+    if (options.on_run) options.on_run("shrinking " + name, f.result.schedules_to_first, 0);
+    f.result.counterexample = counterexample(spec, f, name, options.shrink ? options.shrink_budget : 0);
+    if (!f.result.counterexample.detail.empty()) {
+      f.result.subject = f.result.counterexample.subject;
+      f.result.detail = f.result.counterexample.detail;
+    }
+    cell.violations.push_back(std::move(f.result));
+  }
+  cell.matched = cell.observed() == cell.expected;
+  cell.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return cell;
+}
+
+}  // namespace twice::explore

@@ -1,0 +1,51 @@
+#include "explore/schedule_text.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace twice::explore {
+
+std::string schedule_text(const std::vector<std::uint64_t>& choices) {
+  std::string out;
+  for (std::size_t i = 0; i < choices.size();) {
+    std::size_t j = i;
+    while (j < choices.size() && choices[j] == choices[i]) ++j;
+    if (!out.empty()) out += '.';
+    out += std::to_string(choices[i]);
+    if (j - i > 1) out += fmt::format("x{}", j - i);
+    i = j;
+  }
+  return out.empty() ? "-" : out;  // no choice at all: one task, no fault site
+}
+
+StatusOr<std::vector<std::uint64_t>> parse_schedule(std::string_view text) {
+  std::vector<std::uint64_t> out;
+  if (text == "-") return out;
+  constexpr std::uint64_t kMostRepeats = 1'000'000;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('.', start), text.size());
+    const std::string_view token = text.substr(start, end - start);
+    const std::size_t x = token.find('x');
+    std::uint64_t value = 0, times = 1;
+    const std::string_view v = token.substr(0, x);
+    auto bad = [&] {
+      return Status::error(fmt::format(
+          "--schedule: '{}' is not a value or VALUExCOUNT (the schedule is printed by `twice run --strategy exhaustive`)",
+          token));
+    };
+    if (v.empty() || std::from_chars(v.data(), v.data() + v.size(), value).ptr != v.data() + v.size()) return bad();
+    if (x != std::string_view::npos) {
+      const std::string_view n = token.substr(x + 1);
+      if (n.empty() || std::from_chars(n.data(), n.data() + n.size(), times).ptr != n.data() + n.size() || times == 0 ||
+          times > kMostRepeats)
+        return bad();
+    }
+    out.insert(out.end(), times, value);
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace twice::explore

@@ -1,0 +1,77 @@
+// Footprint: what one step of a task may touch, for the exhaustive search's
+// partial-order reduction (sim/choice_guide.h). Two steps whose footprints
+// are independent give the same state in either order, so the search runs
+// only one of the two orders.
+//
+// Derived conservatively from the text of the operation a step runs (the
+// scheduler's pending text: the statement with its parameters, "SET k v NX
+// PX 30000", "now()"): anything not understood is dependent on everything.
+// The rules are written for SQLite (the only engine the reduction is used
+// on; see docs/architecture.md, "Exhaustive search"):
+//   - SELECT ... FROM t [JOIN u]: reads t, u (a subquery, WITH or a
+//     table-less SELECT: everything);
+//   - INSERT/REPLACE/UPDATE/DELETE on t inside a transaction: writes t and
+//     the database's one writer lock (SQLite serialises writers); outside one
+//     (autocommit: it commits at once, and needs every reader gone): everything
+//     in the database;
+//   - BEGIN [DEFERRED]: nothing (SQLite takes no lock until the first
+//     statement); BEGIN IMMEDIATE/EXCLUSIVE: the writer lock;
+//   - COMMIT, END, ROLLBACK: everything in the database;
+//   - the clock, sleeps, lock-service calls (their TTLs compare with the clock,
+//     which every step advances), gateway, network and service calls: everything.
+// A task's first step (its code before the first Env call) touches nothing
+// shared; its last step, when someone waits for its end (a reply goes back to
+// the gateway), is dependent on everything.
+//
+// Plain values; no threads.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace twice::sim {
+
+struct Footprint {
+  // Everything: dependent on every other step (what we do not understand).
+  bool everything = false;
+  // Every resource of the database ("*"), but nothing outside it.
+  bool whole_database = false;
+  std::vector<std::string> reads;   // table names, lower case
+  std::vector<std::string> writes;  // table names, and "#writer" for the writer lock
+
+  static Footprint all() {
+    Footprint f;
+    f.everything = true;
+    return f;
+  }
+  bool touches_nothing() const { return !everything && !whole_database && reads.empty() && writes.empty(); }
+  // This step and `other` do the union of both.
+  void merge(const Footprint& other);
+};
+
+// True when the two steps commute: neither writes what the other reads or writes.
+bool independent(const Footprint& a, const Footprint& b);
+
+// The footprint of running `operation` (a scheduler's pending text). `in_transaction`:
+// the task's connection is inside BEGIN ... COMMIT.
+Footprint footprint_of(std::string_view operation, bool in_transaction);
+
+// How `operation` moves its task's transaction state: BEGIN opens, COMMIT,
+// END and ROLLBACK (but not ROLLBACK TO) close; anything else keeps it.
+bool in_transaction_after(std::string_view operation, bool in_transaction);
+
+// The tables each table's triggers write ({"orders": {"twice_status_history"}}),
+// read from a schema's CREATE TRIGGER statements: a write to the key writes
+// those too. False when the schema has a trigger (or a foreign key) these
+// rules cannot follow; the search then does without reduction.
+using TriggerWrites = std::map<std::string, std::vector<std::string>>;
+bool trigger_writes(std::string_view schema, TriggerWrites& out);
+// `f` with the tables the triggers of its written tables write added.
+void add_trigger_writes(const TriggerWrites& triggers, Footprint& f);
+
+// "footprint: reads orders; writes ledger, #writer" (for tests and debugging).
+std::string describe(const Footprint& f);
+
+}  // namespace twice::sim

@@ -1,0 +1,105 @@
+// `twice run --strategy exhaustive` and `twice replay --schedule` end to end:
+// the verdict in the terminal and the JSON, a counterexample's printed replay
+// command reproducing it byte for byte, and bad input exiting 2 in one line.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../unique_temp_dir.h"
+
+namespace {
+
+struct Output {
+  int exit_code = -1;
+  std::string out;  // stdout, and stderr when asked
+};
+
+Output twice(const std::string& args, bool with_stderr = true) {
+  const std::string cmd =
+      fmt::format("cd '{}' && '{}' {} {}", TWICE_SOURCE_DIR, TWICE_BINARY, args, with_stderr ? "2>&1" : "2>/dev/null");
+  Output o;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+TEST(ExhaustiveCli, CheckThenActCounterexampleReplaysByteForByte) {
+  const std::string json_path = (twice::testing::unique_temp_dir() / "exhaustive-cta.json").string();
+  const auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --strategy exhaustive "
+                       "--no-report -q --json " + json_path);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("check-then-act × concurrent-duplicates: searched all"), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  const auto& cell = j["cells"][0];
+  EXPECT_TRUE(cell["exhaustive"]["complete"].get<bool>());
+  EXPECT_FALSE(cell["exhaustive"]["proved"].get<bool>());
+  nlohmann::json v;
+  for (const auto& x : cell["violations"])
+    if (x["name"] == "double_credit") v = x;
+  ASSERT_FALSE(v.is_null()) << cell.dump(2);
+  EXPECT_EQ(v["counterexample"]["preemptions"].get<int>(), 1);
+  std::string replay = v["counterexample"]["replay_shrunk"].get<std::string>();
+  ASSERT_EQ(replay.rfind("twice replay ", 0), 0u) << replay;
+  replay = replay.substr(std::string("twice ").size());
+  const auto first = twice(replay, false);
+  const auto second = twice(replay, false);
+  EXPECT_EQ(first.exit_code, 1) << first.out;  // it shows a violation
+  EXPECT_NE(first.out.find("# verdict: double_credit"), std::string::npos) << first.out;
+  EXPECT_EQ(first.out, second.out);
+}
+
+TEST(ExhaustiveCli, UniqueKeyCasIsProvedAndTheDefaultJsonHasNoExhaustiveField) {
+  const auto o = twice("run --handler unique-key+cas --scenario concurrent-duplicates --strategy exhaustive --no-report");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("unique-key+cas × concurrent-duplicates: proved: all"), std::string::npos) << o.out;
+  const std::string json_path = (twice::testing::unique_temp_dir() / "exhaustive-default.json").string();
+  ASSERT_EQ(twice("run --handler unique-key+cas --scenario concurrent-duplicates --seeds 5 --no-report -q --json " +
+                  json_path).exit_code, 0);
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  EXPECT_FALSE(j["cells"][0].contains("exhaustive"));
+  EXPECT_FALSE(j["cells"][0].contains("distinct_schedules"));
+}
+
+// --prove picks the handlers expected to pass the scenario (check-then-act is
+// not one of them) and proves them exhaustively.
+TEST(ExhaustiveCli, ProveRunsTheHandlersExpectedToPassExhaustively) {
+  const std::string json_path = (twice::testing::unique_temp_dir() / "prove.json").string();
+  const auto o = twice("run --prove --scenario concurrent-duplicates --no-report --json " + json_path);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("unique-key+cas × concurrent-duplicates: proved: all"), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  bool cas = false;
+  for (const auto& cell : j["cells"]) {
+    EXPECT_NE(cell["handler"], "check-then-act");
+    EXPECT_TRUE(cell.contains("exhaustive")) << cell["handler"];
+    EXPECT_TRUE(cell["exhaustive"]["proved"].get<bool>()) << cell["handler"];
+    cas = cas || cell["handler"] == "unique-key+cas";
+  }
+  EXPECT_TRUE(cas);
+}
+
+TEST(ExhaustiveCli, BadSchedulesExitTwoWithOneLine) {
+  for (const std::string args : {
+           "replay --handler check-then-act --scenario concurrent-duplicates --strategy exhaustive",
+           "replay --handler check-then-act --scenario concurrent-duplicates --strategy exhaustive --schedule 1.zz",
+           "replay --handler check-then-act --scenario concurrent-duplicates --schedule 1.0",
+           "replay --handler check-then-act --scenario concurrent-duplicates",
+       }) {
+    const auto o = twice(args);
+    EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.out;
+    EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << args << "\n" << o.out;
+  }
+}
+
+}  // namespace
