@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "check/violation.h"
+#include "cli/engine_options.h"
 #include "stress/stress_runner.h"
 #include "twice/handler.h"
 
@@ -30,8 +31,10 @@ struct StressArgs {
   long orders = 0;
   long deliveries = 100'000;
   double seconds = 60;
+  int redeliveries = 3;
   bool until_violation = false;
   bool quiet = false;
+  EngineArgs engines;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -47,13 +50,17 @@ std::string percent(double rate) { return fmt::format("{:.3f}%", 100.0 * rate); 
 
 void print_report(const stress::StressReport& r) {
   const double seconds = static_cast<double>(r.elapsed) / kSecond;
-  std::cout << fmt::format("twice stress: {} on {} threads, {} copies of each order released together, SQLite WAL file\n",
-                           r.handler, r.threads, r.duplicates);
+  std::cout << fmt::format("twice stress: {} on {} threads, {} copies of each order released together, {}\n",
+                           r.handler, r.threads, r.duplicates, r.database);
   std::cout << fmt::format("  deliveries   {} ({} orders × {}){}\n", r.deliveries, r.orders_run, r.duplicates,
                            r.stopped_by.empty() ? "" : fmt::format(", stopped by {} ({} orders planned)", r.stopped_by,
                                                                    r.orders_planned));
-  std::cout << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked,
-                           r.deliveries - r.acked);
+  if (r.redeliveries == 0)
+    std::cout << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked,
+                             r.deliveries - r.acked);
+  else
+    std::cout << fmt::format("  replies      {} acked, {} not acked after {} redeliveries of unacked copies\n", r.acked,
+                             r.deliveries - r.acked, r.redeliveries);
   std::cout << fmt::format("  throughput   {:.0f} deliveries/s ({:.2f} s)\n", r.deliveries_per_second(), seconds);
   if (r.verdict.violations.empty()) {
     std::cout << fmt::format("  verdict      no violation in {} orders\n", r.orders_run);
@@ -106,6 +113,7 @@ int run_stress_command(const StressArgs& a) {
   options.orders = a.orders > 0 ? a.orders : (a.deliveries + a.duplicates - 1) / a.duplicates;
   options.time_limit = static_cast<Micros>(std::llround(a.seconds * kSecond));
   options.stop_at_first_violation = a.until_violation;
+  options.redeliveries = a.redeliveries;
   options.stop = &g_interrupted;
   const bool tty = ::isatty(STDERR_FILENO) && !a.quiet;
   if (tty) {
@@ -116,22 +124,47 @@ int run_stress_command(const StressArgs& a) {
     };
   }
 
-  g_interrupted = false;
-  std::signal(SIGINT, on_stress_sigint);
-  stress::StressReport report;
-  const Status status = stress::run_stress(options, report);
-  std::signal(SIGINT, SIG_DFL);
-  if (tty) {
-    fmt::print(stderr, "\r\x1b[K");
-    std::fflush(stderr);
-  }
-  if (!status.ok()) {
-    std::cerr << "twice: stress: " << status.message() << "\n";
+  // The servers it starts are stopped when `engines` goes, on every way out.
+  EngineSelection engines;
+  if (Status s = engines.resolve(a.engines); !s.ok()) {
+    std::cerr << "twice: stress: " << s.message() << "\n";
     return kExitUsage;
   }
-  print_report(report);
-  if (report.stopped_by == "interrupted") return 130;
-  return report.verdict.violations.empty() ? 0 : kExitViolations;
+  for (const auto& choice : engines.choices()) {
+    if (handler->make()->schema().setup_sql_for(choice.engine).empty()) {
+      std::cerr << fmt::format(
+          "twice: stress: handler {} has no schema for {} (Schema::{}_setup_sql); run it with --engine sqlite\n",
+          handler->name, engine_name(choice.engine), engine_name(choice.engine));
+      return kExitUsage;
+    }
+  }
+
+  g_interrupted = false;
+  std::signal(SIGINT, on_stress_sigint);
+  int exit_code = 0;
+  // One run per engine and level, one after another, each with its report.
+  for (const auto& choice : engines.choices()) {
+    options.engine = choice;
+    stress::StressReport report;
+    const Status status = stress::run_stress(options, report);
+    if (tty) {
+      fmt::print(stderr, "\r\x1b[K");
+      std::fflush(stderr);
+    }
+    if (!status.ok()) {
+      std::signal(SIGINT, SIG_DFL);
+      std::cerr << "twice: stress: " << status.message() << "\n";
+      return kExitUsage;
+    }
+    print_report(report);
+    if (report.stopped_by == "interrupted") {
+      exit_code = 130;
+      break;
+    }
+    if (!report.verdict.violations.empty()) exit_code = kExitViolations;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  return exit_code;
 }
 
 }  // namespace
@@ -139,17 +172,21 @@ int run_stress_command(const StressArgs& a) {
 CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
   auto args = std::make_shared<StressArgs>();
   auto* cmd = app.add_subcommand(
-      "stress", "Fire duplicate callbacks at a handler from real threads against a SQLite file in WAL mode");
+      "stress",
+      "Fire duplicate callbacks at a handler from real threads against a SQLite file in WAL mode or a database server");
   cmd->footer(
       "\nWorkers take the orders in rounds; the copies of one order wait on a barrier and are released together.\n"
       "The run ends after --orders (or --deliveries) or --seconds, whichever comes first; then the same checker\n"
       "as `twice run` reads the database. Not replayable: use `twice run` to find and replay a bug, this to see\n"
       "it happen on real threads and how often.\n"
+      "--engine postgres|mariadb runs the same on a server (started by twice, or --engine-url), each thread on its\n"
+      "own blocking connection at --isolation; with several engines or levels, one run and report for each.\n"
       "Exit status: 0 no violation; 1 violations found; 2 a usage or setup error.\n"
       "Examples:\n"
       "  twice stress --handler check-then-act --threads 8\n"
       "  twice stress --handler unique-key+cas --deliveries 200000\n"
-      "  twice stress --handler check-then-act --until-violation");
+      "  twice stress --handler check-then-act --until-violation\n"
+      "  twice stress --handler check-in-txn --engine postgres --isolation read-committed --until-violation");
   cmd->add_option("--handler", args->handler, "The handler (see `twice list`)")->required();
   cmd->add_option("--threads", args->threads, "Worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--duplicates", args->duplicates, "Copies of each order delivered at once (at most --threads)")
@@ -164,9 +201,15 @@ CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--seconds", args->seconds, "Stop after this long even if orders remain (0: no limit)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
+  cmd->add_option("--redeliveries", args->redeliveries,
+                  "Deliver a copy again, at once, while the handler does not acknowledge it, up to this many times "
+                  "(the gateway's retries; a 5xx on a serialization failure or deadlock is how a handler asks for one)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   cmd->add_flag("--until-violation", args->until_violation,
                 "Check after every round and stop at the first violation (slower: a checker pass per round)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
+  add_engine_options(cmd, args->engines);
   cmd->callback([args, &action] { action = [args] { return run_stress_command(*args); }; });
   return cmd;
 }

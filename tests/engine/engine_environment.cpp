@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -51,6 +54,18 @@ engine::EngineChoice on_mariadb(engine::Isolation isolation) {
   c.isolation = isolation;
   c.mariadb = g_mariadb.get();
   return c;
+}
+
+CommandOutput twice_command(const std::string& args) {
+  CommandOutput out;
+  FILE* p = ::popen((std::string(TWICE_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) out.output.append(buffer, n);
+  const int status = ::pclose(p);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
 }
 
 }  // namespace twice::testing

@@ -5,6 +5,8 @@
 // mariadb_server_test) owns those.
 #pragma once
 
+#include <string>
+
 #include "engine/mariadb_cluster.h"
 #include "engine/pg_cluster.h"
 #include "run/simulate.h"
@@ -18,5 +20,12 @@ engine::EngineChoice on_postgres(engine::Isolation isolation);
 engine::MariadbCluster& mariadb();
 // The RunSpec::engine of a MariaDB run at `isolation` on the shared server.
 engine::EngineChoice on_mariadb(engine::Isolation isolation);
+
+// `twice <args>` (TWICE_BINARY), stdout and stderr together.
+struct CommandOutput {
+  std::string output;
+  int exit_code = -1;  // -1: killed by a signal, or could not start
+};
+CommandOutput twice_command(const std::string& args);
 
 }  // namespace twice::testing

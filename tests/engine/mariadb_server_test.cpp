@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "engine/mariadb_server.h"
+#include "engine_environment.h"
 
 namespace fs = std::filesystem;
 
@@ -51,17 +52,6 @@ struct ScopedVar {
   ScopedVar(std::string n, const std::string& value) : name(std::move(n)) { ::setenv(name.c_str(), value.c_str(), 1); }
   ~ScopedVar() { ::unsetenv(name.c_str()); }
 };
-
-std::pair<std::string, int> twice_command(const std::string& args) {
-  std::string out;
-  FILE* p = ::popen((std::string(TWICE_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return {"", -1};
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) out.append(buffer, n);
-  const int status = ::pclose(p);
-  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
-}
 
 // Polls `done` for up to a minute: the guardian stops the server in its own time.
 template <class F>
