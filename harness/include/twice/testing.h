@@ -70,7 +70,7 @@ struct Options {
   // "serializable"; empty: the engine's own default, read committed on
   // PostgreSQL, repeatable read on MariaDB). The handler's Schema must have
   // that engine's setup SQL. A throwaway server is started on the first such
-  // check of the process and stopped at exit (docs/engines-in-tests.md), or
+  // check of the process and stopped at exit (docs/writing-a-handler.md, 11), or
   // `engine_url` names one (postgres://..., mysql://...). A field, not an
   // environment variable: which engine a test holds a handler to is part of
   // what the test asserts, so it is written in the test.
