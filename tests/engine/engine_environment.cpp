@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 
 namespace twice::testing {
 namespace {
@@ -55,6 +56,26 @@ engine::EngineChoice on_mariadb(engine::Isolation isolation) {
   c.mariadb = g_mariadb.get();
   return c;
 }
+
+run::RunResult run_on(const gateway::Scenario& s, const std::string& handler_name, std::uint64_t seed,
+                      const engine::EngineChoice& engine) {
+  const HandlerInfo* h = HandlerRegistry::instance().find(handler_name);
+  if (!h) throw std::runtime_error("handler not registered: " + handler_name);
+  run::RunSpec spec{&s, h, {}, seed, std::nullopt};
+  spec.engine = engine;
+  return run::simulate(spec).value();
+}
+
+std::set<std::string> violations(const gateway::Scenario& s, const std::string& handler_name, int n,
+                                 const engine::EngineChoice& engine) {
+  std::set<std::string> out;
+  for (int seed = 1; seed <= n; ++seed)
+    for (const auto& v : run_on(s, handler_name, static_cast<std::uint64_t>(seed), engine).verdict.violations)
+      out.insert(v.invariant);
+  return out;
+}
+
+std::string trace_text(const run::RunResult& r) { return sim::format_trace(r.trace); }
 
 CommandOutput twice_command(const std::string& args) {
   CommandOutput out;
