@@ -16,6 +16,11 @@ namespace {
 // How long a statement may take before the server is asked whether it is
 // blocked. A statement on a Unix socket answers in tens of microseconds.
 constexpr int kSlowMs = 1;
+// A statement the server says is not blocked, merely slow (on a loaded
+// machine, waiting for a core), is asked about again after twice as long
+// each time, up to this: every question is a round trip that loads the
+// machine further. A blocked statement is still found after kSlowMs.
+constexpr int kSlowestMs = 32;
 // A statement neither answered nor blocked this long is a server in trouble.
 constexpr double kGiveUpSeconds = 120;
 
@@ -55,10 +60,14 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
     }
     if (Status s = send(); !s.ok()) return failed(s);
     bool requeue = false;
+    int patience_ms = kSlowMs;
     for (;;) {
-      if (answer_arrived(kSlowMs)) break;
+      if (answer_arrived(patience_ms)) break;
       std::vector<const ServerSession*> blockers = server_run_.blockers(*this);
-      if (blockers.empty()) continue;  // slow, not blocked: keep waiting
+      if (blockers.empty()) {  // slow, not blocked: keep waiting, and ask less often
+        patience_ms = std::min(2 * patience_ms, kSlowestMs);
+        continue;
+      }
       if (settles_before_parking() && server_run_.any_waiting()) {
         // Another waiter may be on its way out (a deadlock victim rolling
         // back, whose locks this statement waits for): let the others settle
@@ -66,7 +75,10 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
         server_run_.settle(this);
         if (answer_arrived(0)) break;
         blockers = server_run_.blockers(*this);
-        if (blockers.empty()) continue;
+        if (blockers.empty()) {
+          patience_ms = std::min(2 * patience_ms, kSlowestMs);
+          continue;
+        }
       }
       if (tracing && !told_waiting)
         scheduler_.record(sim::TraceKind::kSql, text, "waits for a lock another transaction holds");
@@ -81,6 +93,7 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
       }
       if (answer_kept()) break;  // answered before the cancel reached it
       waits_for_ = std::move(blockers);
+      patience_ms = kSlowMs;  // woken: what it waits for may have changed
       const bool everyone_waits = scheduler_.block_on_db();
       if (scheduler_.killed()) {
         abandon();
@@ -217,6 +230,7 @@ void ServerRun::settle(const ServerSession* except) {
   for (ServerSession* o : open_) {
     if (o == except || !o->in_flight()) continue;
     const auto start = std::chrono::steady_clock::now();
+    int patience_ms = kSlowMs;
     for (;;) {
       if (o->answer_arrived(0)) {
         o->set_waits_for({});
@@ -227,7 +241,9 @@ void ServerRun::settle(const ServerSession* except) {
         o->set_waits_for(std::move(b));
         break;
       }
-      if (o->answer_arrived(kSlowMs)) {
+      const int wait_ms = patience_ms;
+      patience_ms = std::min(2 * patience_ms, kSlowestMs);
+      if (o->answer_arrived(wait_ms)) {
         o->set_waits_for({});
         scheduler_.wake_db_waiter(o->task());
         break;

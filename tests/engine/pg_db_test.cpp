@@ -190,3 +190,33 @@ TEST(PgRun, TheSameSeedGivesTheSameTraceByteForByte) {
 }
 
 }  // namespace twice::testing
+
+namespace twice::testing {
+
+// The checker's oracle queries go in one round trip on PostgreSQL; each must
+// answer what it answers alone, also after one of them fails.
+TEST(PgConnection, QueryEachAnswersEachQueryAsItWouldAlone) {
+  std::unique_ptr<engine::PgDatabase> db;
+  ASSERT_TRUE(postgres().lease(db).ok());
+  auto& c = db->checker();
+  ASSERT_TRUE(c.exec_script("DROP TABLE IF EXISTS qe; CREATE TABLE qe (k TEXT PRIMARY KEY, n BIGINT);"
+                            "INSERT INTO qe VALUES ('a', 1), ('b', 2)")
+                  .ok());
+  const std::vector<std::string> sqls = {"SELECT k, n FROM qe ORDER BY k", "SELECT COUNT(*) FROM qe",
+                                         "SELECT nope FROM qe", "SELECT SUM(n) AS total FROM qe",
+                                         "SELECT k FROM qe WHERE n > 1"};
+  const std::vector<Result> together = c.query_each(sqls);
+  ASSERT_EQ(together.size(), sqls.size());
+  for (std::size_t i = 0; i < sqls.size(); ++i) {
+    const Result alone = c.query(sqls[i]);
+    EXPECT_EQ(together[i].status.to_string(), alone.status.to_string()) << sqls[i];
+    EXPECT_EQ(together[i].columns, alone.columns) << sqls[i];
+    EXPECT_EQ(together[i].rows, alone.rows) << sqls[i];
+  }
+  EXPECT_FALSE(together[2].ok());
+  EXPECT_EQ(together[3].rows.at(0).at(0), Value(3));  // after the failure, still answered
+  EXPECT_TRUE(c.exec_script("DROP TABLE qe").ok());
+  postgres().give_back(std::move(db));
+}
+
+}  // namespace twice::testing
