@@ -93,16 +93,24 @@ std::string fresh_key() {
   return fmt::format("stress run {}", ++runs);
 }
 
-std::string missing_schema(Engine engine) {
-  return fmt::format("the handler has no {} schema (Schema::{}_setup_sql)",
-                     engine == Engine::kPostgres ? "PostgreSQL" : "MariaDB", engine_name(engine));
+// One worker's blocking connection to a leased server database.
+std::unique_ptr<WorkerDb> open_worker_on(engine::PgDatabase& db, engine::Isolation isolation, Micros timeout) {
+  return std::make_unique<PgWorkerDb>(db.conninfo(), isolation, timeout);
+}
+std::unique_ptr<WorkerDb> open_worker_on(engine::MariadbDatabase& db, engine::Isolation isolation, Micros timeout) {
+  return std::make_unique<MariadbWorkerDb>(db.address(), db.name(), isolation, timeout);
 }
 
-class PgStressDatabase final : public StressDatabase {
+std::string server_name(Engine engine) { return engine == Engine::kPostgres ? "PostgreSQL" : "MariaDB (InnoDB)"; }
+
+// A database leased from a server engine's cluster (PgCluster or
+// MariadbCluster), given back when the run ends.
+template <class Cluster, class Database>
+class ServerStressDatabase final : public StressDatabase {
  public:
-  PgStressDatabase(engine::PgCluster& cluster, engine::Isolation isolation, Micros busy_timeout)
-      : cluster_(cluster), isolation_(isolation), busy_timeout_(busy_timeout) {}
-  ~PgStressDatabase() override {
+  ServerStressDatabase(Engine engine, Cluster& cluster, engine::Isolation isolation, Micros busy_timeout)
+      : engine_(engine), cluster_(cluster), isolation_(isolation), busy_timeout_(busy_timeout) {}
+  ~ServerStressDatabase() override {
     if (database_) cluster_.give_back(std::move(database_));
   }
   Status open() {
@@ -110,53 +118,38 @@ class PgStressDatabase final : public StressDatabase {
     return cluster_.lease(database_);
   }
   Status seed(const Schema& schema, const std::vector<StressOrder>& orders) override {
-    if (schema.postgres_setup_sql.empty()) return Status::error(missing_schema(Engine::kPostgres));
-    return database_->prepare(fresh_key(), schema.postgres_setup_sql, seed_statements(schema, orders));
+    const std::string& setup = schema.setup_sql_for(engine_);
+    if (setup.empty())
+      return Status::error(fmt::format("the handler has no {} schema (Schema::{}_setup_sql)", server_name(engine_),
+                                       engine_name(engine_)));
+    return database_->prepare(fresh_key(), setup, seed_statements(schema, orders));
   }
-  std::unique_ptr<WorkerDb> open_worker() override {
-    return std::make_unique<PgWorkerDb>(database_->conninfo(), isolation_, busy_timeout_);
-  }
+  std::unique_ptr<WorkerDb> open_worker() override { return open_worker_on(*database_, isolation_, busy_timeout_); }
   env::RawConnection& checker() override { return database_->checker(); }
   std::string description() const override {
-    return fmt::format("PostgreSQL {}", engine::isolation_name(isolation_));
+    return fmt::format("{} {}", server_name(engine_), engine::isolation_name(isolation_));
   }
 
  private:
-  engine::PgCluster& cluster_;
+  Engine engine_;
+  Cluster& cluster_;
   engine::Isolation isolation_;
   Micros busy_timeout_;
-  std::unique_ptr<engine::PgDatabase> database_;
+  std::unique_ptr<Database> database_;
 };
 
-class MariadbStressDatabase final : public StressDatabase {
- public:
-  MariadbStressDatabase(engine::MariadbCluster& cluster, engine::Isolation isolation, Micros busy_timeout)
-      : cluster_(cluster), isolation_(isolation), busy_timeout_(busy_timeout) {}
-  ~MariadbStressDatabase() override {
-    if (database_) cluster_.give_back(std::move(database_));
-  }
-  Status open() {
-    if (Status s = cluster_.ensure_started(); !s.ok()) return s;
-    return cluster_.lease(database_);
-  }
-  Status seed(const Schema& schema, const std::vector<StressOrder>& orders) override {
-    if (schema.mariadb_setup_sql.empty()) return Status::error(missing_schema(Engine::kMariadb));
-    return database_->prepare(fresh_key(), schema.mariadb_setup_sql, seed_statements(schema, orders));
-  }
-  std::unique_ptr<WorkerDb> open_worker() override {
-    return std::make_unique<MariadbWorkerDb>(database_->address(), database_->name(), isolation_, busy_timeout_);
-  }
-  env::RawConnection& checker() override { return database_->checker(); }
-  std::string description() const override {
-    return fmt::format("MariaDB (InnoDB) {}", engine::isolation_name(isolation_));
-  }
-
- private:
-  engine::MariadbCluster& cluster_;
-  engine::Isolation isolation_;
-  Micros busy_timeout_;
-  std::unique_ptr<engine::MariadbDatabase> database_;
-};
+template <class Database, class Cluster>
+Status open_on_server(const engine::EngineChoice& choice, Cluster* cluster, Micros busy_timeout,
+                      std::unique_ptr<StressDatabase>& out) {
+  if (!cluster)
+    return Status::error(fmt::format("a {} stress run needs its cluster (EngineChoice::{})", server_name(choice.engine),
+                                     engine_name(choice.engine)));
+  auto db = std::make_unique<ServerStressDatabase<Cluster, Database>>(choice.engine, *cluster, choice.isolation,
+                                                                     busy_timeout);
+  if (Status s = db->open(); !s.ok()) return s;
+  out = std::move(db);
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -170,20 +163,10 @@ Status open_stress_database(const engine::EngineChoice& engine, Micros busy_time
       out = std::move(db);
       return Status::OK();
     }
-    case Engine::kPostgres: {
-      if (!engine.postgres) return Status::error("a PostgreSQL stress run needs a cluster (EngineChoice::postgres)");
-      auto db = std::make_unique<PgStressDatabase>(*engine.postgres, engine.isolation, busy_timeout);
-      if (Status s = db->open(); !s.ok()) return s;
-      out = std::move(db);
-      return Status::OK();
-    }
-    case Engine::kMariadb: {
-      if (!engine.mariadb) return Status::error("a MariaDB stress run needs a cluster (EngineChoice::mariadb)");
-      auto db = std::make_unique<MariadbStressDatabase>(*engine.mariadb, engine.isolation, busy_timeout);
-      if (Status s = db->open(); !s.ok()) return s;
-      out = std::move(db);
-      return Status::OK();
-    }
+    case Engine::kPostgres:
+      return open_on_server<engine::PgDatabase>(engine, engine.postgres, busy_timeout, out);
+    case Engine::kMariadb:
+      return open_on_server<engine::MariadbDatabase>(engine, engine.mariadb, busy_timeout, out);
   }
   return Status::error("unknown engine");
 }
