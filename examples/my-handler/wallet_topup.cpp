@@ -50,8 +50,11 @@ class WalletTopup final : public twice::Handler {
       const twice::Result paid = db.exec("SELECT gateway_id FROM payments WHERE order_no = ?", {n.out_trade_no});
       if (!paid.ok() || paid.empty()) return twice::Reply::fail();
       if (paid.at(0, "gateway_id").as_text() == n.transaction_id) return twice::Reply::ack(n);
-      if (!db.exec("INSERT OR IGNORE INTO refunds(gateway_id, order_no) VALUES (?, ?)",
-                   {n.transaction_id, n.out_trade_no}).ok() ||
+      // "Insert unless there": each engine says it its own way (Db::engine()).
+      const char* flag = db.engine() == twice::Engine::kPostgres
+                             ? "INSERT INTO refunds(gateway_id, order_no) VALUES (?, ?) ON CONFLICT DO NOTHING"
+                             : "INSERT OR IGNORE INTO refunds(gateway_id, order_no) VALUES (?, ?)";
+      if (!db.exec(flag, {n.transaction_id, n.out_trade_no}).ok() ||
           !tx.commit().ok())
         return twice::Reply::fail();
       return twice::Reply::ack(n);

@@ -6,15 +6,35 @@ namespace twice::check {
 
 namespace {
 
-// Runs one oracle query; a failure is recorded, and reads as no rows.
-Result read(env::RawConnection& db, const std::string& sql, const char* what, Facts& facts) {
-  if (sql.empty()) return Result{};
-  Result r = db.query(sql);
-  if (!r.ok())
-    facts.oracle_errors.emplace_back(Invariant::kOracleError, "database",
-                                     fmt::format("the checker could not read {}: {}", what, r.status.to_string()));
-  return r;
-}
+// The oracle queries read_facts() runs, in one round trip on a server engine
+// (RawConnection::query_each). An empty query reads as no rows.
+class OracleReads {
+ public:
+  OracleReads(env::RawConnection& db, const std::vector<std::pair<const std::string*, const char*>>& queries,
+              Facts& facts) {
+    std::vector<std::string> sqls;
+    for (const auto& [sql, what] : queries)
+      if (!sql->empty()) sqls.push_back(*sql);
+    std::vector<Result> answers = db.query_each(sqls);
+    std::size_t next = 0;
+    for (const auto& [sql, what] : queries) {
+      if (sql->empty()) {
+        results_.emplace_back();
+        continue;
+      }
+      Result r = std::move(answers[next++]);
+      // A failure is recorded, and reads as no rows.
+      if (!r.ok())
+        facts.oracle_errors.emplace_back(Invariant::kOracleError, "database",
+                                         fmt::format("the checker could not read {}: {}", what, r.status.to_string()));
+      results_.push_back(std::move(r));
+    }
+  }
+  const Result& operator[](std::size_t i) const { return results_[i]; }
+
+ private:
+  std::vector<Result> results_;
+};
 
 }  // namespace
 
@@ -24,21 +44,26 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
   f.schema = &schema;
   f.options = options;
 
-  for (const auto& row : read(db, schema.credits_sql, "credits (Schema::credits_sql)", f).rows)
-    f.credits_per_order[row[0].as_text()] = static_cast<int>(row[1].as_int());
-  for (const auto& row : read(db, schema.refunds_sql, "refunds (Schema::refunds_sql)", f).rows)
+  const OracleReads read(db,
+                         {{&schema.credits_sql, "credits (Schema::credits_sql)"},
+                          {&schema.refunds_sql, "refunds (Schema::refunds_sql)"},
+                          {&schema.reversals_sql, "reversals (Schema::reversals_sql)"},
+                          {&schema.payloads_sql, "payloads (Schema::payloads_sql)"},
+                          {&schema.statuses_sql, "statuses (Schema::statuses_sql)"},
+                          {&schema.transitions_sql, "transitions (Schema::transitions_sql)"},
+                          {&schema.balances_sql, "balances (Schema::balances_sql)"}},
+                         f);
+  for (const auto& row : read[0].rows) f.credits_per_order[row[0].as_text()] = static_cast<int>(row[1].as_int());
+  for (const auto& row : read[1].rows)
     if (!row.empty()) f.refunded.insert(row[0].as_text());
   std::map<std::string, int> reversals;
-  for (const auto& row : read(db, schema.reversals_sql, "reversals (Schema::reversals_sql)", f).rows)
-    reversals[row[0].as_text()] = static_cast<int>(row[1].as_int());
+  for (const auto& row : read[2].rows) reversals[row[0].as_text()] = static_cast<int>(row[1].as_int());
   std::set<std::string> payloads;
-  for (const auto& row : read(db, schema.payloads_sql, "payloads (Schema::payloads_sql)", f).rows)
+  for (const auto& row : read[3].rows)
     if (!row.empty()) payloads.insert(row[0].as_text());
   std::map<std::string, std::string> status;
-  for (const auto& row : read(db, schema.statuses_sql, "statuses (Schema::statuses_sql)", f).rows)
-    status[row[0].as_text()] = row[1].as_text();
-  for (const auto& row : read(db, schema.transitions_sql, "transitions (Schema::transitions_sql)", f).rows)
-    f.transitions.push_back({row[0].as_text(), row[1].as_text(), row[2].as_text()});
+  for (const auto& row : read[4].rows) status[row[0].as_text()] = row[1].as_text();
+  for (const auto& row : read[5].rows) f.transitions.push_back({row[0].as_text(), row[1].as_text(), row[2].as_text()});
 
   std::map<std::string, std::size_t> index;
   for (const auto& p : payments) {
@@ -64,7 +89,7 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
     o.accepted_invalid = accepted_invalid.count(o.order_no) > 0;
   }
 
-  for (const auto& row : read(db, schema.balances_sql, "balances (Schema::balances_sql)", f).rows) {
+  for (const auto& row : read[6].rows) {
     AccountState a{row[0].as_text(), row[1].as_int(), row[2].as_int(), 0};
     // Each order the user paid, once: its payments the gateway did not give
     // back, less the one flagged for the merchant to refund.

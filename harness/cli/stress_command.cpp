@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check/violation.h"
+#include "cli/engine_options.h"
 #include "stress/stress_runner.h"
 #include "twice/handler.h"
 #include "twice_tool_version.h"
@@ -35,9 +36,11 @@ struct StressArgs {
   long orders = 0;
   long deliveries = 100'000;
   double seconds = 60;
+  int redeliveries = 3;
   bool until_violation = false;
   bool quiet = false;
   std::string json;  // a file, or "-": stdout (the text then goes to stderr)
+  EngineArgs engines;
 };
 
 // The violations a JSON report lists one by one; all are counted.
@@ -66,6 +69,8 @@ nlohmann::json report_json(const stress::StressReport& r) {
           {"tool", "twice"},
           {"tool_version", TWICE_TOOL_VERSION},
           {"handler", r.handler},
+          {"database", r.database},
+          {"redeliveries", r.redeliveries},
           {"threads", r.threads},
           {"duplicates", r.duplicates},
           {"orders_planned", r.orders_planned},
@@ -84,13 +89,17 @@ nlohmann::json report_json(const stress::StressReport& r) {
 
 void print_report(const stress::StressReport& r, std::ostream& out) {
   const double seconds = static_cast<double>(r.elapsed) / kSecond;
-  out << fmt::format("twice stress: {} on {} threads, {} copies of each order released together, SQLite WAL file\n",
-                           r.handler, r.threads, r.duplicates);
+  out << fmt::format("twice stress: {} on {} threads, {} copies of each order released together, {}\n", r.handler,
+                     r.threads, r.duplicates, r.database);
   out << fmt::format("  deliveries   {} ({} orders × {}){}\n", r.deliveries, r.orders_run, r.duplicates,
-                           r.stopped_by.empty() ? "" : fmt::format(", stopped by {} ({} orders planned)", r.stopped_by,
-                                                                   r.orders_planned));
-  out << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked,
-                           r.deliveries - r.acked);
+                     r.stopped_by.empty() ? "" : fmt::format(", stopped by {} ({} orders planned)", r.stopped_by,
+                                                             r.orders_planned));
+  if (r.redeliveries == 0)
+    out << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked,
+                       r.deliveries - r.acked);
+  else
+    out << fmt::format("  replies      {} acked, {} not acked after {} redeliveries of unacked copies\n", r.acked,
+                       r.deliveries - r.acked, r.redeliveries);
   out << fmt::format("  throughput   {:.0f} deliveries/s ({:.2f} s)\n", r.deliveries_per_second(), seconds);
   if (r.verdict.violations.empty()) {
     out << fmt::format("  verdict      no violation in {} orders\n", r.orders_run);
@@ -153,6 +162,7 @@ int run_stress_command(const StressArgs& a) {
   options.orders = a.orders > 0 ? a.orders : (a.deliveries + a.duplicates - 1) / a.duplicates;
   options.time_limit = static_cast<Micros>(std::llround(a.seconds * kSecond));
   options.stop_at_first_violation = a.until_violation;
+  options.redeliveries = a.redeliveries;
   options.stop = &g_interrupted;
   const bool tty = ::isatty(STDERR_FILENO) && !a.quiet;
   if (tty) {
@@ -163,28 +173,56 @@ int run_stress_command(const StressArgs& a) {
     };
   }
 
-  g_interrupted = false;
-  std::signal(SIGINT, on_stress_sigint);
-  stress::StressReport report;
-  const Status status = stress::run_stress(options, report);
-  std::signal(SIGINT, SIG_DFL);
-  if (tty) {
-    fmt::print(stderr, "\r\x1b[K");
-    std::fflush(stderr);
-  }
-  if (!status.ok()) {
-    std::cerr << "twice: stress: " << status.message() << "\n";
+  // The servers it starts are stopped when `engines` goes, on every way out.
+  EngineSelection engines;
+  if (Status s = engines.resolve(a.engines); !s.ok()) {
+    std::cerr << "twice: stress: " << s.message() << "\n";
     return kExitUsage;
   }
-  if (a.json.empty()) {
-    print_report(report, std::cout);
-  } else {
-    const std::string json = report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  for (const auto& choice : engines.choices()) {
+    if (handler->make()->schema().setup_sql_for(choice.engine).empty()) {
+      std::cerr << fmt::format(
+          "twice: stress: handler {} has no schema for {} (Schema::{}_setup_sql); run it with --engine sqlite\n",
+          handler->name, engine_name(choice.engine), engine_name(choice.engine));
+      return kExitUsage;
+    }
+  }
+
+  g_interrupted = false;
+  std::signal(SIGINT, on_stress_sigint);
+  int exit_code = 0;
+  // One run per engine and level, one after another, each with its report;
+  // with several, the JSON is an array of their reports.
+  nlohmann::json reports = nlohmann::json::array();
+  std::ostream& text = a.json == "-" ? std::cerr : std::cout;
+  for (const auto& choice : engines.choices()) {
+    options.engine = choice;
+    stress::StressReport report;
+    const Status status = stress::run_stress(options, report);
+    if (tty) {
+      fmt::print(stderr, "\r\x1b[K");
+      std::fflush(stderr);
+    }
+    if (!status.ok()) {
+      std::signal(SIGINT, SIG_DFL);
+      std::cerr << "twice: stress: " << status.message() << "\n";
+      return kExitUsage;
+    }
+    print_report(report, text);
+    reports.push_back(report_json(report));
+    if (report.stopped_by == "interrupted") {
+      exit_code = 130;
+      break;
+    }
+    if (!report.verdict.violations.empty()) exit_code = kExitViolations;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  if (!a.json.empty()) {
+    const nlohmann::json& doc = reports.size() == 1 ? reports[0] : reports;
+    const std::string json = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (a.json == "-") {
-      print_report(report, std::cerr);
       std::cout << json << std::flush;
     } else {
-      print_report(report, std::cout);
       json_file << json;
       if (!json_file.flush()) {
         std::cerr << fmt::format("twice: stress: cannot write {}: {}\n", a.json, std::strerror(errno));
@@ -192,8 +230,7 @@ int run_stress_command(const StressArgs& a) {
       }
     }
   }
-  if (report.stopped_by == "interrupted") return 130;
-  return report.verdict.violations.empty() ? 0 : kExitViolations;
+  return exit_code;
 }
 
 }  // namespace
@@ -201,17 +238,21 @@ int run_stress_command(const StressArgs& a) {
 CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
   auto args = std::make_shared<StressArgs>();
   auto* cmd = app.add_subcommand(
-      "stress", "Fire duplicate callbacks at a handler from real threads against a SQLite file in WAL mode");
+      "stress",
+      "Fire duplicate callbacks at a handler from real threads against a SQLite file in WAL mode or a database server");
   cmd->footer(
       "\nWorkers take the orders in rounds; the copies of one order wait on a barrier and are released together.\n"
       "The run ends after --orders (or --deliveries) or --seconds, whichever comes first; then the same checker\n"
       "as `twice run` reads the database. Not replayable: use `twice run` to find and replay a bug, this to see\n"
       "it happen on real threads and how often.\n"
+      "--engine postgres|mariadb runs the same on a server (started by twice, or --engine-url), each thread on its\n"
+      "own blocking connection at --isolation; with several engines or levels, one run and report for each.\n"
       "Exit status: 0 no violation; 1 violations found; 2 a usage or setup error.\n"
       "Examples:\n"
       "  twice stress --handler check-then-act --threads 8\n"
       "  twice stress --handler unique-key+cas --deliveries 200000\n"
-      "  twice stress --handler check-then-act --until-violation");
+      "  twice stress --handler check-then-act --until-violation\n"
+      "  twice stress --handler check-in-txn --engine postgres --isolation read-committed --until-violation");
   cmd->add_option("--handler", args->handler, "The handler (see `twice list`)")->required();
   cmd->add_option("--threads", args->threads, "Worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--duplicates", args->duplicates, "Copies of each order delivered at once (at most --threads)")
@@ -226,11 +267,17 @@ CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
   cmd->add_option("--seconds", args->seconds, "Stop after this long even if orders remain (0: no limit)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
+  cmd->add_option("--redeliveries", args->redeliveries,
+                  "Deliver a copy again, at once, while the handler does not acknowledge it, up to this many times "
+                  "(the gateway's retries; a 5xx on a serialization failure or deadlock is how a handler asks for one)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   cmd->add_flag("--until-violation", args->until_violation,
                 "Check after every round and stop at the first violation (slower: a checker pass per round)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
   cmd->add_option("--json", args->json,
                   "Write the report as JSON to this file; - writes it to stdout (the text then goes to stderr)");
+  add_engine_options(cmd, args->engines);
   cmd->callback([args, &action] { action = [args] { return run_stress_command(*args); }; });
   return cmd;
 }

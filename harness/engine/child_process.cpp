@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -210,6 +212,43 @@ std::string last_lines(const std::string& text, int n) {
   for (auto& c : out)
     if (c == '\n') c = ' ';
   return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Status wait_until_serving(pid_t& pid, const std::function<bool()>& answers, const std::string& log_path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  for (;;) {
+    if (answers()) break;
+    int wstatus = 0;
+    if (::waitpid(pid, &wstatus, WNOHANG) == pid) {
+      pid = -1;
+      return Status::error("the server exited: " + last_lines(read_text(log_path), 2));
+    }
+    if (elapsed() > 60)
+      return Status::error("the server did not accept connections within 60 s: " + last_lines(read_text(log_path), 2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return Status::OK();
+}
+
+void stop_server(pid_t& pid, int stop_signal, const std::string& folder, Guardian& guardian) {
+  if (pid > 0) {
+    ::kill(pid, stop_signal);
+    wait_for_exit(pid, 30);
+    pid = -1;
+  }
+  if (!folder.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(folder, ec);
+  }
+  guardian.dismiss();
 }
 
 }  // namespace twice::engine

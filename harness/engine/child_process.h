@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,5 +69,17 @@ class Guardian {
 
 // The last `n` lines of `text`, for error messages.
 std::string last_lines(const std::string& text, int n);
+
+// The whole file at `path` ("" when it cannot be read).
+std::string read_text(const std::string& path);
+
+// Waits, polling every 10 ms, until `answers()` says the server accepts
+// connections (OK), the server `pid` exits (pid becomes -1), or 60 s pass;
+// an error then says which, with the last two lines of `log_path`.
+Status wait_until_serving(pid_t& pid, const std::function<bool()>& answers, const std::string& log_path);
+
+// Stops server `pid` with `stop_signal` (SIGKILL after 30 s; pid becomes
+// -1), removes `folder` ("" for none), and dismisses `guardian`.
+void stop_server(pid_t& pid, int stop_signal, const std::string& folder, Guardian& guardian);
 
 }  // namespace twice::engine

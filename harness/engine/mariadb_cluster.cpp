@@ -9,10 +9,10 @@ namespace twice::engine {
 MariadbCluster::MariadbCluster(std::string url) : url_(std::move(url)) {}
 
 MariadbCluster::~MariadbCluster() {
-  idle_.clear();
+  const std::vector<std::string> created = databases_.close_all();
   // Databases made on someone else's server go; our own server goes whole.
   if (admin_ && !server_)
-    for (const auto& name : created_) (void)admin_->exec_script(fmt::format("DROP DATABASE IF EXISTS `{}`", name));
+    for (const auto& name : created) (void)admin_->exec_script(fmt::format("DROP DATABASE IF EXISTS `{}`", name));
   admin_.reset();
 }
 
@@ -39,22 +39,11 @@ Status MariadbCluster::ensure_started() {
 Status MariadbCluster::lease(std::unique_ptr<MariadbDatabase>& out) {
   out.reset();
   if (Status s = ensure_started(); !s.ok()) return s;
-  std::lock_guard lock(mutex_);
-  if (!idle_.empty()) {
-    out = std::move(idle_.back());
-    idle_.pop_back();
-    return Status::OK();
-  }
-  const std::string name = fmt::format("twice_{}_{}", ::getpid(), created_.size());
-  if (Status s = admin_->exec_script(fmt::format("CREATE DATABASE `{}`", name)); !s.ok())
-    return Status::error(fmt::format("cannot create database {}: {}", name, s.message()));
-  created_.push_back(name);
-  return MariadbDatabase::open(address_, name, out);
+  return databases_.lease(
+      out, [this](const std::string& name) { return admin_->exec_script(fmt::format("CREATE DATABASE `{}`", name)); },
+      [this](const std::string& name, std::unique_ptr<MariadbDatabase>& db) { return MariadbDatabase::open(address_, name, db); });
 }
 
-void MariadbCluster::give_back(std::unique_ptr<MariadbDatabase> db) {
-  std::lock_guard lock(mutex_);
-  idle_.push_back(std::move(db));
-}
+void MariadbCluster::give_back(std::unique_ptr<MariadbDatabase> db) { databases_.give_back(std::move(db)); }
 
 }  // namespace twice::engine

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/database_pool.h"
 #include "engine/mariadb_database.h"
 #include "engine/mariadb_server.h"
 
@@ -46,8 +47,7 @@ class MariadbCluster {
   std::string version_;
   std::unique_ptr<MariadbServer> server_;
   std::unique_ptr<MariadbConnection> admin_;
-  std::vector<std::unique_ptr<MariadbDatabase>> idle_;
-  std::vector<std::string> created_;
+  DatabasePool<MariadbDatabase> databases_;
 };
 
 }  // namespace twice::engine

@@ -50,6 +50,8 @@ class MariadbDatabase {
   MariadbConnection& checker() { return *checker_; }
   MariadbConnection& monitor() { return *monitor_; }
   const std::string& name() const { return name_; }
+  // Where the server is, to open other connections to this database.
+  const MariadbAddress& address() const { return address_; }
   // A session with no transaction open; give it back with release().
   Status acquire(MariadbSession*& out);
   void release(MariadbSession* session);

@@ -9,28 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "env/statement_text.h"
+#include "engine/sql_words.h"
 
 namespace twice::engine {
 namespace {
-
-// How long a statement may take before InnoDB is asked whether it waits for
-// a lock. A statement on a Unix socket answers in tens of microseconds.
-constexpr int kSlowMs = 1;
-
-bool is_word(std::string_view sql, std::string_view word) {
-  if (sql.size() < word.size()) return false;
-  for (std::size_t i = 0; i < word.size(); ++i)
-    if (std::toupper(static_cast<unsigned char>(sql[i])) != word[i]) return false;
-  return sql.size() == word.size() || sql[word.size()] == ' ' || sql[word.size()] == ';';
-}
-
-bool is_transaction_control(std::string_view sql) {
-  for (std::string_view word : {"BEGIN", "START", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET", "LOCK",
-                                "UNLOCK", "XA"})
-    if (is_word(sql, word)) return true;
-  return false;
-}
 
 short poll_events(int wait) {
   short e = 0;
@@ -88,7 +70,7 @@ bool MariadbRun::must_queue(const ServerSession& s, const std::vector<const Serv
 
 std::unique_ptr<env::TaskDb> MariadbRun::open() { return std::make_unique<MariadbDb>(*this); }
 
-MariadbDb::MariadbDb(MariadbRun& run) : ServerSession(run.scheduler().current()), run_(run), scheduler_(run.scheduler()) {
+MariadbDb::MariadbDb(MariadbRun& run) : ServerSession(run), run_(run) {
   broken_ = run_.database().acquire(session_);
   run_.opened(this);
 }
@@ -97,24 +79,9 @@ MariadbDb::~MariadbDb() {
   if (session_) {
     if (in_flight()) abandon();
     has_kept_ = false;
-    if (in_transaction()) {
-      if (!uncommitted_.empty() && scheduler_.tracing()) {
-        std::string undone;
-        for (const auto& w : uncommitted_) undone += (undone.empty() ? "" : "; ") + w;
-        scheduler_.record(sim::TraceKind::kTask,
-                          fmt::format("connection closes with a transaction open: rolled back {} write{}: {}",
-                                      uncommitted_.size(), uncommitted_.size() == 1 ? "" : "s", undone));
-      } else {
-        scheduler_.record(sim::TraceKind::kTask,
-                          "connection closes with a transaction open: rolled back (no writes yet)");
-      }
-      (void)run_now("ROLLBACK");
-    }
+    roll_back_at_close();
   }
-  run_.closed(this);
-  // Its locks are gone: waiters may now proceed.
-  run_.settle(nullptr);
-  run_.wake_queued();
+  leave_run();
   if (session_) run_.database().release(session_);
 }
 
@@ -127,7 +94,18 @@ bool MariadbDb::in_transaction() const {
 
 int MariadbDb::socket() const { return static_cast<int>(mysql_get_socket(session_->conn)); }
 
-void MariadbDb::send(const std::string& text) {
+Status MariadbDb::prepare_statement(std::string_view sql, const std::vector<Value>& params) {
+  query_text_ = mariadb_inline_parameters(sql, params);
+  return Status::OK();
+}
+
+bool MariadbDb::is_transaction_control(std::string_view sql) const {
+  return starts_with_any(sql, {"BEGIN", "START", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET", "LOCK", "UNLOCK",
+                               "XA"});
+}
+
+Status MariadbDb::send() {
+  const std::string& text = query_text_;
   rolled_back_ = false;
   phase_ = Phase::kQuery;
   query_error_ = 0;
@@ -137,12 +115,13 @@ void MariadbDb::send(const std::string& text) {
   if (wait_ == 0) {
     if (query_error_) {
       phase_ = Phase::kAnswered;
-      return;
+      return Status::OK();
     }
     phase_ = Phase::kStore;
     wait_ = mysql_store_result_start(&result_, session_->conn);
     if (wait_ == 0) phase_ = Phase::kAnswered;
   }
+  return Status::OK();
 }
 
 bool MariadbDb::answer_arrived(int timeout_ms) {
@@ -224,121 +203,17 @@ Result MariadbDb::exec(std::string_view sql, std::initializer_list<Value> params
   return exec(sql, std::vector<Value>(params));
 }
 
-Result MariadbDb::exec(std::string_view sql, const std::vector<Value>& params) {
-  const bool tracing = scheduler_.tracing();
-  const std::string text = tracing ? env::describe(sql, params) : std::string();
-  if (!scheduler_.point(text)) {
-    Result r;
-    r.status = Status::crashed();
-    return r;
-  }
-  auto failed = [&](Status s) {
-    Result r;
-    r.status = std::move(s);
-    if (tracing) scheduler_.record(sim::TraceKind::kSql, text, env::summarize(sql, r));
-    return r;
-  };
-  if (!broken_.ok()) return failed(broken_);
-  const std::string query = mariadb_inline_parameters(sql, params);
+Result MariadbDb::exec(std::string_view sql, const std::vector<Value>& params) { return execute(sql, params); }
 
-  bool told_waiting = false;
-  for (;;) {
-    // As on PostgreSQL: a statement that may have to be cancelled gets a
-    // savepoint first, when another one waits (never around transaction control).
-    const bool savepoint = in_transaction() && !is_transaction_control(sql) && run_.any_waiting();
-    const bool cancellable = savepoint || !in_transaction();
-    if (savepoint) {
-      if (Status s = run_now("SAVEPOINT twice_statement"); !s.ok()) return failed(s);
-    }
-    send(query);
-    bool requeue = false;
-    for (;;) {
-      if (answer_arrived(kSlowMs)) break;
-      std::vector<const ServerSession*> blockers = run_.blockers(*this);
-      if (blockers.empty()) continue;  // slow, not blocked: keep waiting
-      if (run_.any_waiting()) {
-        // Another waiter may be on its way out (a deadlock victim rolling
-        // back, whose locks this statement waits for): let the others settle
-        // first, so that what this one sees does not depend on that race.
-        run_.settle(this);
-        if (answer_arrived(0)) break;
-        blockers = run_.blockers(*this);
-        if (blockers.empty()) continue;
-      }
-      if (tracing && !told_waiting)
-        scheduler_.record(sim::TraceKind::kSql, text, "waits for a lock another transaction holds");
-      told_waiting = true;
-      const bool queue = cancellable && !no_queue_ && run_.must_queue(*this, blockers);
-      if (queue && cancel()) {
-        if (savepoint && (!run_now("ROLLBACK TO SAVEPOINT twice_statement").ok() ||
-                          !run_now("RELEASE SAVEPOINT twice_statement").ok()))
-          return failed(Status::error("cannot return to the savepoint before a cancelled statement"));
-        requeue = true;
-        break;
-      }
-      if (has_kept_) break;  // answered before the cancel reached it
-      waits_for_ = std::move(blockers);
-      const bool everyone_waits = scheduler_.block_on_db();
-      if (scheduler_.killed()) {
-        abandon();
-        Result r;
-        r.status = Status::crashed();
-        return r;
-      }
-      if (everyone_waits) {
-        if (run_.any_queued()) {
-          run_.wake_queued_for_deadlock();
-        } else if (!run_.wait_for_any()) {
-          abandon();
-          return failed(Status::busy("every task waits for a lock and the server resolved nothing for two minutes"));
-        }
-      }
-    }
-    if (!requeue) {
-      waits_for_.clear();
-      no_queue_ = false;
-      Result r;
-      if (has_kept_) {
-        r = std::move(kept_);
-        has_kept_ = false;
-      } else {
-        r = take();
-      }
-      return finish(sql, text, savepoint, std::move(r));
-    }
-    // Parked without a statement on the server, until a transaction ends.
-    queued_ = true;
-    const bool everyone_waits = scheduler_.block_on_db();
-    queued_ = false;
-    if (scheduler_.killed()) {
-      Result r;
-      r.status = Status::crashed();
-      return r;
-    }
-    if (everyone_waits) no_queue_ = true;
-  }
-}
-
-Result MariadbDb::finish(std::string_view sql, const std::string& text, bool savepoint, Result r) {
-  if (r.status.is_deadlock()) rolled_back_ = true;
-  if (savepoint && r.ok()) {
-    if (Status s = run_now("RELEASE SAVEPOINT twice_statement"); !s.ok())
-      r.status = Status::error("releasing the savepoint around the statement: " + s.message());
-  }
-  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kSql, text, env::summarize(sql, r));
-
-  const bool wrote = r.ok() && r.changes > 0 && r.columns.empty();
-  if (in_transaction()) {
-    if (wrote) uncommitted_.push_back(text);
+Result MariadbDb::take_answer(std::string_view) {
+  Result r;
+  if (has_kept_) {
+    r = std::move(kept_);
+    has_kept_ = false;
   } else {
-    const bool commit = r.ok() && is_word(sql, "COMMIT");
-    if (wrote || (commit && !uncommitted_.empty())) committed_writes_ = true;
-    uncommitted_.clear();
+    r = take();
   }
-  // Locks may have been released (a transaction ended, a statement failed):
-  // let the server settle the other statements in flight before anyone runs.
-  run_.settle(this);
-  if (!r.ok() || !in_transaction()) run_.wake_queued();
+  if (r.status.is_deadlock()) rolled_back_ = true;
   return r;
 }
 

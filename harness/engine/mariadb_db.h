@@ -62,6 +62,7 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
   MariadbDb(const MariadbDb&) = delete;
   MariadbDb& operator=(const MariadbDb&) = delete;
 
+  // The statement loop is ServerSession::execute(); MariadbDb supplies its steps.
   Result exec(std::string_view sql, std::initializer_list<Value> params) override;
   Result exec(std::string_view sql, const std::vector<Value>& params) override;
   Engine engine() const override { return Engine::kMariadb; }
@@ -78,36 +79,36 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
 
  private:
   enum class Phase { kIdle, kQuery, kStore, kAnswered };
-  // Sends `text`; the answer is read by answer_arrived().
-  void send(const std::string& text);
+  // --- the steps of ServerSession::execute() ---
+  Status prepare_statement(std::string_view sql, const std::vector<Value>& params) override;
+  // Sends the prepared statement; the answer is read by answer_arrived().
+  Status send() override;
+  bool can_take_savepoint() const override { return in_transaction(); }
+  bool outside_transaction() const override { return !in_transaction(); }
+  bool is_transaction_control(std::string_view sql) const override;
+  Status run_now(const std::string& sql) override;
+  bool cancel() override;
+  bool answer_kept() const override { return has_kept_; }
+  void abandon() override;
+  Result take_answer(std::string_view sql) override;
+  bool settles_before_parking() const override { return true; }
   // Takes the answer that arrived (waits for it if need be).
   Result take();
-  Result finish(std::string_view sql, const std::string& text, bool savepoint, Result r);
-  // Cancels the statement in flight; true when it was cancelled, false when
-  // its answer came first (then it waits in kept_ for finish()).
-  bool cancel();
-  // Cancels and discards whatever the statement in flight answers.
-  void abandon();
-  // A statement run to completion at once (savepoints, the rollback at close).
-  Status run_now(const std::string& sql);
 
   MariadbRun& run_;
-  sim::Scheduler& scheduler_;
   MariadbSession* session_ = nullptr;
-  Status broken_;
+  std::string query_text_;  // the prepared statement, its parameters inlined
   Phase phase_ = Phase::kIdle;
   int wait_ = 0;           // MYSQL_WAIT_* the call in progress waits for
   int query_error_ = 0;    // mysql_real_query's outcome
   MYSQL_RES* result_ = nullptr;
   unsigned long query_id_ = 0;
   bool has_kept_ = false;
-  Result kept_;  // an answer read while cancelling, for finish()
+  Result kept_;  // an answer read while cancelling, for take_answer()
   // InnoDB rolled the whole transaction back (a deadlock victim): the
   // client's status flags, read from the last OK packet, still say "in a
   // transaction" until the next statement answers.
   bool rolled_back_ = false;
-  std::vector<std::string> uncommitted_;
-  bool committed_writes_ = false;
 };
 
 }  // namespace twice::engine

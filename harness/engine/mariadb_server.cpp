@@ -25,13 +25,6 @@ constexpr std::size_t kMaxSocketPath = 107;
 
 Status cannot_start(const std::string& why) { return Status::error("cannot start MariaDB: " + why); }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -117,17 +110,8 @@ Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
   server->pid_ = start_background(argv, RunAs{}, log + ".out", started);
   if (!started.ok()) return cannot_start(started.message());
 
-  for (;;) {
-    if (answers(server->socket_)) break;
-    int wstatus = 0;
-    if (::waitpid(server->pid_, &wstatus, WNOHANG) == server->pid_) {
-      server->pid_ = -1;
-      return cannot_start("the server exited: " + last_lines(read_text(log), 2));
-    }
-    if (seconds_since(t0) > 60)
-      return cannot_start("the server did not accept connections within 60 s: " + last_lines(read_text(log), 2));
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  if (Status s = wait_until_serving(server->pid_, [&server] { return answers(server->socket_); }, log); !s.ok())
+    return cannot_start(s.message());
   server->start_seconds_ = seconds_since(t0);
   out = std::move(server);
   return Status::OK();
@@ -136,17 +120,8 @@ Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
 MariadbServer::~MariadbServer() { stop(); }
 
 void MariadbServer::stop() {
-  if (pid_ > 0) {
-    // SIGTERM: a normal shutdown (open sessions are rolled back); SIGKILL after 30 s.
-    ::kill(pid_, SIGTERM);
-    wait_for_exit(pid_, 30);
-    pid_ = -1;
-  }
-  if (!folder_.empty()) {
-    std::error_code ec;
-    fs::remove_all(folder_, ec);
-  }
-  guardian_.dismiss();
+  // SIGTERM: a normal shutdown (open sessions are rolled back); SIGKILL after 30 s.
+  stop_server(pid_, SIGTERM, folder_, guardian_);
 }
 
 }  // namespace twice::engine

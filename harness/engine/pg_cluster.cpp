@@ -22,10 +22,10 @@ std::string quote_value(const std::string& v) {
 PgCluster::PgCluster(std::string url) : url_(std::move(url)) {}
 
 PgCluster::~PgCluster() {
-  idle_.clear();
+  const std::vector<std::string> created = databases_.close_all();
   // Databases made on someone else's server go; our own server goes whole.
   if (admin_ && !server_)
-    for (const auto& name : created_) (void)admin_->exec_script(fmt::format("DROP DATABASE IF EXISTS {}", name));
+    for (const auto& name : created) (void)admin_->exec_script(fmt::format("DROP DATABASE IF EXISTS {}", name));
   admin_.reset();
 }
 
@@ -71,22 +71,11 @@ Status PgCluster::ensure_started() {
 Status PgCluster::lease(std::unique_ptr<PgDatabase>& out) {
   out.reset();
   if (Status s = ensure_started(); !s.ok()) return s;
-  std::lock_guard lock(mutex_);
-  if (!idle_.empty()) {
-    out = std::move(idle_.back());
-    idle_.pop_back();
-    return Status::OK();
-  }
-  const std::string name = fmt::format("twice_{}_{}", ::getpid(), created_.size());
-  if (Status s = admin_->exec_script(fmt::format("CREATE DATABASE {}", name)); !s.ok())
-    return Status::error(fmt::format("cannot create database {}: {}", name, s.message()));
-  created_.push_back(name);
-  return PgDatabase::open(conninfo_for(name), out);
+  return databases_.lease(
+      out, [this](const std::string& name) { return admin_->exec_script(fmt::format("CREATE DATABASE {}", name)); },
+      [this](const std::string& name, std::unique_ptr<PgDatabase>& db) { return PgDatabase::open(conninfo_for(name), db); });
 }
 
-void PgCluster::give_back(std::unique_ptr<PgDatabase> db) {
-  std::lock_guard lock(mutex_);
-  idle_.push_back(std::move(db));
-}
+void PgCluster::give_back(std::unique_ptr<PgDatabase> db) { databases_.give_back(std::move(db)); }
 
 }  // namespace twice::engine

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/database_pool.h"
 #include "engine/pg_database.h"
 #include "engine/postgres_server.h"
 
@@ -44,8 +45,7 @@ class PgCluster {
   Status started_;
   std::unique_ptr<PostgresServer> server_;
   std::unique_ptr<PgConnection> admin_;
-  std::vector<std::unique_ptr<PgDatabase>> idle_;
-  std::vector<std::string> created_;
+  DatabasePool<PgDatabase> databases_;
 };
 
 }  // namespace twice::engine

@@ -41,6 +41,32 @@ Result PgConnection::query(std::string_view sql, const std::vector<Value>& param
   return out;
 }
 
+std::vector<Result> PgConnection::query_each(const std::vector<std::string>& sqls) {
+  // Only queries that are one statement each can share a query string.
+  bool one_each = sqls.size() >= 2;
+  for (const auto& sql : sqls)
+    if (sql.find(';') != std::string::npos || sql.find('?') != std::string::npos) one_each = false;
+  if (!one_each) return RawConnection::query_each(sqls);
+  std::string batch;
+  for (const auto& sql : sqls) batch += sql + ";";
+  std::vector<Result> out;
+  out.reserve(sqls.size());
+  if (PQsendQuery(conn_, batch.c_str())) {
+    // One result per statement, then NULL. A statement that fails ends the
+    // batch: its error is its answer; the ones after it run below.
+    bool failed = false;
+    while (PGresult* r = PQgetResult(conn_)) {
+      if (!failed && out.size() < sqls.size()) {
+        out.push_back(to_result(conn_, r));
+        failed = !out.back().ok();
+      }
+      PQclear(r);
+    }
+  }
+  for (std::size_t i = out.size(); i < sqls.size(); ++i) out.push_back(query(sqls[i]));
+  return out;
+}
+
 Status PgConnection::exec_script(const std::string& sql) {
   PGresult* r = PQexec(conn_, sql.c_str());
   Result out = to_result(conn_, r);

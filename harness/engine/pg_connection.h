@@ -23,6 +23,11 @@ class PgConnection final : public env::RawConnection {
   Engine engine() const override { return Engine::kPostgres; }
   Result query(std::string_view sql, const std::vector<Value>& params = {}) override;
   Status exec_script(const std::string& sql) override;
+  // One query string of every query (when each is one statement without
+  // placeholders), one round trip, one answer per query. A query that fails
+  // ends the string there; the ones after it then run one by one, so that
+  // each answers exactly what query() would.
+  std::vector<Result> query_each(const std::vector<std::string>& sqls) override;
 
   PGconn* handle() const { return conn_; }
   int backend_pid() const { return PQbackendPID(conn_); }

@@ -66,6 +66,7 @@ class PgDb final : public env::TaskDb, public ServerSession {
   PgDb(const PgDb&) = delete;
   PgDb& operator=(const PgDb&) = delete;
 
+  // The statement loop is ServerSession::execute(); PgDb supplies its steps.
   Result exec(std::string_view sql, std::initializer_list<Value> params) override;
   Result exec(std::string_view sql, const std::vector<Value>& params) override;
   Engine engine() const override { return Engine::kPostgres; }
@@ -79,24 +80,27 @@ class PgDb final : public env::TaskDb, public ServerSession {
   int backend_pid() const { return session_ ? session_->backend_pid : 0; }
 
  private:
-  Result finish(std::string_view sql, const std::string& text, bool savepoint);
-  // Cancels the statement in flight; true when it was cancelled, false when
-  // its answer came first (then finish() takes it).
-  bool cancel();
-  // Cancels and discards whatever the statement in flight answers.
-  void abandon();
-  Status run_now(const char* sql);
+  // --- the steps of ServerSession::execute() ---
+  Status prepare_statement(std::string_view sql, const std::vector<Value>& params) override;
+  Status send() override;
+  bool can_take_savepoint() const override;
+  bool outside_transaction() const override;
+  bool is_transaction_control(std::string_view sql) const override;
+  Status run_now(const std::string& sql) override;
+  bool cancel() override;
+  bool answer_kept() const override { return answered_; }
+  void abandon() override;
+  Result take_answer(std::string_view sql) override;
 
   PgRun& run_;
-  sim::Scheduler& scheduler_;
   PgSession* session_ = nullptr;
-  Status broken_;
   bool in_flight_ = false;  // sent, answer not yet taken
   bool answered_ = false;   // the whole answer arrived
-  PGresult* kept_ = nullptr;  // an answer read while cancelling, for finish()
+  PGresult* kept_ = nullptr;  // an answer read while cancelling, for take_answer()
   std::map<std::string, std::string, std::less<>> translated_;  // ? -> $n, per statement text
-  std::vector<std::string> uncommitted_;
-  bool committed_writes_ = false;
+  const std::string* statement_ = nullptr;  // the prepared statement's text, in translated_
+  std::vector<std::string> storage_;         // its parameters as text ...
+  std::vector<const char*> values_;          // ... and libpq's pointers into them
 };
 
 }  // namespace twice::engine

@@ -44,13 +44,6 @@ std::optional<std::string> find_pg_program(const std::string& name) {
   return find_program(candidates);
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -101,17 +94,8 @@ Status PostgresServer::start(std::unique_ptr<PostgresServer>& out) {
   if (!started.ok()) return cannot_start(started.message());
 
   const std::string probe = server->conninfo("postgres") + " connect_timeout=2";
-  for (;;) {
-    if (PQping(probe.c_str()) == PQPING_OK) break;
-    int wstatus = 0;
-    if (::waitpid(server->pid_, &wstatus, WNOHANG) == server->pid_) {
-      server->pid_ = -1;
-      return cannot_start("the server exited: " + last_lines(read_text(log), 2));
-    }
-    if (seconds_since(t0) > 60) return cannot_start("the server did not accept connections within 60 s: " +
-                                                    last_lines(read_text(log), 2));
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  if (Status s = wait_until_serving(server->pid_, [&probe] { return PQping(probe.c_str()) == PQPING_OK; }, log); !s.ok())
+    return cannot_start(s.message());
   server->start_seconds_ = seconds_since(t0);
   out = std::move(server);
   return Status::OK();
@@ -120,17 +104,8 @@ Status PostgresServer::start(std::unique_ptr<PostgresServer>& out) {
 PostgresServer::~PostgresServer() { stop(); }
 
 void PostgresServer::stop() {
-  if (pid_ > 0) {
-    // SIGINT: fast shutdown (open sessions are rolled back); SIGKILL after 30 s.
-    ::kill(pid_, SIGINT);
-    wait_for_exit(pid_, 30);
-    pid_ = -1;
-  }
-  if (!folder_.empty()) {
-    std::error_code ec;
-    fs::remove_all(folder_, ec);
-  }
-  guardian_.dismiss();
+  // SIGINT: fast shutdown (open sessions are rolled back); SIGKILL after 30 s.
+  stop_server(pid_, SIGINT, folder_, guardian_);
 }
 
 std::string PostgresServer::conninfo(const std::string& dbname) const {

@@ -5,16 +5,174 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
+
+#include "engine/sql_words.h"
+#include "env/statement_text.h"
+
 namespace twice::engine {
 namespace {
 
 // How long a statement may take before the server is asked whether it is
 // blocked. A statement on a Unix socket answers in tens of microseconds.
 constexpr int kSlowMs = 1;
+// A statement the server says is not blocked, merely slow (on a loaded
+// machine, waiting for a core), is asked about again after twice as long
+// each time, up to this: every question is a round trip that loads the
+// machine further. A blocked statement is still found after kSlowMs.
+constexpr int kSlowestMs = 32;
 // A statement neither answered nor blocked this long is a server in trouble.
 constexpr double kGiveUpSeconds = 120;
 
 }  // namespace
+
+ServerSession::ServerSession(ServerRun& run)
+    : server_run_(run), scheduler_(run.scheduler()), task_(run.scheduler().current()) {}
+
+Result ServerSession::execute(std::string_view sql, const std::vector<Value>& params) {
+  const bool tracing = scheduler_.tracing();
+  const std::string text = tracing ? env::describe(sql, params) : std::string();
+  if (!scheduler_.point(text)) {
+    Result r;
+    r.status = Status::crashed();
+    return r;
+  }
+  auto failed = [&](Status s) {
+    Result r;
+    r.status = std::move(s);
+    if (tracing) scheduler_.record(sim::TraceKind::kSql, text, env::summarize(sql, r));
+    return r;
+  };
+  if (!broken_.ok()) return failed(broken_);
+  if (Status s = prepare_statement(sql, params); !s.ok()) return failed(s);
+
+  bool told_waiting = false;
+  for (;;) {
+    // A statement that may have to be cancelled must not take its
+    // transaction down with it: a savepoint first, when another one waits.
+    // Never around transaction control: RELEASE of an earlier savepoint
+    // would release ours too, and these do not wait for row locks.
+    const bool savepoint = can_take_savepoint() && !is_transaction_control(sql) && server_run_.any_waiting();
+    // Cancelling is safe with that savepoint, or for an autocommit statement.
+    const bool cancellable = savepoint || outside_transaction();
+    if (savepoint) {
+      if (Status s = run_now("SAVEPOINT twice_statement"); !s.ok()) return failed(s);
+    }
+    if (Status s = send(); !s.ok()) return failed(s);
+    bool requeue = false;
+    int patience_ms = kSlowMs;
+    for (;;) {
+      if (answer_arrived(patience_ms)) break;
+      std::vector<const ServerSession*> blockers = server_run_.blockers(*this);
+      if (blockers.empty()) {  // slow, not blocked: keep waiting, and ask less often
+        patience_ms = std::min(2 * patience_ms, kSlowestMs);
+        continue;
+      }
+      if (settles_before_parking() && server_run_.any_waiting()) {
+        // Another waiter may be on its way out (a deadlock victim rolling
+        // back, whose locks this statement waits for): let the others settle
+        // first, so that what this one sees does not depend on that race.
+        server_run_.settle(this);
+        if (answer_arrived(0)) break;
+        blockers = server_run_.blockers(*this);
+        if (blockers.empty()) {
+          patience_ms = std::min(2 * patience_ms, kSlowestMs);
+          continue;
+        }
+      }
+      if (tracing && !told_waiting)
+        scheduler_.record(sim::TraceKind::kSql, text, "waits for a lock another transaction holds");
+      told_waiting = true;
+      const bool queue = cancellable && !no_queue_ && server_run_.must_queue(*this, blockers);
+      if (queue && cancel()) {
+        if (savepoint && (!run_now("ROLLBACK TO SAVEPOINT twice_statement").ok() ||
+                          !run_now("RELEASE SAVEPOINT twice_statement").ok()))
+          return failed(Status::error("cannot return to the savepoint before a cancelled statement"));
+        requeue = true;
+        break;
+      }
+      if (answer_kept()) break;  // answered before the cancel reached it
+      waits_for_ = std::move(blockers);
+      patience_ms = kSlowMs;  // woken: what it waits for may have changed
+      const bool everyone_waits = scheduler_.block_on_db();
+      if (scheduler_.killed()) {
+        abandon();
+        Result r;
+        r.status = Status::crashed();
+        return r;
+      }
+      if (everyone_waits) {
+        // Queued statements go again, none queued this time; else the server
+        // must break a deadlock among the statements in flight.
+        if (server_run_.any_queued()) {
+          server_run_.wake_queued_for_deadlock();
+        } else if (!server_run_.wait_for_any()) {
+          abandon();
+          return failed(Status::busy("every task waits for a lock and the server resolved nothing for two minutes"));
+        }
+      }
+    }
+    if (!requeue) {
+      waits_for_.clear();
+      no_queue_ = false;
+      return finish(sql, text, savepoint, take_answer(sql));
+    }
+    // Parked without a statement on the server, until a transaction ends.
+    queued_ = true;
+    const bool everyone_waits = scheduler_.block_on_db();
+    queued_ = false;
+    if (scheduler_.killed()) {
+      Result r;
+      r.status = Status::crashed();
+      return r;
+    }
+    if (everyone_waits) no_queue_ = true;
+  }
+}
+
+Result ServerSession::finish(std::string_view sql, const std::string& text, bool savepoint, Result r) {
+  // A failed statement leaves its transaction as it would without the savepoint.
+  if (savepoint && r.ok()) {
+    if (Status s = run_now("RELEASE SAVEPOINT twice_statement"); !s.ok())
+      r.status = Status::error("releasing the savepoint around the statement: " + s.message());
+  }
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kSql, text, env::summarize(sql, r));
+
+  const bool wrote = r.ok() && r.changes > 0 && r.columns.empty();
+  if (in_transaction()) {
+    if (wrote) uncommitted_.push_back(text);
+  } else {
+    const bool commit = r.ok() && (is_word(sql, "COMMIT") || is_word(sql, "END"));
+    if (wrote || (commit && !uncommitted_.empty())) committed_writes_ = true;
+    uncommitted_.clear();
+  }
+  // Locks may have been released (a transaction ended, a statement failed):
+  // let the server settle the other statements in flight before anyone runs.
+  server_run_.settle(this);
+  if (!r.ok() || !in_transaction()) server_run_.wake_queued();
+  return r;
+}
+
+void ServerSession::roll_back_at_close() {
+  if (!in_transaction()) return;
+  if (!uncommitted_.empty() && scheduler_.tracing()) {
+    std::string undone;
+    for (const auto& w : uncommitted_) undone += (undone.empty() ? "" : "; ") + w;
+    scheduler_.record(sim::TraceKind::kTask,
+                      fmt::format("connection closes with a transaction open: rolled back {} write{}: {}",
+                                  uncommitted_.size(), uncommitted_.size() == 1 ? "" : "s", undone));
+  } else {
+    scheduler_.record(sim::TraceKind::kTask, "connection closes with a transaction open: rolled back (no writes yet)");
+  }
+  (void)run_now("ROLLBACK");
+}
+
+void ServerSession::leave_run() {
+  server_run_.closed(this);
+  // Its locks are gone: waiters may now proceed.
+  server_run_.settle(nullptr);
+  server_run_.wake_queued();
+}
 
 void ServerRun::closed(ServerSession* s) {
   open_.erase(std::remove(open_.begin(), open_.end(), s), open_.end());
@@ -72,6 +230,7 @@ void ServerRun::settle(const ServerSession* except) {
   for (ServerSession* o : open_) {
     if (o == except || !o->in_flight()) continue;
     const auto start = std::chrono::steady_clock::now();
+    int patience_ms = kSlowMs;
     for (;;) {
       if (o->answer_arrived(0)) {
         o->set_waits_for({});
@@ -82,7 +241,9 @@ void ServerRun::settle(const ServerSession* except) {
         o->set_waits_for(std::move(b));
         break;
       }
-      if (o->answer_arrived(kSlowMs)) {
+      const int wait_ms = patience_ms;
+      patience_ms = std::min(2 * patience_ms, kSlowestMs);
+      if (o->answer_arrived(wait_ms)) {
         o->set_waits_for({});
         scheduler_.wake_db_waiter(o->task());
         break;

@@ -1,6 +1,7 @@
 // ServerRun and ServerSession: what PostgreSQL's and MariaDB's Db on the
-// scheduler share, whatever the engine: the statements of one run in flight
-// on a server, settled after each step, parked when blocked, queued when one
+// scheduler share, whatever the engine: one statement loop, and the
+// statements of one run in flight on a server, settled after each step,
+// parked when blocked, queued when one
 // release could wake several waiters at once (so that the server never picks
 // the winner: the scheduler does, from the seed), and the way out when every
 // task is parked (queued statements go again unqueued; else the server must
@@ -11,6 +12,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "env/task_db.h"
@@ -18,10 +21,18 @@
 
 namespace twice::engine {
 
-// One task's connection, as the run sees it.
+class ServerRun;
+
+// One task's connection, as the run sees it, and the statement loop of both
+// engines (execute(), a template method): send, wait a millisecond, ask the
+// server whether the statement is blocked, park or queue it, break a
+// deadlock when everyone waits, then settle the others. pg_db.h tells the
+// contract. An engine supplies the steps the loop calls: how to send a
+// statement, read its answer, cancel it, and what its transaction state is.
 class ServerSession {
  public:
-  explicit ServerSession(int task) : task_(task) {}
+  // The session of the task holding the baton, in `run`.
+  explicit ServerSession(ServerRun& run);
   virtual ~ServerSession() = default;
 
   // A statement was sent and its answer not yet taken.
@@ -31,6 +42,8 @@ class ServerSession {
   virtual bool answer_arrived(int timeout_ms) = 0;
   // The socket to poll while waiting for an answer.
   virtual int socket() const = 0;
+  // A transaction is open on the connection.
+  virtual bool in_transaction() const = 0;
 
   // In flight and, when last asked, waiting for these tasks' locks (a null
   // entry: a holder the engine could not name).
@@ -42,10 +55,56 @@ class ServerSession {
   int task() const { return task_; }
 
  protected:
+  // The Db::exec of both engines: a scheduling point, then the statement
+  // (prepared by prepare_statement()) through the loop, then finished:
+  // traced, its writes counted, the others settled.
+  Result execute(std::string_view sql, const std::vector<Value>& params);
+  // At close, when a transaction is open: traced (with its writes), and
+  // rolled back, as a crashed process's connection closing.
+  void roll_back_at_close();
+  // The session goes: its locks are gone, so the others settle and queued
+  // statements may go again.
+  void leave_run();
+
+  // --- The steps each engine supplies ---
+  // Readies `sql` with `params` for send() (placeholders, parameter text).
+  virtual Status prepare_statement(std::string_view sql, const std::vector<Value>& params) = 0;
+  // Sends the prepared statement without waiting for its answer.
+  virtual Status send() = 0;
+  // A transaction is open and may take a savepoint (not one an error aborted).
+  virtual bool can_take_savepoint() const = 0;
+  // No transaction is open: the statement is autocommitted.
+  virtual bool outside_transaction() const = 0;
+  // BEGIN, COMMIT, SAVEPOINT, SET ...: never wrapped in a savepoint.
+  virtual bool is_transaction_control(std::string_view sql) const = 0;
+  // A statement run to completion at once (savepoints, the rollback at close).
+  virtual Status run_now(const std::string& sql) = 0;
+  // Cancels the statement in flight; true when it was cancelled, false when
+  // its answer came first (then answer_kept() and take_answer() returns it).
+  virtual bool cancel() = 0;
+  virtual bool answer_kept() const = 0;
+  // Cancels and discards whatever the statement in flight answers.
+  virtual void abandon() = 0;
+  // The answer of the statement `sql`, waiting for it if need be; the
+  // session is idle afterwards.
+  virtual Result take_answer(std::string_view sql) = 0;
+  // True when a newly blocked statement must first let the other statements
+  // in flight settle, when some already wait (MariaDB: a victim rolling
+  // back still holds its locks for a moment).
+  virtual bool settles_before_parking() const { return false; }
+
+  ServerRun& server_run_;
+  sim::Scheduler& scheduler_;
   int task_;
+  Status broken_;          // the connection could not be had: every statement answers this
   bool queued_ = false;    // parked with its statement cancelled, to send again
   bool no_queue_ = false;  // every task was parked: this one's next send may not be queued
   std::vector<const ServerSession*> waits_for_;
+  std::vector<std::string> uncommitted_;  // the open transaction's writes, as traced
+  bool committed_writes_ = false;
+
+ private:
+  Result finish(std::string_view sql, const std::string& text, bool savepoint, Result r);
 };
 
 class ServerRun : public env::TaskDbSource {

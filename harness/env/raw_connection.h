@@ -22,6 +22,15 @@ class RawConnection {
   virtual Result query(std::string_view sql, const std::vector<Value>& params = {}) = 0;
   // One or more statements without parameters (a schema's setup SQL).
   virtual Status exec_script(const std::string& sql) = 0;
+  // Several read-only queries without parameters, each as query() would
+  // answer it, in order. A server engine sends them in one round trip (the
+  // checker's oracle queries); the default runs them one by one.
+  virtual std::vector<Result> query_each(const std::vector<std::string>& sqls) {
+    std::vector<Result> out;
+    out.reserve(sqls.size());
+    for (const auto& sql : sqls) out.push_back(query(sql));
+    return out;
+  }
 };
 
 }  // namespace twice::env

@@ -167,7 +167,10 @@ Result RealDb::exec(std::string_view sql, const std::vector<Value>& params) {
 
 RealEnv::RealEnv(const std::string& path, Micros busy_timeout, RealLocks& locks, Clock& clock,
                  std::string token_prefix)
-    : db_(path, busy_timeout), locks_(locks), clock_(clock), token_prefix_(std::move(token_prefix)) {}
+    : RealEnv(std::make_unique<RealDb>(path, busy_timeout), locks, clock, std::move(token_prefix)) {}
+
+RealEnv::RealEnv(std::unique_ptr<WorkerDb> db, RealLocks& locks, Clock& clock, std::string token_prefix)
+    : db_(std::move(db)), locks_(locks), clock_(clock), token_prefix_(std::move(token_prefix)) {}
 
 std::string RealEnv::token() { return token_prefix_ + "." + std::to_string(++tokens_); }
 

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include <sqlite3.h>
 
+#include "stress/worker_db.h"
 #include "twice/env.h"
 
 namespace twice::stress {
@@ -71,7 +73,7 @@ class RealLocks final : public Locks {
 
 // One SQLite connection onto the stress database, with prepared statements
 // cached per SQL text. Not thread-safe: one worker's.
-class RealDb final : public Db {
+class RealDb final : public WorkerDb {
  public:
   // Opens the connection; when that fails, status() says why and every exec() returns that error.
   RealDb(const std::string& path, Micros busy_timeout);
@@ -79,10 +81,10 @@ class RealDb final : public Db {
   RealDb(const RealDb&) = delete;
   RealDb& operator=(const RealDb&) = delete;
 
-  const Status& status() const { return open_status_; }
+  const Status& status() const override { return open_status_; }
   Result exec(std::string_view sql, std::initializer_list<Value> params = {}) override;
   Result exec(std::string_view sql, const std::vector<Value>& params) override;
-  bool in_transaction() const;
+  bool in_transaction() const override;
   // The raw connection, for the checker's reads once the workers are parked.
   sqlite3* connection() const { return conn_; }
 
@@ -92,13 +94,17 @@ class RealDb final : public Db {
   std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
 };
 
-// A worker's Env: its own RealDb, the run's shared locks and clock. Tokens are
-// "<prefix>.<n>", unique in the run as long as prefixes are. note() lines are
-// dropped: there is no trace under real threads.
+// A worker's Env: its own WorkerDb (a RealDb onto the SQLite file, or a
+// connection to a server engine), the run's shared locks and clock. Tokens
+// are "<prefix>.<n>", unique in the run as long as prefixes are. note()
+// lines are dropped: there is no trace under real threads.
 class RealEnv final : public Env {
  public:
+  // On a RealDb onto the SQLite file at `path`.
   RealEnv(const std::string& path, Micros busy_timeout, RealLocks& locks, Clock& clock, std::string token_prefix);
-  Db& db() override { return db_; }
+  // On any worker's Db (never null).
+  RealEnv(std::unique_ptr<WorkerDb> db, RealLocks& locks, Clock& clock, std::string token_prefix);
+  Db& db() override { return *db_; }
   Locks& locks() override { return locks_; }
   Clock& clock() override { return clock_; }
   std::string token() override;
@@ -118,13 +124,13 @@ class RealEnv final : public Env {
     return {Status::error(std::string(service) + ": no external services in stress mode"), {}};
   }
 
-  const Status& status() const { return db_.status(); }
-  RealDb& real_db() { return db_; }
+  const Status& status() const { return db_->status(); }
+  WorkerDb& worker_db() { return *db_; }
   // The reply respond_now() sent during the last delivery, if any; clears it for the next.
   std::optional<Reply> take_early_reply() { return std::exchange(early_reply_, std::nullopt); }
 
  private:
-  RealDb db_;
+  std::unique_ptr<WorkerDb> db_;
   RealLocks& locks_;
   Clock& clock_;
   std::string token_prefix_;

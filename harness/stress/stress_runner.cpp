@@ -16,10 +16,10 @@
 #include <fmt/format.h>
 
 #include "env/sqlite_db.h"
-#include "env/sqlite_db.h"
 #include "gateway/gateway.h"
 #include "gateway/retry_profile.h"
 #include "stress/real_env.h"
+#include "stress/stress_database.h"
 #include "twice/schema.h"
 
 namespace twice::stress {
@@ -32,29 +32,6 @@ constexpr Micros kProgressEvery = 200 * kMillisecond;
 // scans the ledger once per account, so this keeps it linear in the orders.
 constexpr long kUsers = 64;
 
-// A mkdtemp folder, removed with everything in it (the database, its -wal and
-// -shm files) when the run ends, however it ends.
-class TempFolder {
- public:
-  Status create(const std::string& parent) {
-    std::error_code ec;
-    const fs::path base = parent.empty() ? fs::temp_directory_path(ec) : fs::path(parent);
-    if (ec) return Status::error("no temporary directory: " + ec.message());
-    std::string pattern = (base / "twice-stress-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) return Status::error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
-    path_ = pattern;
-    return Status::OK();
-  }
-  ~TempFolder() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 enum class ReplyKind : unsigned char { kNone, kAcked, kNotAcked };
 
 // What the workers share. Fields written by the barrier's completion function
@@ -62,15 +39,15 @@ enum class ReplyKind : unsigned char { kNone, kAcked, kNotAcked };
 // the completion cannot run: std::barrier's completion step happens after
 // every arrival of its phase and before any wait of that phase returns.
 struct StressRun {
-  StressRun(const StressOptions& o, Handler& h, const Schema& s, const gateway::RetryProfile& p, RealDb& c, Clock& k,
-      int g)
+  StressRun(const StressOptions& o, Handler& h, const Schema& s, const gateway::RetryProfile& p,
+      env::RawConnection& c, Clock& k, int g)
       : options(o), handler(h), schema(s), profile(p), checker(c), clock(k), groups(g), workers(g * o.duplicates) {}
 
   const StressOptions& options;
   Handler& handler;
   const Schema& schema;
   const gateway::RetryProfile& profile;
-  RealDb& checker;  // the setup connection; used only while every worker waits
+  env::RawConnection& checker;  // the database's own; used only while every worker waits
   Clock& clock;
   int groups;
   int workers;
@@ -84,6 +61,7 @@ struct StressRun {
 
   // One slot per (order, copy), each written by exactly one worker.
   std::vector<ReplyKind> replies;
+  std::vector<int> redelivered;  // per (order, copy): how often its worker sent it again
   std::vector<Notify> notifies;
   std::vector<gateway::OrderSpec> orders;
 
@@ -93,16 +71,19 @@ struct StressRun {
     p.transaction_id = notifies[static_cast<std::size_t>(order)].transaction_id;
     p.settled = true;
     p.attempts = p.deliveries = options.duplicates;
-    for (int c = 0; c < options.duplicates; ++c)
-      if (replies[static_cast<std::size_t>(order * options.duplicates + c)] == ReplyKind::kAcked) p.acked = true;
+    for (int c = 0; c < options.duplicates; ++c) {
+      const auto slot = static_cast<std::size_t>(order * options.duplicates + c);
+      if (replies[slot] == ReplyKind::kAcked) p.acked = true;
+      p.attempts += redelivered[slot];
+      p.deliveries += redelivered[slot];
+    }
     return p;
   }
 
   bool round_violated(long first_order, long end_order) const {
     std::vector<gateway::PaymentRecord> payments;
     for (long o = first_order; o < end_order; ++o) payments.push_back(payment(o));
-    env::SqliteConnection raw(checker.connection());
-    return !check::judge(raw, schema, payments, {}).violations.empty();
+    return !check::judge(checker, schema, payments, {}).violations.empty();
   }
 
   // The barrier's completion: runs on the last worker to arrive, every other
@@ -133,19 +114,26 @@ struct StressRun {
     stop = true;
   }
 
+  // One copy, and again while it is not acked, up to options.redeliveries
+  // times: the gateway's retries, sent at once rather than minutes later.
   void deliver(RealEnv& env, long order, int copy) {
-    Reply reply = endpoint::answer(handler, notifies[static_cast<std::size_t>(order)], env);
-    if (std::optional<Reply> early = env.take_early_reply()) reply = *early;  // the gateway already has it
-    if (env.real_db().in_transaction()) env.real_db().exec("ROLLBACK");  // the connection goes back to the pool
-    replies[static_cast<std::size_t>(order * options.duplicates + copy)] =
-        profile.is_ack(reply) ? ReplyKind::kAcked : ReplyKind::kNotAcked;
+    const auto slot = static_cast<std::size_t>(order * options.duplicates + copy);
+    for (int attempt = 0;; ++attempt) {
+      Reply reply = endpoint::answer(handler, notifies[static_cast<std::size_t>(order)], env);
+      if (std::optional<Reply> early = env.take_early_reply()) reply = *early;  // the gateway already has it
+      if (env.worker_db().in_transaction()) env.worker_db().exec("ROLLBACK");  // the connection goes back to the pool
+      const bool acked = profile.is_ack(reply);
+      replies[slot] = acked ? ReplyKind::kAcked : ReplyKind::kNotAcked;
+      redelivered[slot] = attempt;
+      if (acked || attempt >= options.redeliveries) return;
+    }
   }
 };
 
 }  // namespace
 
 double StressReport::deliveries_per_second() const {
-  return elapsed > 0 ? static_cast<double>(deliveries) * kSecond / static_cast<double>(elapsed) : 0.0;
+  return elapsed > 0 ? static_cast<double>(deliveries + redeliveries) * kSecond / static_cast<double>(elapsed) : 0.0;
 }
 
 double StressReport::violation_rate() const {
@@ -191,35 +179,38 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   if (options.duplicates < 1 || options.duplicates > options.threads)
     return Status::error(fmt::format("duplicates must be within 1..threads ({})", options.threads));
   if (options.orders < 1) return Status::error("orders must be at least 1");
+  if (options.redeliveries < 0) return Status::error("redeliveries must not be negative");
   const gateway::RetryProfile* profile = gateway::find_profile("wechat-v3");
   if (!profile) return Status::error("no wechat-v3 profile");
 
-  TempFolder folder;
-  if (Status s = folder.create(options.temp_parent); !s.ok()) return s;
-  const std::string path = (folder.path() / "stress.db").string();
-
   const int groups = options.threads / options.duplicates;
+  std::unique_ptr<StressDatabase> database;
+  if (Status s = open_stress_database(options.engine, options.busy_timeout, options.temp_parent, database); !s.ok())
+    return s;
   RealClock clock;
   RealLocks locks(clock);
-  RealDb setup(path, options.busy_timeout);
-  if (!setup.status().ok()) return setup.status();
   std::unique_ptr<Handler> handler = options.handler->make();
   const Schema& schema = handler->schema();
-  if (Status s = seed_stress_database(setup.connection(), schema, options.orders, groups); !s.ok()) return s;
-  StressRun run(options, *handler, schema, *profile, setup, clock, groups);
+  StressRun run(options, *handler, schema, *profile, database->checker(), clock, groups);
   run.orders.reserve(static_cast<std::size_t>(options.orders));
   run.notifies.reserve(static_cast<std::size_t>(options.orders));
+  std::vector<StressOrder> seed;
+  seed.reserve(static_cast<std::size_t>(options.orders));
   for (long i = 0; i < options.orders; ++i) {
     run.orders.push_back(stress_order(i, groups));
     run.notifies.push_back(stress_notify(run.orders.back()));
+    const gateway::OrderSpec& o = run.orders.back();
+    seed.push_back({o.order_no, o.user, o.amount, o.currency});
   }
+  if (Status s = database->seed(schema, seed); !s.ok()) return s;
   run.replies.assign(static_cast<std::size_t>(options.orders * options.duplicates), ReplyKind::kNone);
+  run.redelivered.assign(run.replies.size(), 0);
 
   // Every connection is open before the first round, so a worker never fails
   // halfway and leaves the others waiting at the barrier.
   std::vector<std::unique_ptr<RealEnv>> envs;
   for (int w = 0; w < run.workers; ++w) {
-    envs.push_back(std::make_unique<RealEnv>(path, options.busy_timeout, locks, clock, fmt::format("W{}", w)));
+    envs.push_back(std::make_unique<RealEnv>(database->open_worker(), locks, clock, fmt::format("W{}", w)));
     if (!envs.back()->status().ok()) return envs.back()->status();
   }
 
@@ -253,17 +244,20 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   report.deliveries = run.orders_done * options.duplicates;
   report.elapsed = finished_at - run.started_at;
   report.stopped_by = run.stopped_by;
+  report.database = database->description();
   envs.clear();  // the workers' connections close; the checker reads a quiet file
 
   std::vector<gateway::PaymentRecord> payments;
   payments.reserve(static_cast<std::size_t>(report.orders_run));
   for (long o = 0; o < report.orders_run; ++o) {
     payments.push_back(run.payment(o));
-    for (int c = 0; c < options.duplicates; ++c)
-      if (run.replies[static_cast<std::size_t>(o * options.duplicates + c)] == ReplyKind::kAcked) ++report.acked;
+    for (int c = 0; c < options.duplicates; ++c) {
+      const auto slot = static_cast<std::size_t>(o * options.duplicates + c);
+      if (run.replies[slot] == ReplyKind::kAcked) ++report.acked;
+      report.redeliveries += run.redelivered[slot];
+    }
   }
-  env::SqliteConnection raw(setup.connection());
-  report.verdict = check::judge(raw, schema, payments, {});
+  report.verdict = check::judge(database->checker(), schema, payments, {});
   std::set<std::string> orders_hit;
   for (const auto& v : report.verdict.violations) {
     ++report.violations_per_invariant[v.invariant];

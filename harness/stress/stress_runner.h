@@ -1,6 +1,8 @@
 // run_stress(): the real-thread counterpart of simulate(). Worker threads
 // (std::jthread) deliver payment callbacks to one handler, unchanged, through
-// RealEnv onto a SQLite database file in WAL mode. Deliveries go in rounds: in
+// RealEnv onto a SQLite database file in WAL mode, or (StressOptions::engine)
+// a database on a PostgreSQL or MariaDB server, each worker on its own
+// blocking connection at the run's isolation level. Deliveries go in rounds: in
 // each round the workers split into groups of `duplicates`, every group takes
 // the next order, and all workers wait on one std::barrier, so the copies of
 // an order leave the barrier together and really race. After the last round
@@ -13,8 +15,9 @@
 //
 // Nothing here is replayable: there is no seed, only what the operating
 // system's scheduler did; the simulator finds bugs, this shows that they occur
-// with real threads and how often. The database lives in a fresh mkdtemp
-// folder, removed when the run ends.
+// with real threads and how often. A SQLite database lives in a fresh mkdtemp
+// folder, removed when the run ends; a server database is leased from the
+// engine's cluster and given back (stress_database.h).
 //
 // Threads: run_stress() blocks its caller; it starts and joins its own
 // workers. Several runs may go on at once, they share nothing. on_progress is
@@ -29,6 +32,7 @@
 #include <sqlite3.h>
 
 #include "check/checker.h"
+#include "engine/engine_choice.h"
 #include "gateway/scenario.h"
 #include "twice/handler.h"
 #include "twice/schema.h"
@@ -48,7 +52,17 @@ struct StressOptions {
   int duplicates = 2;    // copies of each order, lined up on the barrier; 1..threads
   long orders = 50'000;  // the run ends after this many orders ...
   Micros time_limit = 0;  // ... or when this much time has passed (0: no limit)
+  // How long a statement waits for a lock before it fails: SQLite's busy
+  // timeout, PostgreSQL's lock_timeout, InnoDB's lock wait timeout.
   Micros busy_timeout = 5 * kSecond;
+  // A copy the handler did not acknowledge is delivered again by its worker,
+  // at once, up to this many times: the gateway's retries. Without them a
+  // handler that answers 5xx on a serialization failure or a deadlock, as it
+  // should, would show lost_payment for an order the gateway will deliver again.
+  int redeliveries = 3;
+  // Where the tables live: SQLite (default), or a server engine and level
+  // with its cluster (which must outlive the run).
+  engine::EngineChoice engine = {};
   // Run the checker after every round and stop at the first violation: how
   // long a bug takes to show. Costs a pass over the ledger per round.
   bool stop_at_first_violation = false;
@@ -59,12 +73,14 @@ struct StressOptions {
 
 struct StressReport {
   std::string handler;
+  std::string database;  // "SQLite WAL file", "PostgreSQL read-committed", ...
   int threads = 0;     // workers that delivered (groups × duplicates)
   int duplicates = 0;
   long orders_planned = 0;
   long orders_run = 0;      // orders whose every copy was delivered
   long deliveries = 0;      // orders_run × duplicates
   long acked = 0;           // deliveries the gateway would count as acknowledged (WeChat v3)
+  long redeliveries = 0;    // copies sent again because they were not acknowledged
   Micros elapsed = 0;       // from the first round's release to the last worker's return
   std::string stopped_by;   // "", "time limit", "first violation", "interrupted"
 
@@ -72,7 +88,7 @@ struct StressReport {
   std::map<std::string, int> violations_per_invariant;
   long violating_orders = 0;  // distinct orders named by some violation
 
-  double deliveries_per_second() const;
+  double deliveries_per_second() const;  // redeliveries included
   double violation_rate() const;  // violating_orders / orders_run
 };
 

@@ -8,6 +8,7 @@
 #include "explore/explorer.h"
 #include "reports/text_report.h"
 #include "run/simulate.h"
+#include "testing/engine_servers.h"
 #include "testing/scenario_selection.h"
 #include "twice/testing.h"
 
@@ -53,8 +54,11 @@ StatusOr<std::vector<gateway::Scenario>> load_all(const std::vector<std::string>
 // a message instead of an exception on an explorer thread. A handler's own
 // exceptions never get here: they answer HTTP 500 inside the run.
 StatusOr<run::RunResult> run_guarded(const gateway::Scenario& scenario, const HandlerInfo& handler,
-                                     const sim::StrategySpec& strategy, std::uint64_t seed) {
-  StatusOr<run::RunResult> r = run::simulate(run::RunSpec{&scenario, &handler, strategy, seed, std::nullopt});
+                                     const sim::StrategySpec& strategy, std::uint64_t seed,
+                                     const engine::EngineChoice& engine) {
+  run::RunSpec spec{&scenario, &handler, strategy, seed, std::nullopt};
+  spec.engine = engine;
+  StatusOr<run::RunResult> r = run::simulate(spec);
   if (r.ok()) return r;
   std::string message =
       fmt::format("{} on {}: the run could not start: {}", handler.name, scenario.name, r.status().message());
@@ -109,13 +113,15 @@ Report check_exactly_once(std::string_view handler, const Options& options) {
 
 Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   if (Status bad = check_options(options); !bad.ok()) return failed(bad.message());
+  StatusOr<engine::EngineChoice> engine = engine_of(options);
+  if (!engine.ok()) return failed(engine.status().message());
   const std::vector<std::string> refs = scenario_refs(options);
   if (refs.empty()) return failed("no scenarios: Options::bundled is false and Options::scenarios is empty");
   StatusOr<std::vector<gateway::Scenario>> loaded = load_all(refs, options);
   if (!loaded.ok()) return failed(loaded.status().message());
   const std::vector<gateway::Scenario>& scenarios = *loaded;
   for (const auto& s : scenarios)
-    if (StatusOr<run::RunResult> r = run_guarded(s, handler, strategy_of(options), options.seed); !r.ok())
+    if (StatusOr<run::RunResult> r = run_guarded(s, handler, strategy_of(options), options.seed, *engine); !r.ok())
       return failed(r.status().message());
 
   explore::ExploreOptions explore;
@@ -125,6 +131,7 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   explore.shrink = options.shrink_budget > 0;
   explore.shrink_budget = options.shrink_budget;
   explore.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  explore.engine = *engine;
   // No expected matrix: a handler under test is held to exactly-once everywhere.
   explore::MatrixResult m = explore::explore_matrix({&handler}, scenarios, explore, explore::ExpectedMatrix{});
 
@@ -137,8 +144,9 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
       summary += fmt::format("  {}: {} in {} of {} runs\n", cell.scenario, v.invariant, v.failures, cell.seeds_run);
     }
   }
-  const std::string what = fmt::format("{} scenario{} × {} runs (strategy {}, seed {})", scenarios.size(),
-                                       scenarios.size() == 1 ? "" : "s", options.seeds, m.strategy, options.seed);
+  const std::string what = fmt::format("{} scenario{} × {} runs (strategy {}, seed {}){}", scenarios.size(),
+                                       scenarios.size() == 1 ? "" : "s", options.seeds, m.strategy, options.seed,
+                                       engine->is_sqlite() ? "" : " on " + engine->cell_suffix().substr(1));
   report.passed = report.violations.empty();
   if (report.passed) {
     report.message = fmt::format("{}: exactly once on {}", handler.name, what);
@@ -158,11 +166,13 @@ Report check_run(std::string_view handler, const Run& run, const Options& option
 
 Report check_run(const HandlerInfo& handler, const Run& run, const Options& options) {
   if (Status bad = check_options(options); !bad.ok()) return failed(bad.message());
+  StatusOr<engine::EngineChoice> engine = engine_of(options);
+  if (!engine.ok()) return failed(engine.status().message());
   StatusOr<gateway::Scenario> loaded = gateway::load_scenario_ref(run.scenario, options.bundled_dir);
   if (!loaded.ok()) return failed(loaded.status().message());
   const gateway::Scenario& scenario = *loaded;
   const sim::StrategySpec strategy = strategy_of(options);
-  StatusOr<run::RunResult> guarded = run_guarded(scenario, handler, strategy, run.seed);
+  StatusOr<run::RunResult> guarded = run_guarded(scenario, handler, strategy, run.seed, *engine);
   if (!guarded.ok()) return failed(guarded.status().message());
   const run::RunResult& r = *guarded;
 
@@ -177,7 +187,7 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   std::vector<explore::CellResult> cells(1);
   explore::CellResult& cell = cells.front();
   cell.handler = handler.name;
-  cell.scenario = scenario.name;
+  cell.scenario = scenario.name + engine->cell_suffix();
   cell.strategy = sim::strategy_name(strategy);
   cell.seeds_run = 1;
   cell.failing_runs = 1;
@@ -193,11 +203,11 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
     vr.schedules_to_first = 1;
     vr.seed = run.seed;
     vr.counterexample = explore::shrink_counterexample(scenario, handler, strategy, run.seed, v.invariant,
-                                                       options.shrink_budget);
+                                                       options.shrink_budget, *engine);
     cell.violations.push_back(std::move(vr));
-    report.violations.push_back(scenario.name + ": " + v.invariant);
+    report.violations.push_back(cell.scenario + ": " + v.invariant);
   }
-  report.message = fmt::format("{} is not exactly-once on {} seed {}\n", handler.name, scenario.name, run.seed) +
+  report.message = fmt::format("{} is not exactly-once on {} seed {}\n", handler.name, cell.scenario, run.seed) +
                    render_failures(cells, options) + replay_hint(options);
   return report;
 }

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 
 namespace twice::testing {
 namespace {
@@ -51,6 +55,38 @@ engine::EngineChoice on_mariadb(engine::Isolation isolation) {
   c.isolation = isolation;
   c.mariadb = g_mariadb.get();
   return c;
+}
+
+run::RunResult run_on(const gateway::Scenario& s, const std::string& handler_name, std::uint64_t seed,
+                      const engine::EngineChoice& engine) {
+  const HandlerInfo* h = HandlerRegistry::instance().find(handler_name);
+  if (!h) throw std::runtime_error("handler not registered: " + handler_name);
+  run::RunSpec spec{&s, h, {}, seed, std::nullopt};
+  spec.engine = engine;
+  return run::simulate(spec).value();
+}
+
+std::set<std::string> violations(const gateway::Scenario& s, const std::string& handler_name, int n,
+                                 const engine::EngineChoice& engine) {
+  std::set<std::string> out;
+  for (int seed = 1; seed <= n; ++seed)
+    for (const auto& v : run_on(s, handler_name, static_cast<std::uint64_t>(seed), engine).verdict.violations)
+      out.insert(v.invariant);
+  return out;
+}
+
+std::string trace_text(const run::RunResult& r) { return sim::format_trace(r.trace); }
+
+CommandOutput twice_command(const std::string& args) {
+  CommandOutput out;
+  FILE* p = ::popen((std::string(TWICE_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) out.output.append(buffer, n);
+  const int status = ::pclose(p);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
 }
 
 }  // namespace twice::testing

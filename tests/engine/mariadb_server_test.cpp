@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "engine/mariadb_server.h"
+#include "engine_environment.h"
 
 namespace fs = std::filesystem;
 
@@ -46,33 +47,6 @@ struct PrivateServerDir {
   }
 };
 
-struct ScopedVar {
-  std::string name;
-  ScopedVar(std::string n, const std::string& value) : name(std::move(n)) { ::setenv(name.c_str(), value.c_str(), 1); }
-  ~ScopedVar() { ::unsetenv(name.c_str()); }
-};
-
-std::pair<std::string, int> twice_command(const std::string& args) {
-  std::string out;
-  FILE* p = ::popen((std::string(TWICE_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return {"", -1};
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) out.append(buffer, n);
-  const int status = ::pclose(p);
-  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
-}
-
-// Polls `done` for up to a minute: the guardian stops the server in its own time.
-template <class F>
-bool eventually(F done) {
-  for (int i = 0; i < 1200; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 }  // namespace
 
 TEST(MariadbServer, StartsOnASocketInItsFolderAndRemovesItOnDestruction) {
@@ -93,7 +67,7 @@ TEST(MariadbServer, StartsOnASocketInItsFolderAndRemovesItOnDestruction) {
 
 TEST(MariadbServer, AMissingProgramIsOneClearLineAndNoFolder) {
   PrivateServerDir dir;
-  ScopedVar bindir("TWICE_MARIADB_BINDIR", "/nonexistent/bin");
+  ScopedEnv bindir("TWICE_MARIADB_BINDIR", "/nonexistent/bin");
   std::unique_ptr<MariadbServer> server;
   const Status s = MariadbServer::start(server);
   EXPECT_EQ(s.message(),
@@ -113,7 +87,7 @@ TEST(MariadbServer, AServerThatWillNotStartSaysWhyAndLeavesNothing) {
     script << "#!/bin/sh\necho '[ERROR] pretend the data directory is broken' >&2\nexit 1\n";
   }
   fs::permissions(fake + "/mariadbd", fs::perms::owner_all);
-  ScopedVar bindir("TWICE_MARIADB_BINDIR", fake);
+  ScopedEnv bindir("TWICE_MARIADB_BINDIR", fake);
   std::unique_ptr<MariadbServer> server;
   const Status s = MariadbServer::start(server);
   fs::remove_all(fake);
@@ -129,7 +103,7 @@ TEST(MariadbCli, SetupErrorsExitTwoWithOneLineAndLeaveNothing) {
   const std::string run = "run --handler cas --scenario concurrent-duplicates --seeds 2 --no-report -q --scenarios-dir "
                           TWICE_SOURCE_DIR "/scenarios ";
   {
-    ScopedVar bindir("TWICE_MARIADB_BINDIR", "/nonexistent/bin");
+    ScopedEnv bindir("TWICE_MARIADB_BINDIR", "/nonexistent/bin");
     const auto [out, code] = twice_command(run + "--engine mariadb");
     EXPECT_EQ(code, 2) << out;
     EXPECT_EQ(out,

@@ -13,15 +13,6 @@ namespace {
 
 using engine::Isolation;
 
-run::RunResult run_on(const gateway::Scenario& s, const std::string& handler_name, std::uint64_t seed,
-                      Isolation isolation) {
-  run::RunSpec spec{&s, &handler(handler_name), {}, seed, std::nullopt};
-  spec.engine = on_postgres(isolation);
-  return run::simulate(spec).value();
-}
-
-std::string trace_text(const run::RunResult& r) { return sim::format_trace(r.trace); }
-
 bool any_line(const run::RunResult& r, const std::string& needle) {
   for (const auto& e : r.trace.events())
     if ((e.text + " " + e.result).find(needle) != std::string::npos) return true;
@@ -91,7 +82,7 @@ TEST(PgDatabase, ASerializationFailureIsItsOwnKind) {
 TEST(PgRun, SequentialPaymentPassesAndTheDatabaseIsResetBetweenRuns) {
   const gateway::Scenario s = one_order_scenario();
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-    const run::RunResult r = run_on(s, "unique-key+cas", seed, Isolation::kReadCommitted);
+    const run::RunResult r = run_on(s, "unique-key+cas", seed, on_postgres(Isolation::kReadCommitted));
     EXPECT_TRUE(r.verdict.violations.empty()) << trace_text(r);
     // One credit each run: the previous run's rows are gone.
     ASSERT_EQ(r.verdict.accounts.size(), 1u);
@@ -103,7 +94,7 @@ TEST(PgRun, CheckThenActDoubleCreditsOnPostgresToo) {
   const gateway::Scenario s = concurrent_copies_scenario(2);
   bool found = false;
   for (std::uint64_t seed = 1; seed <= 40 && !found; ++seed)
-    found = run_on(s, "check-then-act", seed, Isolation::kReadCommitted).has("double_credit");
+    found = run_on(s, "check-then-act", seed, on_postgres(Isolation::kReadCommitted)).has("double_credit");
   EXPECT_TRUE(found);
 }
 
@@ -113,7 +104,7 @@ TEST(PgRun, ABlockedUpdateParksItsTaskAndResumesAfterTheOtherCommits) {
   const gateway::Scenario s = concurrent_copies_scenario(2);
   bool seen = false;
   for (std::uint64_t seed = 1; seed <= 60 && !seen; ++seed) {
-    const run::RunResult r = run_on(s, "check-in-txn", seed, Isolation::kReadCommitted);
+    const run::RunResult r = run_on(s, "check-in-txn", seed, on_postgres(Isolation::kReadCommitted));
     seen = any_line(r, "waits for a lock another transaction holds");
     if (seen) {
       EXPECT_TRUE(r.has("double_credit")) << trace_text(r);
@@ -166,7 +157,7 @@ TEST(PgRegression, TheBlockedUpdateResumesAfterTheOtherCommitAndCreditsAgain) {
 // lost. Transaction control is never wrapped now.
 TEST(PgRegression, AHandlersOwnSavepointsSurviveTheQueueingSavepoint) {
   const gateway::Scenario s = bundled_scenario("concurrent-duplicates");
-  const run::RunResult r = run_on(s, "ack-before-commit", 6650854377519919u, Isolation::kReadCommitted);
+  const run::RunResult r = run_on(s, "ack-before-commit", 6650854377519919u, on_postgres(Isolation::kReadCommitted));
   EXPECT_FALSE(r.has("lost_payment")) << trace_text(r);
   EXPECT_EQ(trace_text(r).find("SQLSTATE"), std::string::npos) << trace_text(r);
 }
@@ -180,8 +171,8 @@ TEST(PgRun, TheSameSeedGivesTheSameTraceByteForByte) {
   for (const char* handler_name : {"check-in-txn", "rmw-in-txn", "unique-key+cas", "select-for-update"}) {
     for (std::uint64_t seed = 1; seed <= 25; ++seed) {
       for (auto isolation : {Isolation::kReadCommitted, Isolation::kSerializable}) {
-        const run::RunResult first = run_on(s, handler_name, seed, isolation);
-        const run::RunResult second = run_on(s, handler_name, seed, isolation);
+        const run::RunResult first = run_on(s, handler_name, seed, on_postgres(isolation));
+        const run::RunResult second = run_on(s, handler_name, seed, on_postgres(isolation));
         EXPECT_EQ(trace_text(first), trace_text(second)) << handler_name << " seed " << seed;
         int waits = 0;
         for (const auto& e : first.trace.events()) {
@@ -196,6 +187,36 @@ TEST(PgRun, TheSameSeedGivesTheSameTraceByteForByte) {
     }
   }
   EXPECT_GT(queued_runs, 0);  // the case that needs the queue did occur
+}
+
+}  // namespace twice::testing
+
+namespace twice::testing {
+
+// The checker's oracle queries go in one round trip on PostgreSQL; each must
+// answer what it answers alone, also after one of them fails.
+TEST(PgConnection, QueryEachAnswersEachQueryAsItWouldAlone) {
+  std::unique_ptr<engine::PgDatabase> db;
+  ASSERT_TRUE(postgres().lease(db).ok());
+  auto& c = db->checker();
+  ASSERT_TRUE(c.exec_script("DROP TABLE IF EXISTS qe; CREATE TABLE qe (k TEXT PRIMARY KEY, n BIGINT);"
+                            "INSERT INTO qe VALUES ('a', 1), ('b', 2)")
+                  .ok());
+  const std::vector<std::string> sqls = {"SELECT k, n FROM qe ORDER BY k", "SELECT COUNT(*) FROM qe",
+                                         "SELECT nope FROM qe", "SELECT SUM(n) AS total FROM qe",
+                                         "SELECT k FROM qe WHERE n > 1"};
+  const std::vector<Result> together = c.query_each(sqls);
+  ASSERT_EQ(together.size(), sqls.size());
+  for (std::size_t i = 0; i < sqls.size(); ++i) {
+    const Result alone = c.query(sqls[i]);
+    EXPECT_EQ(together[i].status.to_string(), alone.status.to_string()) << sqls[i];
+    EXPECT_EQ(together[i].columns, alone.columns) << sqls[i];
+    EXPECT_EQ(together[i].rows, alone.rows) << sqls[i];
+  }
+  EXPECT_FALSE(together[2].ok());
+  EXPECT_EQ(together[3].rows.at(0).at(0), Value(3));  // after the failure, still answered
+  EXPECT_TRUE(c.exec_script("DROP TABLE qe").ok());
+  postgres().give_back(std::move(db));
 }
 
 }  // namespace twice::testing

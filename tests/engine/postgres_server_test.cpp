@@ -17,10 +17,13 @@
 #include <libpq-fe.h>
 
 #include "engine/postgres_server.h"
+#include "engine_environment.h"
 
 namespace fs = std::filesystem;
 using twice::Status;
 using twice::engine::PostgresServer;
+using twice::testing::eventually;
+using twice::testing::ScopedEnv;
 
 namespace {
 
@@ -34,30 +37,12 @@ bool process_exists(pid_t pid) {
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
 
-// Polls `gone` for up to a minute: the guardian stops the server in its own
-// time. The test's verdict does not depend on how fast that is.
-template <class F>
-bool eventually(F gone) {
-  for (int i = 0; i < 1200; ++i) {
-    if (gone()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 std::set<std::string> pg_folders() {
   std::set<std::string> out;
   for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
     if (e.path().filename().string().starts_with("twice-pg-")) out.insert(e.path().string());
   return out;
 }
-
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) { ::setenv(name.c_str(), value.c_str(), 1); }
-  ~ScopedEnv() { ::unsetenv(name.c_str()); }
-};
 
 // A temporary folder of the test's own (TMPDIR for this process and its
 // children): other processes on the machine start servers under /tmp too, and

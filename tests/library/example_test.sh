@@ -57,6 +57,9 @@ step "the fixed version's tests must pass"
 ctest --test-dir build --output-on-failure -E wallet_topup_v1 >"$work/ctest.out" 2>&1 ||
   { cat "$work/ctest.out"; echo "FAIL: the fixed version's tests"; exit 1; }
 grep -E 'Test +#|tests passed' "$work/ctest.out"
+# The example is held to exactly-once on PostgreSQL too (a server the test starts).
+grep -qE 'WalletTopup.CreditsEachPaymentExactlyOnceOnPostgres \.+ +Passed' "$work/ctest.out" ||
+  { cat "$work/ctest.out"; echo "FAIL: the example's PostgreSQL test did not run and pass"; exit 1; }
 
 step "the installed twice runs the plugin"
 twice="$work/prefix/bin/twice"

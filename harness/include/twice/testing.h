@@ -65,6 +65,18 @@ struct Options {
   std::string plugin;
   // Where the bundled scenarios are.
   std::string bundled_dir = TWICE_BUNDLED_SCENARIOS_DIR;
+  // The database every run uses: "sqlite" (the default), "postgres" or
+  // "mariadb", at `isolation` ("read-committed", "repeatable-read",
+  // "serializable"; empty: the engine's own default, read committed on
+  // PostgreSQL, repeatable read on MariaDB). The handler's Schema must have
+  // that engine's setup SQL. A throwaway server is started on the first such
+  // check of the process and stopped at exit (docs/writing-a-handler.md, 11), or
+  // `engine_url` names one (postgres://..., mysql://...). A field, not an
+  // environment variable: which engine a test holds a handler to is part of
+  // what the test asserts, so it is written in the test.
+  std::string engine = "sqlite";
+  std::string isolation;
+  std::string engine_url;
 };
 
 struct Report {
@@ -72,7 +84,8 @@ struct Report {
   // Passed: one line. Failed: each violation with its counterexample, seed and
   // replay command; or what was wrong with the input.
   std::string message;
-  // "concurrent-duplicates: double_credit", one per (scenario, invariant).
+  // "concurrent-duplicates: double_credit", one per (scenario, invariant); on a
+  // server engine the scenario carries it: "concurrent-duplicates@postgres/read-committed".
   std::vector<std::string> violations;
   int runs = 0;  // runs simulated, not counting shrinking
 };
