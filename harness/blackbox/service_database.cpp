@@ -11,6 +11,22 @@
 #include "env/sqlite_db.h"
 
 namespace twice::blackbox {
+namespace {
+
+Status seed_rows(env::RawConnection& c, const Schema& schema, const std::vector<gateway::OrderSpec>& orders) {
+  if (Status s = c.exec_script(schema.setup_sql_for(c.engine())); !s.ok()) return Status::error("setup_sql: " + s.message());
+  std::set<std::string> users;
+  for (const auto& o : orders) {
+    const Result r = c.query(schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency});
+    if (!r.ok()) return Status::error(fmt::format("seeding order {} (insert_order_sql): {}", o.order_no, r.status.message()));
+    if (!users.insert(o.user).second) continue;
+    const Result a = c.query(schema.insert_account_sql, {o.user});
+    if (!a.ok()) return Status::error(fmt::format("seeding account {} (insert_account_sql): {}", o.user, a.status.message()));
+  }
+  return Status::OK();
+}
+
+}  // namespace
 
 Status ServiceDatabase::open(const std::string& db, std::unique_ptr<ServiceDatabase>& out) {
   if (db.empty()) return Status::error("--db is missing: name the service's database (a SQLite file, postgres://..., mysql://...)");
@@ -52,16 +68,13 @@ ServiceDatabase::~ServiceDatabase() {
 
 Status ServiceDatabase::seed(const Schema& schema, const std::vector<gateway::OrderSpec>& orders) {
   env::RawConnection& c = *raw_;
-  if (Status s = c.exec_script(schema.setup_sql_for(c.engine())); !s.ok()) return Status::error("setup_sql: " + s.message());
-  std::set<std::string> users;
-  for (const auto& o : orders) {
-    const Result r = c.query(schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency});
-    if (!r.ok()) return Status::error(fmt::format("seeding order {} (insert_order_sql): {}", o.order_no, r.status.message()));
-    if (!users.insert(o.user).second) continue;
-    const Result a = c.query(schema.insert_account_sql, {o.user});
-    if (!a.ok()) return Status::error(fmt::format("seeding account {} (insert_account_sql): {}", o.user, a.status.message()));
-  }
-  return Status::OK();
+  // One transaction: on SQLite a statement outside one is a commit (and a
+  // sync) of its own. MariaDB commits at each DDL statement regardless.
+  if (Status s = c.exec_script("BEGIN"); !s.ok()) return Status::error("BEGIN: " + s.message());
+  Status status = seed_rows(c, schema, orders);
+  if (Status s = c.exec_script(status.ok() ? "COMMIT" : "ROLLBACK"); !s.ok() && status.ok())
+    status = Status::error("COMMIT: " + s.message());
+  return status;
 }
 
 }  // namespace twice::blackbox
