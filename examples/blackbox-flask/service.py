@@ -6,7 +6,10 @@ gateway says an order was paid, in two variants:
   --variant buggy   check-then-act: read the order, and if it is still
                     waiting, mark it paid and credit the account, committed in
                     two steps. Two copies of one notify that arrive together
-                    both see "waiting" and both credit: a double credit.
+                    both see "waiting" and both credit: a double credit. A
+                    crash between the two commits leaves the order paid and
+                    never credited; the gateway's retry finds it paid and is
+                    acknowledged: a lost payment.
   --variant fixed   the credit's transaction starts by inserting the gateway's
                     transaction id into callback_log (UNIQUE): a second copy
                     fails that insert and only acknowledges.
@@ -115,6 +118,7 @@ def credit_buggy(conn, order_no, transaction_id, amount):
     conn.execute("BEGIN")
     conn.execute("UPDATE orders SET status = 'PAID' WHERE order_no = ?", (order_no,))
     conn.execute("COMMIT")
+    time.sleep(ARGS.work_ms / 1000.0)  # ... the warehouse is told to ship; a crash here loses the credit ...
     conn.execute("BEGIN")
     conn.execute("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", (amount, user))
     conn.execute("INSERT INTO ledger (order_no, user_id, amount) VALUES (?, ?, ?)", (order_no, user, amount))

@@ -106,15 +106,18 @@ class Player {
     }
   }
 
-  void play_all() {
+  Status play_all() {
     start_ = SteadyClock::now();
     std::vector<std::jthread> threads;
     for (std::size_t k = 0; k < planned_.size(); ++k)
       threads.emplace_back([this, k] { play(planned_[k], FaultDraws(options_.seed, k)); });
+    const Status nemesis = run_nemesis();
     threads.clear();  // joins
+    if (!nemesis.ok()) return nemesis;
     if (timed_out_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(timeout_));
     std::this_thread::sleep_for(std::chrono::microseconds(options_.quiet_period));
     elapsed_ = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start_).count();
+    return Status::OK();
   }
 
   BlackboxRun result() const {
@@ -127,11 +130,30 @@ class Player {
     r.timed_out = timed_out_;
     r.refused = refused_;
     r.forged = forged_;
+    r.kills = kills_;
     r.elapsed = elapsed_;
     return r;
   }
 
  private:
+  // kill -9 at the fault plan's moments, down for the scenario's restart
+  // range, up again; on this (the starting) thread, while the gateway plays.
+  Status run_nemesis() {
+    if (!options_.process || options_.kills <= 0) return Status::OK();
+    FaultDraws draws(options_.seed, 0xDEAD);
+    std::vector<Micros> moments;
+    for (int k = 0; k < options_.kills; ++k) moments.push_back(draws.between(0, options_.kill_window));
+    std::sort(moments.begin(), moments.end());
+    for (const Micros at : moments) {
+      std::this_thread::sleep_until(std::max(SteadyClock::now(), start_ + std::chrono::microseconds(at)));
+      options_.process->kill9();
+      ++kills_;
+      std::this_thread::sleep_for(scaled(draws.between(scenario_.restart_min, scenario_.restart_max)));
+      if (Status s = options_.process->restart(); !s.ok()) return s;
+    }
+    return Status::OK();
+  }
+
   SteadyClock::duration scaled(Micros virtual_time) const {
     return std::chrono::microseconds(static_cast<Micros>(static_cast<double>(virtual_time) / options_.time_scale));
   }
@@ -269,6 +291,7 @@ class Player {
   std::mutex ledger_mutex_;
   std::vector<gateway::PaymentRecord> payments_;
   std::atomic<int> requests_{0}, answered_{0}, acks_{0}, timed_out_{0}, refused_{0}, forged_{0};
+  int kills_ = 0;
   Micros elapsed_ = 0;
 };
 
@@ -297,7 +320,7 @@ StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& o) {
     return Status::error(fmt::format("seeding the service's database failed: {}; fix the oracle file", s.message()));
   Player player(o);
   player.plan();
-  player.play_all();
+  if (Status s = player.play_all(); !s.ok()) return s;
   BlackboxRun run = player.result();
   if (run.requests > 0 && run.answered == 0) {
     if (run.refused == run.requests)
@@ -313,7 +336,7 @@ StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& o) {
   return run;
 }
 
-std::vector<std::string> not_judged(const gateway::Scenario& s) {
+std::vector<std::string> not_judged(const gateway::Scenario& s, bool nemesis) {
   std::vector<std::string> out = {
       "ack_before_commit: needs the moment the service committed, which twice cannot see from outside",
       "accepted_invalid: twice cannot tell which request changed a row (a forged notify that credits an unpaid order "
@@ -321,8 +344,10 @@ std::vector<std::string> not_judged(const gateway::Scenario& s) {
   const gateway::Attacks& a = s.attacks;
   if (a.wrong_amount + a.wrong_currency + a.unknown_order + a.replayed > 0)
     out.push_back("attacks other than forged_signature are not sent in black-box mode");
-  if (s.crash > 0 || s.pause > 0 || s.mq_redelivery > 0)
-    out.push_back("process faults (crash, pause, mq_redelivery) act inside the service: not injected");
+  if (!nemesis && s.crash > 0)
+    out.push_back("crash: twice did not start the service (--endpoint-command), so it kills nothing");
+  if (s.pause > 0 || s.mq_redelivery > 0)
+    out.push_back("pause and mq_redelivery act inside the service: not injected");
   if (s.second_signal > 0) out.push_back("second_signal: a second success event is not sent in black-box mode");
   if (!s.required_effects.empty())
     out.push_back("external services' effects (required_effects) live outside the database: not judged");

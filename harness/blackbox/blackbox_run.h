@@ -24,6 +24,7 @@
 
 #include "blackbox/loopback.h"
 #include "blackbox/service_database.h"
+#include "blackbox/service_process.h"
 #include "blackbox/wire_keys.h"
 #include "check/checker.h"
 #include "gateway/gateway.h"
@@ -49,6 +50,14 @@ struct BlackboxOptions {
   // work the gateway stopped waiting for, before the database is read.
   Micros quiet_period = 200 * kMillisecond;
   std::uint64_t seed = 1;
+  // The nemesis, when twice started the service (--endpoint-command): `kills`
+  // times per run, at moments drawn from the fault plan in [0, kill_window]
+  // of real time, SIGKILL the service, keep it down for the scenario's
+  // restart range (compressed), and start it again; the gateway keeps
+  // retrying meanwhile. Runs on the caller's thread, which started `process`.
+  ServiceProcess* process = nullptr;
+  int kills = 0;
+  Micros kill_window = 500 * kMillisecond;
 };
 
 struct BlackboxRun {
@@ -58,9 +67,10 @@ struct BlackboxRun {
   int requests = 0;   // HTTP requests sent (copies and forged ones included)
   int answered = 0;   // requests the service answered
   int acks = 0;       // answers the profile takes as an ack
-  int timed_out = 0;  // requests cut at the timeout
+  int timed_out = 0;  // requests cut at the timeout, or by the service dying mid-request
   int refused = 0;    // connections refused
   int forged = 0;     // forged notifies sent (Scenario::attacks.forged_signature)
+  int kills = 0;      // times the nemesis killed the service
   Micros elapsed = 0;  // wall clock, from the first request's time to quiescence
 };
 
@@ -77,7 +87,8 @@ Status check_options(const BlackboxOptions& options);
 // verdict.
 StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& options);
 
-// What black-box mode does not judge, and why, one line each.
-std::vector<std::string> not_judged(const gateway::Scenario& scenario);
+// What black-box mode does not judge, and why, one line each (`nemesis`:
+// twice kills and restarts the service).
+std::vector<std::string> not_judged(const gateway::Scenario& scenario, bool nemesis = false);
 
 }  // namespace twice::blackbox

@@ -14,6 +14,7 @@
 #include "blackbox/loopback.h"
 #include "blackbox/oracle_file.h"
 #include "blackbox/service_database.h"
+#include "blackbox/service_process.h"
 #include "blackbox/wire_format.h"
 #include "blackbox/wire_keys.h"
 #include "explore/shell_quote.h"
@@ -32,10 +33,14 @@ int usage(const std::string& message) {
 
 std::string seconds(Micros m) { return fmt::format("{:.2f}s", static_cast<double>(m) / kSecond); }
 
-std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, std::uint64_t seed) {
+std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, std::uint64_t seed, int kills) {
   using explore::shell_quote;
-  return fmt::format("twice run --endpoint {} --db {} --oracle {} --keys-dir {} --time-scale {} --scenario {} --seed {} --seeds 1",
-                     shell_quote(a.endpoint), shell_quote(a.db), shell_quote(a.oracle), shell_quote(a.keys_dir),
+  std::string nemesis;
+  if (!a.endpoint_command.empty())
+    nemesis = fmt::format(" --endpoint-command {} --kills {} --kill-window {}", shell_quote(a.endpoint_command), kills,
+                          a.kill_window_seconds);
+  return fmt::format("twice run --endpoint {}{} --db {} --oracle {} --keys-dir {} --time-scale {} --scenario {} --seed {} --seeds 1",
+                     shell_quote(a.endpoint), nemesis, shell_quote(a.db), shell_quote(a.oracle), shell_quote(a.keys_dir),
                      a.time_scale, shell_quote(s.source.empty() ? s.name : s.source), seed);
 }
 
@@ -57,6 +62,17 @@ void add_blackbox_options(CLI::App* run, BlackboxArgs& a) {
                   "Black-box mode: seconds a request may take at least, however compressed the clock")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
+  run->add_option("--endpoint-command", a.endpoint_command,
+                  "Black-box mode: start the service with this shell command (stopped when twice ends), so that the "
+                  "nemesis can kill -9 it and start it again");
+  run->add_option("--kills", a.kills, "Black-box mode, with --endpoint-command: kill -9s per run (default 1)")
+      ->check(CLI::Range(0, 1000));
+  run->add_option("--kill-window", a.kill_window_seconds,
+                  "Black-box mode: the kills land at moments drawn in the run's first this many seconds")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  run->add_option("--service-log", a.service_log, "Black-box mode: where --endpoint-command's output goes")
+      ->capture_default_str();
 }
 
 int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scenario>& scenarios, int runs,
@@ -77,7 +93,16 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
   blackbox::WireKeys keys;
   if (Status s = blackbox::load_or_create_keys(a.keys_dir, keys); !s.ok()) return usage(s.message());
   const Micros min_timeout = static_cast<Micros>(a.min_timeout_seconds * kSecond);
-  {
+  if (a.kills > 0 && a.endpoint_command.empty())
+    return usage("--kills needs --endpoint-command: twice kills only a service it started itself");
+  const int kills = a.kills >= 0 ? a.kills : (a.endpoint_command.empty() ? 0 : 1);
+  // The service twice starts (the keys exist by now, for a service that reads them at start).
+  std::unique_ptr<blackbox::ServiceProcess> service;
+  if (!a.endpoint_command.empty()) {
+    if (Status s = blackbox::ServiceProcess::start(a.endpoint_command, *endpoint, a.service_log, 15 * kSecond, service);
+        !s.ok())
+      return usage(s.message());
+  } else {
     // Is anybody there? Asked once, before the database is touched.
     const blackbox::HttpOutcome p = blackbox::probe(*endpoint, min_timeout);
     if (p.kind == blackbox::HttpOutcome::Kind::kRefused)
@@ -100,6 +125,9 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     o.keys = &keys;
     o.time_scale = a.time_scale;
     o.min_timeout = min_timeout;
+    o.process = service.get();
+    o.kills = kills;
+    o.kill_window = static_cast<Micros>(a.kill_window_seconds * kSecond);
     std::cout << fmt::format("black-box: {} × {} ({} wire format), {} run{}, fault-plan seeds {}..{}\n", a.endpoint,
                              scenario.name, scenario.profile, runs, runs == 1 ? "" : "s", first_seed,
                              first_seed + static_cast<std::uint64_t>(runs) - 1);
@@ -107,6 +135,9 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
         "  not replayable: the seed fixes the fault plan (copies, delays, losses); the interleaving inside the service is "
         "the operating system's\n  time scale {} (retry gaps and delays divided by it), request timeout {}, keys in {}/\n",
         a.time_scale, seconds(blackbox::request_timeout(o)), a.keys_dir);
+    if (service)
+      std::cout << fmt::format("  twice started the service ({} in {}); nemesis: {} kill -9 per run in its first {}\n",
+                               a.endpoint_command, a.service_log, kills, seconds(o.kill_window));
     std::cout << std::flush;
     std::map<std::string, int> runs_per_invariant;
     std::vector<std::uint64_t> failing;
@@ -119,9 +150,9 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
       for (const auto& x : v)
         if (!seen[x.invariant]) ++runs_per_invariant[x.invariant], seen[x.invariant] = true;
       if (!v.empty()) failing.push_back(o.seed);
-      const std::string stats = fmt::format("{} requests, {} answered, {} acks, {} timed out{}, {}", r->requests,
+      const std::string stats = fmt::format("{} requests, {} answered, {} acks, {} unanswered{}, {}", r->requests,
                                             r->answered, r->acks, r->timed_out,
-                                            r->forged ? fmt::format(", {} forged", r->forged) : "", seconds(r->elapsed));
+                                            (r->forged ? fmt::format(", {} forged", r->forged) : "") + (r->kills ? fmt::format(", {} killed", r->kills) : ""), seconds(r->elapsed));
       if (v.empty()) {
         if (!quiet) std::cout << fmt::format("  run {} (seed {}): pass ({})\n", i + 1, o.seed, stats);
       } else {
@@ -137,7 +168,7 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
       report.push_back(std::move(j));
     }
     std::cout << "  not judged:\n";
-    for (const auto& line : blackbox::not_judged(scenario)) std::cout << "    " << line << "\n";
+    for (const auto& line : blackbox::not_judged(scenario, kills > 0)) std::cout << "    " << line << "\n";
     if (runs_per_invariant.empty()) {
       std::cout << fmt::format("result: {} × {}: no violation in {} runs\n", a.endpoint, scenario.name, runs);
     } else {
@@ -146,7 +177,7 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
       for (const auto& [inv, n] : runs_per_invariant) found += fmt::format("{}{} in {} of {} runs", found.empty() ? "" : ", ", inv, n, runs);
       std::cout << fmt::format("result: {} × {}: {}\n", a.endpoint, scenario.name, found);
       std::cout << fmt::format("  repeat the first failing run (as closely as real time allows):\n    {}\n",
-                               repeat_command(a, scenario, failing.front()));
+                               repeat_command(a, scenario, failing.front(), kills));
     }
     std::cout << std::flush;
   }

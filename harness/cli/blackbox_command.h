@@ -22,11 +22,16 @@ struct BlackboxArgs {
   std::string keys_dir = "twice-keys";
   double time_scale = 100.0;
   double min_timeout_seconds = 1.0;
+  std::string endpoint_command;  // twice starts the service, and may kill it
+  int kills = -1;               // per run; -1: 1 with --endpoint-command, else none
+  double kill_window_seconds = 0.5;
+  std::string service_log = "twice-service.log";
   std::string json;  // run's own --json: a file ("-" is refused: the text goes to stdout)
   bool active() const { return !endpoint.empty(); }
 };
 
-// Adds --endpoint, --db, --oracle, --keys-dir, --time-scale, --min-timeout to `run`.
+// Adds --endpoint, --db, --oracle, --keys-dir, --time-scale, --min-timeout,
+// --endpoint-command, --kills, --kill-window, --service-log to `run`.
 void add_blackbox_options(CLI::App* run, BlackboxArgs& args);
 
 // Runs each scenario `runs` times (fault-plan seeds first_seed, first_seed+1,
