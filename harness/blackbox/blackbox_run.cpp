@@ -64,7 +64,7 @@ struct AttemptState {
   bool acked = false;
 };
 
-class Player {
+class Player final : public LedgerView {
  public:
   explicit Player(const BlackboxOptions& o)
       : options_(o), scenario_(*o.scenario), profile_(*gateway::find_profile(o.scenario->profile)),
@@ -120,6 +120,13 @@ class Player {
     return Status::OK();
   }
 
+  std::optional<PaymentState> by_order(std::string_view order_no) const override {
+    return find([&](const gateway::PaymentRecord& p) { return p.order.order_no == order_no && !p.second_payment; });
+  }
+  std::optional<PaymentState> by_transaction(std::string_view id) const override {
+    return find([&](const gateway::PaymentRecord& p) { return p.transaction_id == id; });
+  }
+
   BlackboxRun result() const {
     BlackboxRun r;
     r.seed = options_.seed;
@@ -136,6 +143,20 @@ class Player {
   }
 
  private:
+  template <typename Match>
+  std::optional<PaymentState> find(Match match) const {
+    std::lock_guard lock(ledger_mutex_);
+    for (const auto& p : payments_) {
+      if (!match(p)) continue;
+      PaymentState s{p.order.order_no, p.transaction_id, p.order.amount, p.order.currency, PaymentState::Stage::kWaiting};
+      if (p.refunded) s.stage = PaymentState::Stage::kRefunded;
+      else if (p.settled) s.stage = PaymentState::Stage::kPaid;
+      else if (p.closed) s.stage = PaymentState::Stage::kClosed;
+      return s;
+    }
+    return std::nullopt;
+  }
+
   // kill -9 at the fault plan's moments, down for the scenario's restart
   // range, up again; on this (the starting) thread, while the gateway plays.
   Status run_nemesis() {
@@ -288,7 +309,7 @@ class Player {
   const Micros timeout_;
   SteadyClock::time_point start_;
   std::vector<Planned> planned_;
-  std::mutex ledger_mutex_;
+  mutable std::mutex ledger_mutex_;
   std::vector<gateway::PaymentRecord> payments_;
   std::atomic<int> requests_{0}, answered_{0}, acks_{0}, timed_out_{0}, refused_{0}, forged_{0};
   int kills_ = 0;
@@ -320,7 +341,10 @@ StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& o) {
     return Status::error(fmt::format("seeding the service's database failed: {}; fix the oracle file", s.message()));
   Player player(o);
   player.plan();
-  if (Status s = player.play_all(); !s.ok()) return s;
+  if (o.query_server) o.query_server->attach(&player);
+  const Status played = player.play_all();
+  if (o.query_server) o.query_server->attach(nullptr);
+  if (!played.ok()) return played;
   BlackboxRun run = player.result();
   if (run.requests > 0 && run.answered == 0) {
     if (run.refused == run.requests)

@@ -24,6 +24,7 @@
 
 #include "blackbox/loopback.h"
 #include "blackbox/service_database.h"
+#include "blackbox/query_server.h"
 #include "blackbox/service_process.h"
 #include "blackbox/wire_keys.h"
 #include "check/checker.h"
@@ -58,6 +59,8 @@ struct BlackboxOptions {
   ServiceProcess* process = nullptr;
   int kills = 0;
   Micros kill_window = 500 * kMillisecond;
+  // The gateway's query API (--query-port): answers from this run's ledger while it runs.
+  QueryServer* query_server = nullptr;
 };
 
 struct BlackboxRun {

@@ -225,6 +225,8 @@ std::string hmac_sha256(std::string_view key, std::string_view message) {
   return std::string(reinterpret_cast<char*>(out), len);
 }
 
+std::string rsa_sha256_base64(EVP_PKEY* key, std::string_view message) { return base64(rsa_sha256(key, message)); }
+
 std::string yuan(std::int64_t fen) {
   const char* sign = fen < 0 ? "-" : "";
   const std::int64_t a = fen < 0 ? -fen : fen;

@@ -47,6 +47,8 @@ StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const Wi
 // Helpers the tests check against known answers.
 std::string base64(std::string_view bytes);
 std::string hmac_sha256(std::string_view key, std::string_view message);  // raw 32 bytes
+// base64 of the RSA-SHA256 (PKCS#1 v1.5) signature of `message`.
+std::string rsa_sha256_base64(EVP_PKEY* key, std::string_view message);
 // "12000" fen -> "120.00" yuan (Alipay's amounts).
 std::string yuan(std::int64_t fen);
 // application/x-www-form-urlencoded, UTF-8 bytes kept, space as %20.

@@ -13,6 +13,7 @@
 #include "blackbox/http_post.h"
 #include "blackbox/loopback.h"
 #include "blackbox/oracle_file.h"
+#include "blackbox/query_server.h"
 #include "blackbox/service_database.h"
 #include "blackbox/service_process.h"
 #include "blackbox/wire_format.h"
@@ -71,6 +72,10 @@ void add_blackbox_options(CLI::App* run, BlackboxArgs& a) {
                   "Black-box mode: the kills land at moments drawn in the run's first this many seconds")
       ->check(CLI::Range(0.001, 3600.0))
       ->capture_default_str();
+  run->add_option("--query-port", a.query_port,
+                  "Black-box mode: serve the gateway's query API (WeChat query-order, alipay.trade.query, Stripe "
+                  "PaymentIntent retrieve) on 127.0.0.1:PORT from the run's ledger (0: a free port)")
+      ->check(CLI::Range(0, 65535));
   run->add_option("--service-log", a.service_log, "Black-box mode: where --endpoint-command's output goes")
       ->capture_default_str();
 }
@@ -96,6 +101,14 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
   if (a.kills > 0 && a.endpoint_command.empty())
     return usage("--kills needs --endpoint-command: twice kills only a service it started itself");
   const int kills = a.kills >= 0 ? a.kills : (a.endpoint_command.empty() ? 0 : 1);
+  // The query API first: a service may ask it as soon as it starts.
+  std::unique_ptr<blackbox::QueryServer> query;
+  if (a.query_port >= 0) {
+    if (Status s = blackbox::QueryServer::start(a.query_port, keys, query); !s.ok()) return usage(s.message());
+    std::cout << fmt::format("query API on http://127.0.0.1:{} (GET /v3/pay/transactions/out-trade-no/{{no}}, "
+                             "/gateway.do?method=alipay.trade.query, GET /v1/payment_intents/{{id}})\n",
+                             query->port());
+  }
   // The service twice starts (the keys exist by now, for a service that reads them at start).
   std::unique_ptr<blackbox::ServiceProcess> service;
   if (!a.endpoint_command.empty()) {
@@ -126,6 +139,7 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     o.time_scale = a.time_scale;
     o.min_timeout = min_timeout;
     o.process = service.get();
+    o.query_server = query.get();
     o.kills = kills;
     o.kill_window = static_cast<Micros>(a.kill_window_seconds * kSecond);
     std::cout << fmt::format("black-box: {} × {} ({} wire format), {} run{}, fault-plan seeds {}..{}\n", a.endpoint,

@@ -26,12 +26,13 @@ struct BlackboxArgs {
   int kills = -1;               // per run; -1: 1 with --endpoint-command, else none
   double kill_window_seconds = 0.5;
   std::string service_log = "twice-service.log";
+  int query_port = -1;  // -1: no query API
   std::string json;  // run's own --json: a file ("-" is refused: the text goes to stdout)
   bool active() const { return !endpoint.empty(); }
 };
 
 // Adds --endpoint, --db, --oracle, --keys-dir, --time-scale, --min-timeout,
-// --endpoint-command, --kills, --kill-window, --service-log to `run`.
+// --endpoint-command, --kills, --kill-window, --service-log, --query-port to `run`.
 void add_blackbox_options(CLI::App* run, BlackboxArgs& args);
 
 // Runs each scenario `runs` times (fault-plan seeds first_seed, first_seed+1,

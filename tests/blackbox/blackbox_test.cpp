@@ -15,11 +15,13 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <openssl/pem.h>
 #include <sqlite3.h>
 
 #include "blackbox/blackbox_run.h"
 #include "blackbox/loopback.h"
 #include "blackbox/oracle_file.h"
+#include "blackbox/query_server.h"
 #include "blackbox/service_database.h"
 #include "blackbox/wire_format.h"
 #include "blackbox/wire_keys.h"
@@ -208,8 +210,11 @@ TEST(WireKeys, ASecondLoadReadsTheSameKeys) {
 // requests with HTTP 500. Its requests are served one at a time.
 class FakeService {
  public:
-  FakeService(std::string db, int fail_first, bool double_credits)
-      : db_(std::move(db)), fail_first_(fail_first), double_credits_(double_credits) {
+  // `query_port` > 0: before crediting, ask twice's query API whether the
+  // PaymentIntent succeeded (a forged notify's does not exist), as a careful
+  // service asks its gateway.
+  FakeService(std::string db, int fail_first, bool double_credits, int query_port = 0)
+      : db_(std::move(db)), fail_first_(fail_first), double_credits_(double_credits), query_port_(query_port) {
     server_.Post("/notify", [this](const httplib::Request& req, httplib::Response& res) { serve(req, res); });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -232,6 +237,15 @@ class FakeService {
     const auto event = nlohmann::json::parse(req.body);
     const std::string order = event["data"]["object"]["metadata"]["order_no"];
     const std::int64_t amount = event["data"]["object"]["amount"];
+    if (query_port_ > 0) {
+      httplib::Client gateway("127.0.0.1", query_port_);
+      const std::string id = event["data"]["object"]["id"];
+      const auto answer = gateway.Get("/v1/payment_intents/" + id);
+      if (!answer || answer->status != 200 || nlohmann::json::parse(answer->body)["status"] != "succeeded") {
+        res.status = 401;
+        return;
+      }
+    }
     std::lock_guard lock(mutex_);
     sqlite3* c = nullptr;
     sqlite3_open(db_.c_str(), &c);
@@ -253,6 +267,7 @@ class FakeService {
   std::string db_;
   int fail_first_;
   bool double_credits_;
+  int query_port_;
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;
@@ -371,6 +386,106 @@ TEST(BlackboxRun, NothingListeningIsAnErrorNotAVerdict) {
   StatusOr<BlackboxRun> r = run_blackbox(f.options(port));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("nothing listens"), std::string::npos) << r.status().message();
+}
+
+class FixedLedger final : public LedgerView {
+ public:
+  std::optional<PaymentState> by_order(std::string_view order_no) const override {
+    for (const auto& p : payments)
+      if (p.order_no == order_no) return p;
+    return std::nullopt;
+  }
+  std::optional<PaymentState> by_transaction(std::string_view id) const override {
+    for (const auto& p : payments)
+      if (p.transaction_id == id) return p;
+    return std::nullopt;
+  }
+  std::vector<PaymentState> payments = {
+      {"O-1", "4200000001", 12000, "CNY", PaymentState::Stage::kPaid},
+      {"O-2", "4200000002", 990, "CNY", PaymentState::Stage::kWaiting},
+  };
+};
+
+bool rsa_verifies(const fs::path& public_pem, const std::string& message, const std::string& signature_b64) {
+  FILE* f = std::fopen(public_pem.c_str(), "rb");
+  Pkey key(PEM_read_PUBKEY(f, nullptr, nullptr, nullptr));
+  std::fclose(f);
+  std::string sig(signature_b64.size(), '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(sig.data()),
+                                reinterpret_cast<const unsigned char*>(signature_b64.data()), static_cast<int>(signature_b64.size()));
+  sig.resize(static_cast<std::size_t>(n) - std::count(signature_b64.begin(), signature_b64.end(), '='));
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get());
+  return EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig.data()), sig.size(),
+                          reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
+}
+
+TEST(QueryServer, AnswersEachGatewaysQueryFromTheLedger) {
+  const fs::path dir = folder("query-keys");
+  WireKeys keys;
+  ASSERT_TRUE(load_or_create_keys(dir.string(), keys).ok());
+  std::unique_ptr<QueryServer> server;
+  ASSERT_TRUE(QueryServer::start(0, keys, server).ok());
+  httplib::Client c("127.0.0.1", server->port());
+
+  // Between runs nothing is known.
+  EXPECT_EQ(c.Get("/v3/pay/transactions/out-trade-no/O-1")->status, 404);
+  FixedLedger ledger;
+  server->attach(&ledger);
+
+  const auto wechat = c.Get("/v3/pay/transactions/out-trade-no/O-1?mchid=1900000001");
+  ASSERT_TRUE(wechat);
+  EXPECT_EQ(wechat->status, 200);
+  const auto w = nlohmann::json::parse(wechat->body);
+  EXPECT_EQ(w["trade_state"], "SUCCESS");
+  EXPECT_EQ(w["transaction_id"], "4200000001");
+  EXPECT_EQ(w["amount"]["total"], 12000);
+  const std::string signed_message = wechat->get_header_value("Wechatpay-Timestamp") + "\n" +
+                                     wechat->get_header_value("Wechatpay-Nonce") + "\n" + wechat->body + "\n";
+  EXPECT_TRUE(rsa_verifies(dir / "wechatpay_platform_public.pem", signed_message,
+                           wechat->get_header_value("Wechatpay-Signature")));
+  EXPECT_EQ(nlohmann::json::parse(c.Get("/v3/pay/transactions/out-trade-no/O-2")->body)["trade_state"], "NOTPAY");
+  EXPECT_EQ(c.Get("/v3/pay/transactions/out-trade-no/O-404")->status, 404);
+
+  const auto alipay = c.Get(R"(/gateway.do?method=alipay.trade.query&biz_content=%7B%22out_trade_no%22%3A%22O-1%22%7D)");
+  ASSERT_TRUE(alipay);
+  const std::string& text = alipay->body;
+  const auto a = nlohmann::json::parse(text);
+  EXPECT_EQ(a["alipay_trade_query_response"]["trade_status"], "TRADE_SUCCESS");
+  EXPECT_EQ(a["alipay_trade_query_response"]["total_amount"], "120.00");
+  // The signed text is the response object exactly as sent, between its key and ",\"sign\"".
+  const std::size_t from = text.find(':') + 1, to = text.rfind(",\"sign\"");
+  EXPECT_TRUE(rsa_verifies(dir / "alipay_public_key.pem", text.substr(from, to - from), a["sign"]));
+  httplib::Params form = {{"method", "alipay.trade.query"}, {"biz_content", R"({"out_trade_no":"O-2"})"}};
+  EXPECT_EQ(nlohmann::json::parse(c.Post("/gateway.do", form)->body)["alipay_trade_query_response"]["trade_status"],
+            "WAIT_BUYER_PAY");
+
+  const auto stripe = c.Get("/v1/payment_intents/4200000001");
+  ASSERT_TRUE(stripe);
+  EXPECT_EQ(nlohmann::json::parse(stripe->body)["status"], "succeeded");
+  EXPECT_EQ(c.Get("/v1/payment_intents/4999999999")->status, 404);
+  EXPECT_EQ(server->queries(), 8);
+  server->attach(nullptr);
+}
+
+TEST(BlackboxRun, AServiceAsksTheQueryApiDuringTheRun) {
+  RunFixture f("query-during-run");
+  gateway::OrderSpec unpaid = f.scenario.orders[0];
+  unpaid.order_no = "U-1";
+  unpaid.paid = false;
+  f.scenario.orders.push_back(unpaid);
+  f.scenario.attacks.forged_signature = 2;  // the fake does not verify signatures: only the query saves it
+  f.scenario.attacks.window = 0;
+  std::unique_ptr<QueryServer> query;
+  ASSERT_TRUE(QueryServer::start(0, f.keys, query).ok());
+  FakeService service((f.dir / "shop.sqlite").string(), 0, false, query->port());
+  BlackboxOptions o = f.options(service.port());
+  o.query_server = query.get();
+  StatusOr<BlackboxRun> r = run_blackbox(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->verdict.violations.empty()) << r->verdict.violations[0].detail;
+  EXPECT_EQ(r->forged, 2);
+  EXPECT_EQ(query->queries(), 3);  // the payment and the two forgeries
 }
 
 }  // namespace
