@@ -279,7 +279,8 @@ struct RunFixture {
   explicit RunFixture(const std::string& name) : dir(folder(name)) {
     write(dir / "oracle.toml", kOracle);
     schema = load_oracle((dir / "oracle.toml").string()).value();
-    EXPECT_TRUE(load_or_create_keys((dir / "keys").string(), keys).ok());
+    // One keys folder for every run test: RSA keys are made once, then read.
+    EXPECT_TRUE(load_or_create_keys(folder("run-keys").string(), keys).ok());
     EXPECT_TRUE(ServiceDatabase::open((dir / "shop.sqlite").string(), db).ok());
     scenario.name = name;
     scenario.profile = "stripe";
