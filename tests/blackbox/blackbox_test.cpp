@@ -25,6 +25,8 @@
 #include "blackbox/service_database.h"
 #include "blackbox/wire_format.h"
 #include "blackbox/wire_keys.h"
+#include "engine/pg_connection.h"
+#include "engine/postgres_server.h"
 #include "unique_temp_dir.h"
 
 namespace twice::blackbox {
@@ -247,9 +249,6 @@ class FakeService {
       }
     }
     std::lock_guard lock(mutex_);
-    sqlite3* c = nullptr;
-    sqlite3_open(db_.c_str(), &c);
-    sqlite3_busy_timeout(c, 5000);
     // Credits only an order still waiting, unless it is the double-crediting kind.
     const std::string waiting = double_credits_ ? "" : " AND status = 'WAIT_PAY'";
     const std::string sql = fmt::format(
@@ -259,8 +258,16 @@ class FakeService {
         "UPDATE orders SET status = 'PAID' WHERE order_no = '{0}';"
         "COMMIT;",
         order, amount, waiting);
-    sqlite3_exec(c, sql.c_str(), nullptr, nullptr, nullptr);
-    sqlite3_close(c);
+    if (db_.starts_with("postgres")) {
+      std::unique_ptr<engine::PgConnection> pg;
+      if (engine::PgConnection::open(db_, pg).ok()) (void)pg->exec_script(sql);
+    } else {
+      sqlite3* c = nullptr;
+      sqlite3_open(db_.c_str(), &c);
+      sqlite3_busy_timeout(c, 5000);
+      sqlite3_exec(c, sql.c_str(), nullptr, nullptr, nullptr);
+      sqlite3_close(c);
+    }
     res.status = 200;
   }
 
@@ -276,12 +283,15 @@ class FakeService {
 };
 
 struct RunFixture {
-  explicit RunFixture(const std::string& name) : dir(folder(name)) {
-    write(dir / "oracle.toml", kOracle);
+  // `db`: the service's database; empty: a SQLite file in the test's folder.
+  explicit RunFixture(const std::string& name, std::string database = {}, std::string oracle = kOracle)
+      : dir(folder(name)), db_url(database.empty() ? (dir / "shop.sqlite").string() : std::move(database)) {
+    write(dir / "oracle.toml", oracle);
     schema = load_oracle((dir / "oracle.toml").string()).value();
     // One keys folder for every run test: RSA keys are made once, then read.
     EXPECT_TRUE(load_or_create_keys(folder("run-keys").string(), keys).ok());
-    EXPECT_TRUE(ServiceDatabase::open((dir / "shop.sqlite").string(), db).ok());
+    const Status opened = ServiceDatabase::open(db_url, db);
+    EXPECT_TRUE(opened.ok()) << opened.message();
     scenario.name = name;
     scenario.profile = "stripe";
     gateway::OrderSpec o;
@@ -303,6 +313,7 @@ struct RunFixture {
     return o;
   }
   fs::path dir;
+  std::string db_url;
   Schema schema;
   WireKeys keys;
   std::unique_ptr<ServiceDatabase> db;
@@ -487,6 +498,34 @@ TEST(BlackboxRun, AServiceAsksTheQueryApiDuringTheRun) {
   EXPECT_TRUE(r->verdict.violations.empty()) << r->verdict.violations[0].detail;
   EXPECT_EQ(r->forged, 2);
   EXPECT_EQ(query->queries(), 3);  // the payment and the two forgeries
+}
+
+// The same runs on the service's PostgreSQL database (--db postgres://...):
+// seeding through the oracle file, the service's credits, the judgement.
+TEST(BlackboxRun, ReadsAPostgresDatabase) {
+  std::unique_ptr<engine::PostgresServer> server;
+  if (Status s = engine::PostgresServer::start(server); !s.ok()) GTEST_SKIP() << s.message();
+  const std::string url = "postgresql://postgres@/postgres?host=" + server->folder();
+  std::string oracle = kOracle;
+  oracle.replace(oracle.find("id INTEGER PRIMARY KEY"), 22, "id BIGSERIAL PRIMARY KEY");
+  for (const bool double_credits : {false, true}) {
+    RunFixture f(double_credits ? "pg-double" : "pg-once", url, oracle);
+    ASSERT_TRUE(f.db);
+    f.scenario.ack_loss = 1.0;  // every answer lost: three attempts reach the service
+    f.scenario.max_attempts = 3;
+    FakeService service(url, 0, double_credits);
+    StatusOr<BlackboxRun> r = run_blackbox(f.options(service.port()));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(service.requests(), 3);
+    if (double_credits) {
+      ASSERT_FALSE(r->verdict.violations.empty());
+      EXPECT_EQ(r->verdict.violations[0].invariant, "double_credit");
+    } else {
+      EXPECT_TRUE(r->verdict.violations.empty()) << r->verdict.violations[0].detail;
+      ASSERT_EQ(r->verdict.accounts.size(), 1u);
+      EXPECT_EQ(r->verdict.accounts[0].balance, 12000);
+    }
+  }
 }
 
 }  // namespace
