@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -110,7 +111,7 @@ class Player final : public LedgerView {
     start_ = SteadyClock::now();
     std::vector<std::jthread> threads;
     for (std::size_t k = 0; k < planned_.size(); ++k)
-      threads.emplace_back([this, k] { play(planned_[k], FaultDraws(options_.seed, k)); });
+      threads.emplace_back([this, k] { play(k, planned_[k], FaultDraws(options_.seed, k)); });
     const Status nemesis = run_nemesis();
     threads.clear();  // joins
     if (!nemesis.ok()) return nemesis;
@@ -138,6 +139,9 @@ class Player final : public LedgerView {
     r.refused = refused_;
     r.forged = forged_;
     r.kills = kills_;
+    std::vector<std::tuple<std::size_t, int, std::string>> plan = plan_;
+    std::sort(plan.begin(), plan.end());
+    for (auto& entry : plan) r.fault_plan.push_back(std::get<2>(entry));
     r.elapsed = elapsed_;
     return r;
   }
@@ -213,6 +217,20 @@ class Player final : public LedgerView {
     if (n.kind == EventKind::kRefunded && p.refund_acked_at < 0) p.refund_acked_at = now;
   }
 
+  void record_plan(std::size_t index, int attempt, const Planned& n, Micros delay, bool lost,
+                   const std::vector<Micros>& copies, bool ack_lost) {
+    std::string line = fmt::format("{}{} attempt {}: delay {}us{}", n.event_id, n.forged ? " (forged)" : "", attempt,
+                                   delay, lost ? ", lost" : "");
+    if (!copies.empty()) {
+      line += fmt::format(", {} cop{} (", copies.size(), copies.size() == 1 ? "y" : "ies");
+      for (std::size_t c = 0; c < copies.size(); ++c) line += fmt::format("{}+{}us", c ? ", " : "", copies[c]);
+      line += ")";
+    }
+    if (ack_lost) line += ", ack lost";
+    std::lock_guard lock(ledger_mutex_);
+    plan_.emplace_back(index, attempt, std::move(line));
+  }
+
   void count_attempt(const Planned& n) {
     if (n.forged) return;
     std::lock_guard lock(ledger_mutex_);
@@ -247,7 +265,7 @@ class Player final : public LedgerView {
   }
 
   // The gateway's side of one notification: settle, send, wait, retry.
-  void play(const Planned& n, FaultDraws draws) {
+  void play(std::size_t index, const Planned& n, FaultDraws draws) {
     std::this_thread::sleep_until(start_ + scaled(n.at));
     settle(n);
     if (n.forged) ++forged_;
@@ -269,6 +287,7 @@ class Player final : public LedgerView {
         copies.push_back(draws.between(scenario_.duplicate_delay_min, scenario_.duplicate_delay_max));
       const bool ack_lost = draws.chance(scenario_.ack_loss);
       const std::string nonce = draws.nonce();
+      record_plan(index, attempt, n, delay, lost, copies, ack_lost);
       const std::int64_t unix_now =
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
       StatusOr<WireRequest> encoded = encode(notify, profile_.name, *options_.keys, unix_now, nonce, n.forged);
@@ -313,6 +332,7 @@ class Player final : public LedgerView {
   std::vector<gateway::PaymentRecord> payments_;
   std::atomic<int> requests_{0}, answered_{0}, acks_{0}, timed_out_{0}, refused_{0}, forged_{0};
   int kills_ = 0;
+  std::vector<std::tuple<std::size_t, int, std::string>> plan_;  // (notification, attempt, line)
   Micros elapsed_ = 0;
 };
 

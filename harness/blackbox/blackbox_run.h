@@ -74,6 +74,11 @@ struct BlackboxRun {
   int refused = 0;    // connections refused
   int forged = 0;     // forged notifies sent (Scenario::attacks.forged_signature)
   int kills = 0;      // times the nemesis killed the service
+  // What the fault plan drew for each attempt that was made, one line each
+  // ("evt-O-1 attempt 1: delay 0us, lost, 2 copies (+0us, +3us), ack lost"),
+  // in notification order. An attempt's draws depend on the seed alone;
+  // whether a later attempt is made at all depends on the service.
+  std::vector<std::string> fault_plan;
   Micros elapsed = 0;  // wall clock, from the first request's time to quiescence
 };
 

@@ -309,7 +309,7 @@ struct RunFixture {
     o.keys = &keys;
     o.time_scale = 1e6;  // Stripe's retries (1 min, 2 min, ...) in tens of microseconds
     o.quiet_period = 10 * kMillisecond;
-    o.min_timeout = 300 * kMillisecond;  // a lost ack costs one timeout; the fake answers in microseconds
+    o.min_timeout = kSecond;  // the fake answers in microseconds; a loaded machine may still take a while
     return o;
   }
   fs::path dir;
@@ -352,7 +352,9 @@ TEST(BlackboxRun, LostAcksAreRetriedAndDuplicatesCaught) {
   f.scenario.ack_loss = 1.0;  // every answer lost: each attempt of the schedule goes out
   f.scenario.max_attempts = 3;
   FakeService service((f.dir / "shop.sqlite").string(), 0, /*double_credits=*/true);
-  StatusOr<BlackboxRun> r = run_blackbox(f.options(service.port()));
+  BlackboxOptions o = f.options(service.port());
+  o.min_timeout = 300 * kMillisecond;  // each lost ack costs one timeout
+  StatusOr<BlackboxRun> r = run_blackbox(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(service.requests(), 3);
   EXPECT_FALSE(r->payments[0].acked);
@@ -375,16 +377,26 @@ TEST(BlackboxRun, TheSeedFixesTheFaultPlan) {
   FakeService service((f.dir / "shop.sqlite").string(), 0, false);
   BlackboxOptions o = f.options(service.port());
   o.min_timeout = 200 * kMillisecond;  // a lost request costs one timeout
-  std::vector<int> requests;
+  // Each notification's first attempt is always made: its draws must be the
+  // seed's alone. (Whether later attempts are made depends on the service's
+  // speed, so only first attempts are compared.)
+  std::vector<std::vector<std::string>> first_attempts;
   for (std::uint64_t seed : {7u, 7u, 8u}) {
     o.seed = seed;
     StatusOr<BlackboxRun> r = run_blackbox(o);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_TRUE(r->verdict.violations.empty()) << r->verdict.violations[0].detail;
-    requests.push_back(r->requests);
+    std::vector<std::string> firsts;
+    for (const auto& line : r->fault_plan)
+      if (line.find(" attempt 1:") != std::string::npos) firsts.push_back(line);
+    EXPECT_EQ(firsts.size(), 6u);
+    first_attempts.push_back(firsts);
   }
-  EXPECT_EQ(requests[0], requests[1]);
-  EXPECT_NE(requests[0], requests[2]) << "seeds 7 and 8 drew the same plan; pick another pair";
+  EXPECT_EQ(first_attempts[0], first_attempts[1]);
+  EXPECT_NE(first_attempts[0], first_attempts[2]) << "seeds 7 and 8 drew the same plan; pick another pair";
+  std::string shown;
+  for (const auto& line : first_attempts[0]) shown += line + "\n";
+  EXPECT_NE(shown.find("lost"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("cop"), std::string::npos) << shown;
 }
 
 TEST(BlackboxRun, NothingListeningIsAnErrorNotAVerdict) {
@@ -497,7 +509,7 @@ TEST(BlackboxRun, AServiceAsksTheQueryApiDuringTheRun) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->verdict.violations.empty()) << r->verdict.violations[0].detail;
   EXPECT_EQ(r->forged, 2);
-  EXPECT_EQ(query->queries(), 3);  // the payment and the two forgeries
+  EXPECT_GE(query->queries(), 3);  // the payment (again, if an answer came too late) and the two forgeries
 }
 
 // The same runs on the service's PostgreSQL database (--db postgres://...):
