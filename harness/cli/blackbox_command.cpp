@@ -177,7 +177,8 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
       nlohmann::json j = {{"endpoint", a.endpoint}, {"scenario", scenario.name}, {"seed", o.seed},
                           {"requests", r->requests}, {"answered", r->answered}, {"acks", r->acks},
                           {"timed_out", r->timed_out}, {"forged", r->forged}, {"elapsed_us", r->elapsed},
-                          {"replayable", false}, {"violations", nlohmann::json::array()}};
+                          {"kills", r->kills}, {"replayable", false}, {"fault_plan", r->fault_plan},
+                          {"violations", nlohmann::json::array()}};
       for (const auto& x : v) j["violations"].push_back({{"invariant", x.invariant}, {"subject", x.subject}, {"detail", x.detail}});
       report.push_back(std::move(j));
     }
