@@ -621,6 +621,8 @@ int main(int argc, char** argv) {
       const std::string dir = run_args.scenarios_dir.empty() ? default_scenarios_dir() : run_args.scenarios_dir;
       if (run_args.scenarios.empty())
         throw UsageError{"--endpoint needs --scenario (a bundled name or a .toml path); see `twice list`"};
+      if (!run_args.report_dir.empty() || !run_args.formats.empty())
+        throw UsageError{"--endpoint writes no report folder; keep every run with --json FILE"};
       blackbox_args.json = run_args.json;
       // Each run takes real time: 10 unless --seeds says otherwise.
       const int runs = run->count("--seeds") > 0 ? run_args.seeds : 10;
@@ -628,7 +630,8 @@ int main(int argc, char** argv) {
                                        run_args.quiet);
     }
     if (*run) {
-      for (const char* option : {"--db", "--oracle", "--keys-dir", "--time-scale", "--min-timeout"})
+      for (const char* option : {"--db", "--oracle", "--keys-dir", "--time-scale", "--min-timeout", "--endpoint-command",
+                                 "--kills", "--kill-window", "--service-log", "--query-port"})
         if (run->count(option) > 0) throw UsageError{fmt::format("{} belongs to black-box mode: add --endpoint URL", option)};
       return cmd_run(run_args);
     }
