@@ -21,6 +21,9 @@ PACKAGES=(
   libpq-dev postgresql
   # the MariaDB engine: Connector/C, and the server twice starts for its runs and tests
   libmariadb-dev mariadb-server
+  # black-box mode (`twice run --endpoint`): the HTTP client; the demo service and the
+  # independent check of the wire formats' signatures (tests/blackbox)
+  libcpp-httplib-dev python3-flask python3-cryptography
 )
 read -r -a EXTRA <<< "${TWICE_EXTRA_PACKAGES:-}"
 PACKAGES+=("${EXTRA[@]}")

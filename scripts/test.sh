@@ -74,9 +74,11 @@ if [ "${TWICE_SKIP_SANITIZERS:-0}" != 1 ]; then
 
   TSAN_DIR="$ROOT/build-tsan"
   cmake -S "$ROOT" -B "$TSAN_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTWICE_TSAN=ON -DCMAKE_CXX_FLAGS=-O1 >/dev/null
-  build_or_die "$TSAN_DIR" "$TSAN_DIR/build.log" tests/stress/twice_stress_tests
+  build_or_die "$TSAN_DIR" "$TSAN_DIR/build.log" tests/stress/twice_stress_tests tests/blackbox/twice_blackbox_tests
   step "stress mode and explorer threads under ThreadSanitizer"
   TSAN_OPTIONS="halt_on_error=1" "$TSAN_DIR/tests/stress/twice_stress_tests" --gtest_brief=1 || rc=$?
+  step "black-box mode's HTTP threads under ThreadSanitizer"
+  TSAN_OPTIONS="halt_on_error=1" "$TSAN_DIR/tests/blackbox/twice_blackbox_tests" --gtest_brief=1 || rc=$?
 
   FUZZ_DIR="$ROOT/build-fuzz"
   cmake -S "$ROOT/tests/fuzz" -B "$FUZZ_DIR" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug >/dev/null

@@ -21,6 +21,7 @@
 
 #include "check/violation.h"
 #include "cli/argument_checks.h"
+#include "cli/blackbox_command.h"
 #include "cli/engine_options.h"
 #include "cli/plugin_loader.h"
 #include "cli/progress.h"
@@ -601,6 +602,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1'048'576))
       ->capture_default_str();
   cli::add_engine_options(run, run_args.engines);
+  cli::BlackboxArgs blackbox_args;
+  cli::add_blackbox_options(run, blackbox_args);
 
   ReplayArgs replay_args;
   auto* replay = app.add_subcommand("replay", "Replay one run from its seed and print its whole trace");
@@ -690,7 +693,28 @@ int main(int argc, char** argv) {
     StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(unique_plugins);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     run_args.plugin_of = std::move(loaded).value();
-    if (*run) return cmd_run(run_args);
+    if (*run && blackbox_args.active()) {
+      // Black-box mode: the endpoint is the one handler row; no expected matrix, no engine of twice's.
+      if (!run_args.handlers.empty()) throw UsageError{"--endpoint tests a running service: drop --handler"};
+      if (!run_args.engines.engines.empty() || !run_args.engines.url.empty())
+        throw UsageError{"--endpoint reads the service's own database: give it with --db, not --engine/--engine-url"};
+      const std::string dir = run_args.scenarios_dir.empty() ? default_scenarios_dir() : run_args.scenarios_dir;
+      if (run_args.scenarios.empty())
+        throw UsageError{"--endpoint needs --scenario (a bundled name or a .toml path); see `twice list`"};
+      if (!run_args.report_dir.empty() || !run_args.formats.empty())
+        throw UsageError{"--endpoint writes no report folder; keep every run with --json FILE"};
+      blackbox_args.json = run_args.json;
+      // Each run takes real time: 10 unless --seeds says otherwise.
+      const int runs = run->count("--seeds") > 0 ? run_args.seeds : 10;
+      return cli::run_blackbox_command(blackbox_args, load_scenarios(dir, run_args.scenarios), runs, run_args.seed,
+                                       run_args.quiet);
+    }
+    if (*run) {
+      for (const char* option : {"--db", "--oracle", "--keys-dir", "--time-scale", "--min-timeout", "--endpoint-command",
+                                 "--kills", "--kill-window", "--service-log", "--query-port"})
+        if (run->count(option) > 0) throw UsageError{fmt::format("{} belongs to black-box mode: add --endpoint URL", option)};
+      return cmd_run(run_args);
+    }
     if (*replay) {
       replay_args.seed_given = seed_option->count() > 0;
       return cmd_replay(replay_args);

@@ -1,0 +1,249 @@
+#include "blackbox/wire_format.h"
+
+#include <ctime>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+namespace twice::blackbox {
+namespace {
+
+using json = nlohmann::json;
+
+std::string rsa_sha256(EVP_PKEY* key, std::string_view message) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  std::size_t len = 0;
+  if (EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) != 1) return {};
+  if (EVP_DigestSign(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(message.data()), message.size()) != 1)
+    return {};
+  std::string sig(len, '\0');
+  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len,
+                     reinterpret_cast<const unsigned char*>(message.data()), message.size()) != 1)
+    return {};
+  sig.resize(len);
+  return sig;
+}
+
+// AES-256-GCM: ciphertext followed by the 16-byte tag, as WeChat Pay sends it.
+std::string aes_256_gcm(std::string_view key, std::string_view nonce, std::string_view aad, std::string_view plain) {
+  std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> ctx(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
+  EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, nullptr, nullptr);
+  EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(nonce.size()), nullptr);
+  EVP_EncryptInit_ex(ctx.get(), nullptr, nullptr, reinterpret_cast<const unsigned char*>(key.data()),
+                     reinterpret_cast<const unsigned char*>(nonce.data()));
+  int len = 0;
+  EVP_EncryptUpdate(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(aad.data()), static_cast<int>(aad.size()));
+  std::string out(plain.size() + 16, '\0');
+  auto* o = reinterpret_cast<unsigned char*>(out.data());
+  EVP_EncryptUpdate(ctx.get(), o, &len, reinterpret_cast<const unsigned char*>(plain.data()), static_cast<int>(plain.size()));
+  int total = len;
+  EVP_EncryptFinal_ex(ctx.get(), o + total, &len);
+  total += len;
+  EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, 16, o + total);
+  out.resize(static_cast<std::size_t>(total) + 16);
+  return out;
+}
+
+std::string hex_decode(std::string_view hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  return out;
+}
+
+std::string rfc3339(std::int64_t unix_seconds) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds + 8 * 3600);  // Beijing time, as WeChat writes it
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}+08:00", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
+}
+
+std::string beijing_time(std::int64_t unix_seconds) {  // Alipay's "2026-01-01 08:00:00"
+  std::string s = rfc3339(unix_seconds).substr(0, 19);
+  s[10] = ' ';
+  return s;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+WireRequest wechat_v3(const Notify& n, const WireKeys& keys, std::int64_t now, std::string_view nonce, bool forged) {
+  const EventKind kind = event_kind(n);
+  json resource;
+  if (kind == EventKind::kRefunded) {
+    resource = {{"mchid", "1900000001"}, {"out_trade_no", n.out_trade_no}, {"transaction_id", n.transaction_id},
+                {"out_refund_no", "R-" + n.out_trade_no}, {"refund_id", "50" + n.transaction_id},
+                {"refund_status", "SUCCESS"}, {"success_time", rfc3339(now)},
+                {"amount", {{"total", n.amount}, {"refund", n.refund_amount}, {"payer_total", n.amount},
+                            {"payer_refund", n.refund_amount}}}};
+  } else {
+    resource = {{"mchid", "1900000001"}, {"appid", "wxtwice0000000001"}, {"out_trade_no", n.out_trade_no},
+                {"transaction_id", n.transaction_id}, {"trade_type", "NATIVE"}, {"trade_state", "SUCCESS"},
+                {"trade_state_desc", "OK"}, {"success_time", rfc3339(now)},
+                {"amount", {{"total", n.amount}, {"payer_total", n.amount}, {"currency", n.currency},
+                            {"payer_currency", n.currency}}}};
+  }
+  const std::string aes_nonce(nonce.substr(0, 12));
+  const std::string aad = kind == EventKind::kRefunded ? "refund" : "transaction";
+  const std::string plain = resource.dump();
+  const json body = {{"id", n.event_id},
+                     {"create_time", rfc3339(now)},
+                     {"resource_type", "encrypt-resource"},
+                     {"event_type", n.event_type},
+                     {"summary", kind == EventKind::kRefunded ? "退款成功" : "支付成功"},
+                     {"resource",
+                      {{"original_type", aad},
+                       {"algorithm", "AEAD_AES_256_GCM"},
+                       {"ciphertext", base64(aes_256_gcm(keys.wechat_apiv3_key, aes_nonce, aad, plain))},
+                       {"associated_data", aad},
+                       {"nonce", aes_nonce}}}};
+  WireRequest r;
+  r.content_type = "application/json";
+  r.body = body.dump();
+  const std::string ts = std::to_string(now);
+  const std::string header_nonce(nonce);
+  const std::string message = ts + "\n" + header_nonce + "\n" + r.body + "\n";
+  r.headers = {{"Wechatpay-Timestamp", ts},
+               {"Wechatpay-Nonce", header_nonce},
+               {"Wechatpay-Serial", keys.wechat_serial},
+               {"Wechatpay-Signature-Type", "WECHATPAY2-SHA256-RSA2048"},
+               {"Wechatpay-Signature", base64(rsa_sha256(forged ? keys.forger.get() : keys.wechat_platform.get(), message))}};
+  return r;
+}
+
+WireRequest alipay(const Notify& n, const WireKeys& keys, std::int64_t now, bool forged) {
+  const EventKind kind = event_kind(n);
+  std::map<std::string, std::string> p = {
+      {"notify_id", n.event_id},      {"notify_time", beijing_time(now)}, {"notify_type", "trade_status_sync"},
+      {"app_id", "2021000000000001"}, {"charset", "utf-8"},             {"version", "1.0"},
+      {"out_trade_no", n.out_trade_no}, {"trade_no", n.transaction_id}, {"trade_status", n.event_type},
+      {"total_amount", yuan(n.amount)}, {"seller_id", "2088000000000001"}, {"subject", "order " + n.out_trade_no}};
+  if (kind == EventKind::kPaid) {
+    p["receipt_amount"] = yuan(n.amount);
+    p["gmt_payment"] = beijing_time(now);
+  }
+  if (n.refund_amount > 0) {
+    p["refund_fee"] = yuan(n.refund_amount);
+    p["gmt_refund"] = beijing_time(now);
+  }
+  std::string signed_content;
+  for (const auto& [k, v] : p) signed_content += (signed_content.empty() ? "" : "&") + k + "=" + v;
+  p["sign_type"] = "RSA2";
+  p["sign"] = base64(rsa_sha256(forged ? keys.forger.get() : keys.alipay.get(), signed_content));
+  WireRequest r;
+  r.content_type = "application/x-www-form-urlencoded; charset=utf-8";
+  for (const auto& [k, v] : p) r.body += (r.body.empty() ? "" : "&") + k + "=" + form_escape(v);
+  return r;
+}
+
+WireRequest stripe(const Notify& n, const WireKeys& keys, std::int64_t now, bool forged) {
+  const EventKind kind = event_kind(n);
+  json object = {{"id", n.transaction_id},
+                 {"object", kind == EventKind::kRefunded ? "charge" : "payment_intent"},
+                 {"amount", n.amount},
+                 {"currency", lower(n.currency)},
+                 {"status", kind == EventKind::kClosed ? "canceled" : "succeeded"},
+                 {"metadata", {{"order_no", n.out_trade_no}}}};
+  if (kind == EventKind::kRefunded) {
+    object["amount_refunded"] = n.refund_amount;
+    object["refunded"] = true;
+  }
+  const json body = {{"id", n.event_id}, {"object", "event"}, {"api_version", "2024-06-20"}, {"created", now},
+                     {"livemode", false}, {"type", n.event_type},  {"data", {{"object", object}}}};
+  WireRequest r;
+  r.content_type = "application/json";
+  r.body = body.dump();
+  const std::string secret = forged ? keys.stripe_secret + "-forged" : keys.stripe_secret;
+  std::string hex;
+  for (unsigned char c : hmac_sha256(secret, std::to_string(now) + "." + r.body)) hex += fmt::format("{:02x}", c);
+  r.headers = {{"Stripe-Signature", fmt::format("t={},v1={}", now, hex)}};
+  return r;
+}
+
+WireRequest adyen(const Notify& n, const WireKeys& keys, std::int64_t now, bool forged) {
+  const std::string psp = n.event_type == "AUTHORISATION" ? n.transaction_id : "R" + n.transaction_id;
+  const std::string original = n.event_type == "AUTHORISATION" ? "" : n.transaction_id;
+  const std::int64_t value = n.refund_amount > 0 ? n.refund_amount : n.amount;
+  const std::string merchant = "TwiceTestMerchant";
+  const std::string signed_content = fmt::format("{}:{}:{}:{}:{}:{}:{}:{}", psp, original, merchant, n.out_trade_no,
+                                                 value, n.currency, n.event_type, "true");
+  const std::string key = forged ? std::string(32, '\x5a') : hex_decode(keys.adyen_hmac_hex);
+  json item = {{"additionalData", {{"hmacSignature", base64(hmac_sha256(key, signed_content))}}},
+               {"amount", {{"currency", n.currency}, {"value", value}}},
+               {"eventCode", n.event_type},
+               {"eventDate", rfc3339(now)},
+               {"merchantAccountCode", merchant},
+               {"merchantReference", n.out_trade_no},
+               {"originalReference", original},
+               {"pspReference", psp},
+               {"reason", ""},
+               {"success", "true"}};
+  const json body = {{"live", "false"}, {"notificationItems", json::array({{{"NotificationRequestItem", item}}})}};
+  WireRequest r;
+  r.content_type = "application/json";
+  r.body = body.dump();
+  return r;
+}
+
+}  // namespace
+
+bool has_wire_format(std::string_view profile) {
+  return profile == "wechat-v3" || profile == "alipay" || profile == "stripe" || profile == "adyen";
+}
+
+const char* wire_formats() { return "wechat-v3, alipay, stripe, adyen"; }
+
+StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const WireKeys& keys, std::int64_t unix_seconds,
+                             std::string_view nonce, bool forged) {
+  if (profile == "wechat-v3") return wechat_v3(n, keys, unix_seconds, nonce, forged);
+  if (profile == "alipay") return alipay(n, keys, unix_seconds, forged);
+  if (profile == "stripe") return stripe(n, keys, unix_seconds, forged);
+  if (profile == "adyen") return adyen(n, keys, unix_seconds, forged);
+  return Status::error(fmt::format("profile {} has no wire format in black-box mode; use a scenario whose profile is one of {}",
+                                   profile, wire_formats()));
+}
+
+std::string base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string hmac_sha256(std::string_view key, std::string_view message) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(message.data()),
+       message.size(), out, &len);
+  return std::string(reinterpret_cast<char*>(out), len);
+}
+
+std::string rsa_sha256_base64(EVP_PKEY* key, std::string_view message) { return base64(rsa_sha256(key, message)); }
+
+std::string yuan(std::int64_t fen) {
+  const char* sign = fen < 0 ? "-" : "";
+  const std::int64_t a = fen < 0 ? -fen : fen;
+  return fmt::format("{}{}.{:02}", sign, a / 100, a % 100);
+}
+
+std::string form_escape(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
+
+}  // namespace twice::blackbox

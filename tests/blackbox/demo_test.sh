@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The demo shop in Python (examples/blackbox-flask/service.py), tested over
+# real HTTP by `twice run --endpoint`: the buggy variant (check-then-act,
+# committed in two steps) must be caught with double_credit in at least 19 of
+# 20 runs of a burst of concurrent duplicates, the fixed one (a UNIQUE
+# callback log in the credit's transaction) must pass all 20.
+# Usage: demo_test.sh TWICE SOURCE_DIR [RUNS]
+# The service is stopped on every exit path (the EXIT trap).
+set -euo pipefail
+TWICE="$1"
+SRC="$2"
+RUNS="${3:-20}"
+# tmpfs where there is one: SQLite syncs every commit, which costs more than the runs on a disk.
+WORK_PARENT="${TMPDIR:-/tmp}"
+[ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && WORK_PARENT=/dev/shm
+WORK="$(mktemp -d "$WORK_PARENT/twice-blackbox-demo.XXXXXX")"
+SERVICE_PID=""
+stop_service() {
+  if [ -n "$SERVICE_PID" ]; then
+    kill "$SERVICE_PID" 2>/dev/null || true
+    wait "$SERVICE_PID" 2>/dev/null || true
+    SERVICE_PID=""
+  fi
+}
+trap 'stop_service; rm -rf "$WORK"' EXIT
+
+# Starts the demo shop on a free loopback port; sets PORT.
+start_service() {
+  local variant="$1"
+  rm -f "$WORK/port"
+  python3 "$SRC/examples/blackbox-flask/service.py" --variant "$variant" --db "$WORK/$variant.sqlite" \
+    --keys-dir "$WORK/keys" --port 0 --port-file "$WORK/port" 2>"$WORK/$variant.log" &
+  SERVICE_PID=$!
+  for _ in $(seq 100); do
+    [ -s "$WORK/port" ] && break
+    kill -0 "$SERVICE_PID" 2>/dev/null || { cat "$WORK/$variant.log" >&2; echo "FAIL: the $variant service did not start" >&2; exit 1; }
+    sleep 0.1
+  done
+  [ -s "$WORK/port" ] || { echo "FAIL: the $variant service wrote no port in 10 s" >&2; exit 1; }
+  PORT="$(cat "$WORK/port")"
+}
+
+# Runs twice against the running service; prints how many runs showed double_credit
+# and how many showed any violation. twice exits 0 (none) or 1 (some); 2 fails the test.
+run_twice() {
+  local variant="$1" status=0
+  "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/$variant.sqlite" \
+    --oracle "$SRC/examples/blackbox-flask/oracle.toml" --keys-dir "$WORK/keys" \
+    --scenario "$SRC/tests/blackbox/burst.toml" --seeds "$RUNS" --quiet --json "$WORK/$variant.json" \
+    >"$WORK/$variant.out" || status=$?
+  cat "$WORK/$variant.out"
+  if [ "$status" -gt 1 ]; then echo "FAIL: twice exited $status on the $variant service" >&2; exit 1; fi
+  python3 - "$WORK/$variant.json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))
+double = sum(1 for r in runs if any(v["invariant"] == "double_credit" for v in r["violations"]))
+any_violation = sum(1 for r in runs if r["violations"])
+print(double, any_violation, len(runs))
+PY
+}
+
+start_service buggy
+read -r double any total < <(run_twice buggy | tail -1)
+stop_service
+echo "buggy: double_credit in $double of $total runs"
+[ "$total" -eq "$RUNS" ] || { echo "FAIL: $total runs reported, $RUNS asked"; exit 1; }
+[ "$double" -ge $((RUNS - RUNS / 20)) ] || { echo "FAIL: the buggy service was caught in only $double of $RUNS runs"; exit 1; }
+
+start_service fixed
+read -r double any total < <(run_twice fixed | tail -1)
+stop_service
+echo "fixed: a violation in $any of $total runs"
+[ "$total" -eq "$RUNS" ] || { echo "FAIL: $total runs reported, $RUNS asked"; exit 1; }
+[ "$any" -eq 0 ] || { cat "$WORK/fixed.out"; echo "FAIL: the fixed service showed a violation in $any runs"; exit 1; }
+echo "PASS"
