@@ -1,5 +1,6 @@
 #include "endpoint/endpoint.h"
 
+#include <exception>
 #include <memory>
 
 #include <fmt/format.h>
@@ -110,7 +111,18 @@ std::optional<int> Endpoint::run_job(const std::string& name, Job& job) {
             if (env.failure()) replies.job_failed(job, *env.failure());
           }
         } say{env, replies_, name};
-        job.run(env, handler_);
+        // A tick that throws (the job, or the handler it calls) ends there, as
+        // a scheduled executor logs it and runs the next tick; it must not
+        // leave the task's fiber, which would end the whole process.
+        try {
+          job.run(env, handler_);
+        } catch (const sim::TaskKilled&) {
+          throw;
+        } catch (const std::exception& e) {
+          scheduler_.record(sim::TraceKind::kTask, fmt::format("job {} threw: {}", name, e.what()));
+        } catch (...) {
+          scheduler_.record(sim::TraceKind::kTask, fmt::format("job {} threw a non-standard exception", name));
+        }
       },
       [this, id](bool killed) { replies_.job_ended(*id, killed); });
   tasks_[*id] = TaskInfo{name, ""};

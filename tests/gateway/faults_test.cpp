@@ -3,9 +3,13 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 #include "../support.h"
 #include "env/sqlite_db.h"
+#include "run/simulate.h"
+#include "sim/trace.h"
+#include "twice/job.h"
 
 namespace twice {
 namespace {
@@ -255,6 +259,42 @@ TEST(Faults, ARunWithoutItsTraceIsTheSameRun) {
       }
     }
   }
+}
+
+// A job whose tick throws (itself, or the handler it calls: throw-on-repaid
+// under the reconciler did) ends that tick, as a scheduled executor would, and
+// the next tick runs; the exception once left the task's fiber and ended the
+// whole process (std::terminate), found by a property test's random seed.
+class ThrowsOnFirstTick final : public Job {
+ public:
+  explicit ThrowsOnFirstTick(Micros) {}
+  Micros interval() const override { return kMinute; }
+  void run(Env& env, Handler&) override {
+    if (env.clock().now() < 2 * kMinute) throw std::logic_error("the first tick cannot happen");
+    (void)env.db().exec("SELECT 1");
+  }
+};
+TWICE_REGISTER_JOB(ThrowsOnFirstTick, "test-throws-on-first-tick", "a test job: its first tick throws");
+
+TEST(Faults, AJobTickThatThrowsEndsThatTickAndTheNextOneRuns) {
+  struct CasWithThrowingJob final : Handler {
+    std::unique_ptr<Handler> cas = testing::handler("cas").make();
+    Reply handle(const Notify& n, Env& env) override { return cas->handle(n, env); }
+    const Schema& schema() const override { return cas->schema(); }
+    std::vector<std::string> jobs() const override { return {"test-throws-on-first-tick"}; }
+  };
+  const HandlerInfo host{"cas-with-throwing-job", "", [] { return std::make_unique<CasWithThrowingJob>(); }};
+  const auto s = testing::one_order_scenario();
+  StatusOr<run::RunResult> r = run::simulate(run::RunSpec{&s, &host, {}, 1, std::nullopt});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int threw = 0, later_ticks = 0;
+  for (const auto& e : r->trace.events()) {
+    if (e.text == "job test-throws-on-first-tick threw: the first tick cannot happen") ++threw;
+    if (e.text == "starts test-throws-on-first-tick" && e.time >= 2 * kMinute) ++later_ticks;
+  }
+  EXPECT_EQ(threw, 1) << sim::format_trace(r->trace);
+  EXPECT_GT(later_ticks, 0) << sim::format_trace(r->trace);
+  EXPECT_TRUE(r->verdict.violations.empty());
 }
 
 }  // namespace
