@@ -10,10 +10,11 @@ namespace {
 
 BusyRule read_busy_rule() {
   const char* value = std::getenv("TWICE_SQLITE_BUSY");
-  if (!value || !*value) return BusyRule::kWaitThenVictim;
-  if (std::string(value) == "sqlite") return BusyRule::kAsSqlite;
+  if (!value || !*value || std::string(value) == "sqlite") return BusyRule::kAsSqlite;
+  if (std::string(value) == "victim") return BusyRule::kWaitThenVictim;
   throw std::invalid_argument("TWICE_SQLITE_BUSY='" + std::string(value) +
-                              "' is not a rule; unset it (wait, then a victim) or write TWICE_SQLITE_BUSY=sqlite");
+                              "' is not a rule; unset it (SQLite's own answers) or write TWICE_SQLITE_BUSY=victim "
+                              "(the rule of twice 0.4: wait, then a drawn victim)");
 }
 
 }  // namespace
