@@ -155,6 +155,13 @@ TEST(Terminal, CtrlCClearsTheProgressLineBeforeWhatFollows) {
 // hold 4 files, stdin, stdout and stderr among them, so it cannot make the
 // pipe a cell's process answers on. One line says so.
 TEST(Terminal, AnInternalErrorExitsThreeWithOneLine) {
+#ifdef __SANITIZE_ADDRESS__
+  // The sanitizer runtime makes pipes of its own (UBSan's vptr check tests the
+  // memory it reads through one); with four files it cannot, and it reports
+  // every virtual call as an invalid object instead of letting twice fail as
+  // the test means. The Release suite (ctest) runs this test.
+  GTEST_SKIP() << "needs a twice without sanitizers: run by ctest in the Release build";
+#endif
   const std::string out = (twice::testing::unique_temp_dir() / "internal-error.out").string();
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
