@@ -6,7 +6,7 @@
 
 namespace twice::env {
 
-CachedConnection::CachedConnection(const std::string& path) : conn_(open_database(path)) {
+CachedConnection::CachedConnection(const std::string& path) : path_(path), conn_(open_database(path)) {
   confine(conn_, &altered_);
 }
 
@@ -40,6 +40,25 @@ bool CachedConnection::reusable() const {
   for (sqlite3_stmt* s = sqlite3_next_stmt(conn_, nullptr); s; s = sqlite3_next_stmt(conn_, s))
     if (sqlite3_stmt_busy(s)) return false;
   return true;
+}
+
+Result CachedConnection::query_committed(std::string_view sql) {
+  Result r = query(sql);
+  const int code = sqlite3_extended_errcode(conn_) & 0xff;
+  if (r.ok() || (code != SQLITE_BUSY && code != SQLITE_LOCKED)) return r;
+  sqlite3* reader = nullptr;
+  const std::string uri = "file:" + path_ + "?immutable=1";
+  if (sqlite3_open_v2(uri.c_str(), &reader, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close(reader);
+    return r;  // the locked answer, as it was
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(reader, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) == SQLITE_OK && stmt)
+    r = query_prepared(reader, stmt, {});
+  sqlite3_finalize(stmt);
+  sqlite3_close(reader);
+  return r;
 }
 
 }  // namespace twice::env

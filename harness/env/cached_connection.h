@@ -27,6 +27,14 @@ class CachedConnection final : public RawConnection {
   Engine engine() const override { return Engine::kSqlite; }
   Result query(std::string_view sql, const std::vector<Value>& params = {}) override;
   Status exec_script(const std::string& sql) override;
+  // query(), and when the database is locked (a COMMIT waiting for readers
+  // holds PENDING), the same query on a connection opened for this read with
+  // immutable=1, which takes no lock: between two scheduling points the file
+  // holds exactly what is committed (a statement runs whole in one step, the
+  // journal is in memory, and nothing spills uncommitted pages into a run's
+  // small database), so that read is the committed state. Without it, the
+  // ack-time check read "no credit" and reported a false ack_before_commit.
+  Result query_committed(std::string_view sql) override;
 
   // True when nothing is under way (no transaction, no statement stepping)
   // and no statement changed the connection itself (env/confinement.h): it
@@ -35,6 +43,7 @@ class CachedConnection final : public RawConnection {
   sqlite3* handle() const { return conn_; }
 
  private:
+  std::string path_;
   sqlite3* conn_;
   std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
   bool altered_ = false;

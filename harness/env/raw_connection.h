@@ -22,6 +22,12 @@ class RawConnection {
   virtual Result query(std::string_view sql, const std::vector<Value>& params = {}) = 0;
   // One or more statements without parameters (a schema's setup SQL).
   virtual Status exec_script(const std::string& sql) = 0;
+  // A read-only query without parameters that answers what is committed now,
+  // also while another connection holds a lock that would make query() wait
+  // or fail (the checker's reads at an ack, in the middle of a run). The
+  // default is query(): on a server engine a read sees the last committed
+  // state without waiting.
+  virtual Result query_committed(std::string_view sql) { return query(sql); }
   // Several read-only queries without parameters, each as query() would
   // answer it, in order. A server engine sends them in one round trip (the
   // checker's oracle queries); the default runs them one by one.

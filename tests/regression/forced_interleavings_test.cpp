@@ -155,5 +155,15 @@ TEST(Regression, NamedStepsSurviveAHandlerGainingAStatement) {
   EXPECT_EQ(invariants_of(by_note), std::vector<std::string>{"double_credit"}) << sim::format_trace(by_note.trace);
 }
 
+// An ack the checker reads while a COMMIT waits for readers (it holds
+// PENDING, so a new read of the database gets SQLITE_BUSY) is judged on what
+// is committed, not taken for "no credit". In this run O-6002's credit had
+// committed 5 s before the retry was acked, while O-6001's COMMIT waited; the
+// checker once reported ack_before_commit for it (found at 1,000 seeds).
+TEST(Regression, AnAckReadWhileACommitWaitsForReadersIsJudgedOnWhatIsCommitted) {
+  const auto r = testing::run_seed(testing::bundled_scenario("slow-handler-retry"), "check-in-txn", 6799117278148734);
+  EXPECT_TRUE(invariants_of(r).empty()) << sim::format_trace(r.trace);
+}
+
 }  // namespace
 }  // namespace twice

@@ -8,7 +8,7 @@ namespace {
 
 bool has_row_for(env::RawConnection& db, const std::string& sql, const std::string& order_no, bool count_column) {
   if (sql.empty()) return false;
-  for (const auto& row : db.query(sql).rows) {
+  for (const auto& row : db.query_committed(sql).rows) {
     if (row.empty() || row[0].as_text() != order_no) continue;
     if (!count_column) return true;
     if (row.size() >= 2 && row[1].as_int() > 0) return true;
