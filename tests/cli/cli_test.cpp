@@ -17,11 +17,15 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "../catches_sigint.h"
 #include <nlohmann/json.hpp>
 
 #include "../unique_temp_dir.h"
 
 namespace {
+
+using twice::testing::catches_sigint;
 
 struct Output {
   int exit_code = -1;
@@ -550,14 +554,6 @@ TEST(Cli, APctReplayCommandReplaysTheSameBugByteForByte) {
   }
 }
 
-// True once `pid` has a handler for SIGINT (the SigCgt mask in /proc): from
-// then on Ctrl-C is the command's to handle.
-bool catches_sigint(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.starts_with("SigCgt:")) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
-  return false;
-}
 
 // Ctrl-C during `twice run`: the cells under way finish, what was done is
 // written (marked interrupted), and the exit status is 130, as a shell reports

@@ -26,9 +26,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "../catches_sigint.h"
+
 #include "../unique_temp_dir.h"
 
 namespace {
+
+using twice::testing::catches_sigint;
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -116,13 +120,6 @@ TEST(Terminal, AutoColoursATerminalUnlessNoColorIsSet) {
   EXPECT_TRUE(has_sgr(on_a_terminal(always, "1").text));
 }
 
-// True once `pid` has a handler for SIGINT (the SigCgt mask in /proc).
-bool catches_sigint(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.starts_with("SigCgt:")) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
-  return false;
-}
 
 // On a terminal the progress is one line rewritten in place ("\r\x1b[K[n/N]
 // ..."). Ctrl-C once a cell is done: the line is cleared before the message

@@ -1,0 +1,22 @@
+// catches_sigint(pid): true once process `pid` has a handler for SIGINT (the
+// SigCgt mask in /proc/<pid>/status). A test that sends Ctrl-C to a `twice`
+// it started waits for this first: sent earlier, SIGINT's default action ends
+// the process before twice could answer it. Header-only, for every test binary.
+#pragma once
+
+#include <sys/types.h>
+
+#include <csignal>
+#include <fstream>
+#include <string>
+
+namespace twice::testing {
+
+inline bool catches_sigint(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.starts_with("SigCgt:")) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
+  return false;
+}
+
+}  // namespace twice::testing
