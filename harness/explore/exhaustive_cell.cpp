@@ -66,20 +66,7 @@ Counterexample counterexample(const run::RunSpec& base, const Failing& failing, 
   spec.record_trace = false;
   std::vector<std::uint64_t> best = failing.fewest;
   if (budget > 0) {
-    std::map<ChoiceSequence, std::optional<ChoiceSequence>> answered;
-    const ChoiceSequence shrunk = shrink(
-        failing.fewest,
-        [&](const ChoiceSequence& candidate) -> std::optional<ChoiceSequence> {
-          if (auto it = answered.find(candidate); it != answered.end()) return it->second;
-          run::RunSpec s = spec;
-          s.choices = candidate;
-          run::RunResult r = run_in_cell(s);
-          std::optional<ChoiceSequence> answer;
-          if (r.has(invariant)) answer = std::move(r.choices);
-          answered.emplace(candidate, answer);
-          return answer;
-        },
-        budget);
+    const ChoiceSequence shrunk = shrink_in_cell(spec, failing.fewest, invariant, budget);
     // Shrinking favours short and small sequences; a smaller one with more
     // preemptions is not what the reader wants first.
     if (count_preemptions(spec, shrunk) <= failing.preemptions) best = shrunk;

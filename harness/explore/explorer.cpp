@@ -70,6 +70,25 @@ const check::Violation* find_violation(const run::RunResult& r, const std::strin
 
 }  // namespace
 
+ChoiceSequence shrink_in_cell(run::RunSpec spec, const ChoiceSequence& start, const std::string& invariant,
+                              int budget) {
+  spec.record_trace = false;  // only the verdict and the choices count here
+  // The passes propose a quarter of their candidates more than once.
+  std::map<ChoiceSequence, std::optional<ChoiceSequence>> answered;
+  return shrink(
+      start,
+      [&](const ChoiceSequence& candidate) -> std::optional<ChoiceSequence> {
+        if (auto it = answered.find(candidate); it != answered.end()) return it->second;
+        spec.choices = candidate;
+        run::RunResult r = run_in_cell(spec);
+        std::optional<ChoiceSequence> answer;
+        if (r.has(invariant)) answer = std::move(r.choices);
+        answered.emplace(candidate, answer);
+        return answer;
+      },
+      budget);
+}
+
 Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,
                                      const sim::StrategySpec& strategy, std::uint64_t seed,
                                      const std::string& invariant, int budget, const engine::EngineChoice& engine) {
@@ -79,24 +98,7 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
 
   ChoiceSequence best = original.choices;
   if (budget > 0 && original.has(invariant)) {
-    // The passes propose a quarter of their candidates more than once, and a
-    // run is a function of its choices: a repeat is answered from memory. It
-    // still counts against the budget, so the shrink takes the same path.
-    std::map<ChoiceSequence, std::optional<ChoiceSequence>> answered;
-    best = shrink(
-        original.choices,
-        [&](const ChoiceSequence& candidate) -> std::optional<ChoiceSequence> {
-          if (auto it = answered.find(candidate); it != answered.end()) return it->second;
-          run::RunSpec s = spec;
-          s.choices = candidate;
-          s.record_trace = false;  // only the verdict and the choices count here
-          run::RunResult r = run_in_cell(s);
-          std::optional<ChoiceSequence> answer;
-          if (r.has(invariant)) answer = std::move(r.choices);
-          answered.emplace(candidate, answer);
-          return answer;
-        },
-        budget);
+    best = shrink_in_cell(spec, original.choices, invariant, budget);
   }
   spec.choices = best;
   const run::RunResult shrunk = run_in_cell(spec);

@@ -15,6 +15,7 @@
 #include "engine/engine_choice.h"
 #include "explore/expected.h"
 #include "explore/results.h"
+#include "explore/shrink.h"
 #include "gateway/scenario.h"
 #include "run/simulate.h"
 #include "sim/strategy.h"
@@ -74,6 +75,14 @@ struct CellError : std::runtime_error {
 };
 // simulate(), throwing CellError on its error.
 run::RunResult run_in_cell(const run::RunSpec& spec);
+
+// `start` shrunk for `invariant` within `budget` candidate runs of `spec`
+// (each run_in_cell, its trace not recorded): the simplest choices that still
+// show it. A candidate proposed again is answered from memory (a run is a
+// function of its choices) and still counts against the budget, so the
+// shrink takes the same path either way.
+ChoiceSequence shrink_in_cell(run::RunSpec spec, const ChoiceSequence& start, const std::string& invariant,
+                              int budget);
 
 // PCT's k for a cell: the most real choices (steps where more than one task
 // could run) in a few calibration runs of the random strategy, from fixed
