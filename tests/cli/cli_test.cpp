@@ -409,6 +409,17 @@ Output twice_stream(const std::string& args, bool want_stderr) {
   return o;
 }
 
+// What goes to stderr when the reports are written fits too (naming every
+// report file in full once made a 135-column line).
+TEST(Cli, TheLinesAboutWrittenReportsFitOneHundredColumns) {
+  const std::string dir = (twice::testing::unique_temp_dir() / "fit-reports").string();
+  const auto o = twice_stream("run --handler cas --scenario concurrent-duplicates --seeds 3 --report-dir " + dir, true);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("wrote " + dir + "/ (md, json, junit.xml, html)"), std::string::npos) << o.out;
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+}
+
 TEST(Cli, APassingRunFitsOneHundredColumnsWithTheVerdictFirstAndLast) {
   const auto o = twice_stream("run --handler cas --seeds 3 --no-report", false);
   EXPECT_EQ(o.exit_code, 0) << o.out;
