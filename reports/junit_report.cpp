@@ -83,28 +83,33 @@ std::string testcase(const results::MatrixResult& m, const std::string& handler,
 std::string render_junit(const results::MatrixResult& m) {
   int tests = 0, failures = 0, skipped = 0;
   double total_seconds = 0;
-  std::string suites;
+  // A red run is read from the top: suites with a cell that differs from the
+  // expected matrix come first, and in them those cells; the rest keep the
+  // matrix's order.
+  std::string differing_suites, suites;
   for (const auto& h : m.handlers) {
     int suite_failures = 0, suite_skipped = 0;
     double suite_seconds = 0;
-    std::string cases;
+    std::string differing_cases, cases;
     for (const auto& s : m.scenarios) {
       const CellVerdict v = verdict_of(m.cell(h, s));
       suite_failures += differs(v);
       suite_skipped += v == CellVerdict::kNotRun;
       if (const results::CellResult* c = m.cell(h, s)) suite_seconds += c->seconds;
-      cases += testcase(m, h, s);
+      (differs(v) ? differing_cases : cases) += testcase(m, h, s);
     }
+    cases = differing_cases + cases;
+    std::string& out = suite_failures > 0 ? differing_suites : suites;
     const int suite_tests = static_cast<int>(m.scenarios.size());
-    suites += fmt::format(
+    out += fmt::format(
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">\n",
         attr(h), suite_tests, suite_failures, suite_skipped, seconds(suite_seconds));
-    suites += "    <properties>\n";
-    suites += fmt::format("      <property name=\"strategy\" value=\"{}\"/>\n", attr(m.strategy));
-    suites += fmt::format("      <property name=\"seeds\" value=\"{}\"/>\n", m.seeds);
-    suites += fmt::format("      <property name=\"base_seed\" value=\"{}\"/>\n", m.base_seed);
-    suites += fmt::format("      <property name=\"expected_path\" value=\"{}\"/>\n", attr(m.expected_path));
-    suites += "    </properties>\n" + cases + "  </testsuite>\n";
+    out += "    <properties>\n";
+    out += fmt::format("      <property name=\"strategy\" value=\"{}\"/>\n", attr(m.strategy));
+    out += fmt::format("      <property name=\"seeds\" value=\"{}\"/>\n", m.seeds);
+    out += fmt::format("      <property name=\"base_seed\" value=\"{}\"/>\n", m.base_seed);
+    out += fmt::format("      <property name=\"expected_path\" value=\"{}\"/>\n", attr(m.expected_path));
+    out += "    </properties>\n" + cases + "  </testsuite>\n";
     tests += suite_tests;
     failures += suite_failures;
     skipped += suite_skipped;
@@ -113,7 +118,7 @@ std::string render_junit(const results::MatrixResult& m) {
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                      "<testsuites name=\"twice\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">\n"
                      "{}</testsuites>\n",
-                     tests, failures, skipped, seconds(total_seconds), suites);
+                     tests, failures, skipped, seconds(total_seconds), differing_suites + suites);
 }
 
 }  // namespace twice::reports

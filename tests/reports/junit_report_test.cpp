@@ -75,19 +75,20 @@ TEST(JunitReport, PythonParsesItAndGetsThePayloadBackIntact) {
 
   const auto& cases = doc["suites"][0]["cases"];
   ASSERT_EQ(cases.size(), 3u);
+  // A cell that differs from the expected matrix comes first in its suite:
+  // the lost canary fails.
+  EXPECT_EQ(cases[0]["failure_type"], "canary lost");
+  const std::string lost = cases[0]["failure_text"];
+  EXPECT_NE(lost.find("Either the handler was fixed (update " + kExpectedPath + ")"), std::string::npos) << lost;
   // The canary caught as expected passes, its violation in system-out.
-  EXPECT_EQ(cases[0]["classname"], "check-then-act");
-  EXPECT_EQ(cases[0]["name"], "concurrent-duplicates");
-  EXPECT_TRUE(cases[0]["failure_message"].is_null());
-  const std::string out = cases[0]["system_out"];
+  EXPECT_EQ(cases[1]["classname"], "check-then-act");
+  EXPECT_EQ(cases[1]["name"], "concurrent-duplicates");
+  EXPECT_TRUE(cases[1]["failure_message"].is_null());
+  const std::string out = cases[1]["system_out"];
   EXPECT_NE(out.find("known bug caught as expected: double_credit 5/200"), std::string::npos) << out;
   EXPECT_NE(out.find("--seed 5787478153334856"), std::string::npos);
   // The scenario name, newline included, comes back exactly.
-  EXPECT_EQ(cases[1]["name"], m.scenarios[1]);
-  // The lost canary fails.
-  EXPECT_EQ(cases[2]["failure_type"], "canary lost");
-  const std::string lost = cases[2]["failure_text"];
-  EXPECT_NE(lost.find("Either the handler was fixed (update " + kExpectedPath + ")"), std::string::npos) << lost;
+  EXPECT_EQ(cases[2]["name"], m.scenarios[1]);
 
   // The regression: message and body carry the payload, the seed and the
   // replay command, decoded to exactly the text (after the control character
@@ -122,12 +123,14 @@ TEST(JunitReport, FailureMessageLeadsWithTheDominatingViolationAndCasesCarryThei
   c.violations.insert(c.violations.begin(), rare);
   const nlohmann::json doc = read_back(render_junit(m));
   ASSERT_FALSE(doc.is_null());
-  const auto& cas = doc["suites"][1]["cases"][0];
+  // The suite with the cell that differs comes first (check-then-act is the
+  // matrix's second handler), and that cell first in it.
+  const auto& cas = doc["suites"][0]["cases"][0];
   ASSERT_EQ(cas["classname"], "check-then-act");
   const std::string message = cas["failure_message"];
   EXPECT_TRUE(message.starts_with("double_credit in 30/200 runs: order O-2001 was credited 2 times")) << message;
   EXPECT_EQ(cas["time"], "1.250");
-  EXPECT_EQ(doc["suites"][1]["attrib"]["time"], "1.750");
+  EXPECT_EQ(doc["suites"][0]["attrib"]["time"], "1.750");
   EXPECT_EQ(doc["attrib"]["time"], "2.750");
 }
 
