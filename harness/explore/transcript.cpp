@@ -16,27 +16,34 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
     if (o.order_no == violation.subject || o.user == violation.subject) orders.insert(o.order_no);
   const bool all_tasks = orders.empty();  // "stuck" and checker errors concern the whole run
 
-  // An external service's line concerns the orders it names: a background
-  // job's task (an outbox relay) that called one for a shown order is shown
-  // too, and each service gets a lane of its own, after the tasks.
+  // An external service's line concerns the orders it names, and each
+  // service gets a lane of its own, after the tasks.
   auto mentions_shown_order = [&](const std::string& text) {
     if (all_tasks) return true;
     for (const auto& o : orders)
       if (text.find(o) != std::string::npos) return true;
     return false;
   };
-  std::set<int> calling_jobs;
+  // A background job's task (a reconciler, an outbox relay) serves no one
+  // order: it is shown when one of its steps or service calls names a shown
+  // order, since its credit or its call is then part of the story.
+  std::set<int> involved_jobs;
   std::vector<std::string> services;  // in the order they first act
   for (const auto& e : run.trace.events()) {
+    if (e.task != 0 && e.kind != sim::TraceKind::kService) {
+      auto task = run.tasks.find(e.task);
+      if (task != run.tasks.end() && task->second.order_no.empty() && mentions_shown_order(e.text))
+        involved_jobs.insert(e.task);
+    }
     if (e.kind != sim::TraceKind::kService || !mentions_shown_order(e.text)) continue;
-    calling_jobs.insert(e.task);
+    involved_jobs.insert(e.task);
     const std::string name = e.text.substr(0, e.text.find(':'));
     if (std::find(services.begin(), services.end(), name) == services.end()) services.push_back(name);
   }
 
   std::map<int, int> column_of;
   for (const auto& [id, info] : run.tasks) {
-    if (!all_tasks && !orders.count(info.order_no) && !(info.order_no.empty() && calling_jobs.count(id))) continue;
+    if (!all_tasks && !orders.count(info.order_no) && !(info.order_no.empty() && involved_jobs.count(id))) continue;
     column_of[id] = static_cast<int>(out.columns.size());
     out.columns.push_back(fmt::format("T{}: {}", id, info.name));
   }
