@@ -5,6 +5,7 @@
 // containment of cells must hold for plugins too. tests/hostile/hostile_test.sh
 // runs them and checks each cell's verdict.
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,8 +94,12 @@ class Spin final : public twice::Handler {
 class Hog final : public twice::Handler {
  public:
   twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
-    std::vector<std::string> hoard;
-    for (std::size_t i = 0; i != static_cast<std::size_t>(-1); ++i) hoard.emplace_back(std::size_t{1} << 20, 'x');
+    // 64 MiB at a time, left untouched: --cell-memory limits the address
+    // space, so reserving is what reaches it. Filling each block (as the
+    // first version did, 1 MiB at a time) took seconds on a loaded machine,
+    // and the cell's 3 s no-scheduling-point watchdog could fire first.
+    std::vector<std::unique_ptr<char[]>> hoard;
+    for (;;) hoard.emplace_back(new char[std::size_t{64} << 20]);
     return credit_once(n, env);
   }
 };
