@@ -521,7 +521,9 @@ int main(int argc, char** argv) {
       "  twice run --handler unique-key+cas --seeds 2000 --strategy pct --pct-depth 3");
   run->add_option("--handler", run_args.handlers, "Handlers to run, comma-separated (repeatable); default all. See `twice list`")
       ->delimiter(',');
-  run->add_option("--scenario", run_args.scenarios, "A bundled scenario name or a path to a .toml file (repeatable)");
+  run->add_option("--scenario", run_args.scenarios,
+                  "Bundled scenario names or paths to .toml files, comma-separated (repeatable); default all")
+      ->delimiter(',');
   run->add_option("--seeds", run_args.seeds, "Schedules (seeds) per cell")
       ->check(cli::whole_number())
       ->check(CLI::Range(1, 10'000'000))

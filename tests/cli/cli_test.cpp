@@ -474,6 +474,13 @@ TEST(Cli, HandlersAreAcceptedCommaSeparatedLikeFormats) {
   EXPECT_NE(o.out.find("matches scenarios/expected.toml (2 cells)"), std::string::npos) << o.out;
 }
 
+TEST(Cli, ScenariosAreAcceptedCommaSeparatedLikeHandlers) {
+  const auto o = twice_stream("run --handler cas,check-in-txn --scenario sequential-duplicates,close-race --seeds 2 -q",
+                              false);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("matches scenarios/expected.toml (4 cells)"), std::string::npos) << o.out;
+}
+
 TEST(Cli, MistakesOnTheCommandLineSayWhatIsWrong) {
   auto o = twice("run --seeds abc");
   EXPECT_EQ(o.exit_code, 2);
