@@ -60,6 +60,8 @@ class TaskEnv final : public Env {
   Status verify(const Notify& notify) override;
   std::optional<Notify> query_payment(std::string_view out_trade_no) override;
   void respond_now(const Reply& reply) override;
+  StatusOr<WireRequest> wire(const Notify& notify) override { return gateway_.wire(notify); }
+  const WireSecrets& wire_secrets() override { return gateway_.wire_secrets(); }
   ServiceReply call(std::string_view service, const ServiceRequest& request) override;
 
   bool in_transaction() const { return db_->in_transaction(); }

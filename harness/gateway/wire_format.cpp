@@ -1,4 +1,4 @@
-#include "blackbox/wire_format.h"
+#include "gateway/wire_format.h"
 
 #include <ctime>
 #include <map>
@@ -9,7 +9,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-namespace twice::blackbox {
+namespace twice::gateway {
 namespace {
 
 using json = nlohmann::json;
@@ -205,7 +205,7 @@ StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const Wi
   if (profile == "alipay") return alipay(n, keys, unix_seconds, forged);
   if (profile == "stripe") return stripe(n, keys, unix_seconds, forged);
   if (profile == "adyen") return adyen(n, keys, unix_seconds, forged);
-  return Status::error(fmt::format("profile {} has no wire format in black-box mode; use a scenario whose profile is one of {}",
+  return Status::error(fmt::format("profile {} has no wire format; use a scenario whose profile is one of {}",
                                    profile, wire_formats()));
 }
 
@@ -246,4 +246,4 @@ std::string form_escape(std::string_view s) {
   return out;
 }
 
-}  // namespace twice::blackbox
+}  // namespace twice::gateway
