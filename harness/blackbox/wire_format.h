@@ -1,5 +1,5 @@
 // The wire formats black-box mode sends: gateway/wire_format.h, where they
-// live since simulation builds the same requests (Env::wire()); named here
+// live since simulation builds the same requests (twice::wire()); named here
 // for black-box mode's code.
 #pragma once
 
@@ -14,6 +14,9 @@ using gateway::has_wire_format;
 using gateway::hmac_sha256;
 using gateway::rsa_sha256_base64;
 using gateway::wire_formats;
+using gateway::paypal_signed_text;
+using gateway::rsa_sha256_verify;
+using gateway::crc32;
 using gateway::yuan;
 
 }  // namespace twice::blackbox

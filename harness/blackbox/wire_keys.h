@@ -11,6 +11,9 @@
 //   wechatpay_serial               the platform certificate's serial (Wechatpay-Serial)
 //   wechatpay_platform_public.pem  the WeChat Pay platform public key (RSA 2048)
 //   alipay_public_key.pem          Alipay's public key (RSA 2048, RSA2)
+//   paypal_cert.pem                PayPal's webhook-signing certificate (self-signed X.509,
+//                                  RSA 2048), also served at PAYPAL-CERT-URL
+//   paypal_webhook_id              the webhook's id, part of what PayPal signs
 //   gateway-private/*.pem          the gateway's private keys (twice's side)
 //
 // WireKeys itself is gateway/wire_format.h's: simulation signs with the same

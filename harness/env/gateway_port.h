@@ -18,7 +18,7 @@ class GatewayPort {
   virtual ~GatewayPort() = default;
   virtual Status verify(const Notify& notify) const = 0;
   virtual std::optional<Notify> query_payment(std::string_view out_trade_no) const = 0;
-  // Env::wire() and Env::wire_secrets() (twice/env.h).
+  // twice::wire() and twice::wire_secrets() (twice/wire.h), for TaskEnv.
   virtual StatusOr<WireRequest> wire(const Notify& notify) const = 0;
   virtual const WireSecrets& wire_secrets() const = 0;
 };

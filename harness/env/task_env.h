@@ -12,6 +12,7 @@
 #include "env/task_db.h"
 #include "sim/scheduler.h"
 #include "twice/env.h"
+#include "twice/wire.h"
 
 namespace twice::env {
 
@@ -49,7 +50,7 @@ struct TaskServices {
   ServicePort* services = nullptr;
 };
 
-class TaskEnv final : public Env {
+class TaskEnv final : public Env, public WireSource {
  public:
   explicit TaskEnv(TaskServices services);
   Db& db() override { return *db_; }

@@ -9,7 +9,8 @@
 namespace twice::gateway {
 namespace {
 
-// Three RSA 2048 test keys made once with `openssl genpkey` and fixed here:
+// Four RSA 2048 test keys made once with `openssl genpkey` (and PayPal's
+// self-signed certificate, `openssl req -x509 -days 36500`) and fixed here:
 // a generated key would differ run to run, and so would every signature.
 // They sign simulated notifies only; nobody's real key.
 constexpr char kWechatPlatformPem[] = R"pem(-----BEGIN PRIVATE KEY-----
@@ -99,6 +100,57 @@ a6SiWV8Tp64h/I8Z5gqRm60oOp9rcoZfS126tPkCgYEA71Si6wOdVZcBeF8EI0tV
 m6YiMGQBfkY31k3cHhyyem0=
 -----END PRIVATE KEY-----
 )pem";
+constexpr char kPaypalPem[] = R"pem(-----BEGIN PRIVATE KEY-----
+MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQCoyoUQfbsSIro8
+qsrBcEussHvjvMqUw/eEmv5tTvvRmo+WEnUiqEKE+FfISRN4I3r52GnWuV2MkMY/
+BUdSYW91yFQNLRKBYyKVygOHpedzffx2SqpjUzlq9PyZVZxBK3hilGAsqrm4OR8x
+XbbJugLLpnDaqhwLHGFRnQInmsL2c0aLiComFyRBs6M8geqXmKHHdawFcWwpKM0u
+K5sGnG+zn9r+i4SmrtQ4qTBZbCjch0QA1EWkouNHUEX4VI6mdKB7G5I4awCH+SMu
+/ej3bg9i5/dHZwrzpdPIeWcAZLkMELrU5l0mRn6M/JWSms0MJ9F/bAvcchyrL8uE
+/5WnMT4/AgMBAAECggEAFj4x5igbdIVdCMzyUSbM4iHpAZbfFKxKZuV3QnerxEWw
+8Z7XDs0g5EhHER6y0Rx5LTQxUQQ2aWVT//lgb7ZlVh54bRAT0Ix8LJm6zgUKiMlW
+cU7flfKMA3tApQLcx33ErID5t4kmq4840Ww/FTr3pAH3/JN5hJal1c0cppQaExiL
+LDb/hLWB7EzSGX+/1b90XFA9Tqnvxj/KsOVZZOfBX2uv3Dyxj4XdD+RgJa++im7F
+3190FYd+idb70OcWC5pUjHBGorR+ILA7q9PG7AWTY9Snm2Qn4JiV0L/hDGJjOSbT
+sjeyNklQIRzhsQrr21DIcpXmWce+O8KMLYGHZa+eeQKBgQDuQsCE+XB038oErX3v
+J2KPZYGnj0jSZxAfXqs/NfVDOIVWrRxd/KAPCrRK2vXZGJTi30hNag9ibt4OtYXs
+v14iRP4rZCr8WlnB+MeKFBpZG/IqdZP7HeTTf6cpzUYaJxSwjixR7dU0xXPfO9aJ
+NSft67kWy0mhcYj7gF94zgVh8wKBgQC1W6043tbsgqo4/C6yU24QDsJl0b7sS93S
+OG8CZY+ow/PV2KfIlVhQojNNUaV3MbZk8NCvvoayI/WC689nmIZeO/q1TW75e10H
+oZfDO5tEF94DmNlqxlYMuWlSTphLN+HmdRDNwMBhjLvDDsRvmr9lAPCnjWA/cRRD
+aeHNfWD5hQKBgQDNwW+oZhErnSdEqt6abRS8aRhyr1Zf/Qj7TjHswJgxmNntZEmf
+EM7YrpHMIxM0i/nngpNZ50Gp67xwT2p8bTbJuXMV3ccRbqUc0c7f+0RVt8CF0kwd
+DE/UJeUiQFdNtnozjlPP3OfGTs4l9fLrQrBc0rhgauYHOZjmOJI6LRCQ6QKBgFwj
+h44tKORgPjtVZCQVXwWpefpg5a8HnFsBcOS21JXZeDhdKmEt/wB4Z7gQkxBLoW8H
+Kf8fvS8kNceeJnFrfFjEAEu8W3VEx67o2kHGNswRlCofrdYhjfZI/MlkRNtyOMLt
+Fuxx0Uu+RGaFSiepZzPZlmqJ2SxiNvlJAf90g6BBAoGBAJErhbsA5DYBywAHhGVB
+XzBz5HtU4ulKMoOjdRRgJuolR/SCsg4DwrcAQ48dJENKmXSHJnnLdilE8WVYjK8n
+RSNPCm/7AqO/W7NaQtA1rxrbOliAhzKdaSflLDsJ+aM5SJVBYwzLiZDcRxFjdc35
+jVmtahzxK059IIg85fZE9kLF
+-----END PRIVATE KEY-----
+)pem";
+constexpr char kPaypalCertPem[] = R"pem(-----BEGIN CERTIFICATE-----
+MIIDZjCCAk6gAwIBAgIBATANBgkqhkiG9w0BAQsFADBLMS8wLQYDVQQDDCZ0d2lj
+ZSBzaW11bGF0ZWQgUGF5UGFsIHdlYmhvb2sgc2lnbmluZzEYMBYGA1UECgwPdHdp
+Y2UgdGVzdCBrZXlzMCAXDTI2MTEzMDIzMTEyM1oYDzIxMjYxMTA2MjMxMTIzWjBL
+MS8wLQYDVQQDDCZ0d2ljZSBzaW11bGF0ZWQgUGF5UGFsIHdlYmhvb2sgc2lnbmlu
+ZzEYMBYGA1UECgwPdHdpY2UgdGVzdCBrZXlzMIIBIjANBgkqhkiG9w0BAQEFAAOC
+AQ8AMIIBCgKCAQEAqMqFEH27EiK6PKrKwXBLrLB747zKlMP3hJr+bU770ZqPlhJ1
+IqhChPhXyEkTeCN6+dhp1rldjJDGPwVHUmFvdchUDS0SgWMilcoDh6Xnc338dkqq
+Y1M5avT8mVWcQSt4YpRgLKq5uDkfMV22yboCy6Zw2qocCxxhUZ0CJ5rC9nNGi4gq
+JhckQbOjPIHql5ihx3WsBXFsKSjNLiubBpxvs5/a/ouEpq7UOKkwWWwo3IdEANRF
+pKLjR1BF+FSOpnSgexuSOGsAh/kjLv3o924PYuf3R2cK86XTyHlnAGS5DBC61OZd
+JkZ+jPyVkprNDCfRf2wL3HIcqy/LhP+VpzE+PwIDAQABo1MwUTAdBgNVHQ4EFgQU
+254ay0v/tJyuQdnXzB1QGfUJj/swHwYDVR0jBBgwFoAU254ay0v/tJyuQdnXzB1Q
+GfUJj/swDwYDVR0TAQH/BAUwAwEB/zANBgkqhkiG9w0BAQsFAAOCAQEAV93wUgLK
+QK81PWUQOsyxtF7rEQ3oemeMdICOYiuB8khJX6fK66faZiFTQKADjHZhTYtcINST
+VvJCEBGMxclePZ+6750+aTlPq8fFJAVqGhr+sAWF77B95N2zD9c93NQuBKUfqnwT
+//PbF9MKeCucZr4NCcdZ5yZ+N2LrDEZHAoP8BNZqXXRauGvlHs/M7wCTWhuo29eH
+N7RJJoolIMKcINn9Uc3NPATgdEiae4CqdLqic4l0fALcCDnisz9bvqtgDGFnZMR/
+/ChbK1BDEwLn/lHlvUTzoNqR9V68Umn5NbawG+mi/KgEDJAd/49NWAjbYx4se2TO
+pmdX0+MlMVXHTg==
+-----END CERTIFICATE-----
+)pem";
 
 Pkey parse(const char* pem) {
   BIO* bio = BIO_new_mem_buf(pem, -1);
@@ -129,6 +181,11 @@ WireKeys make_keys() {
   k.wechat_serial = "5157F09EFDC096DE15EBE81A47057A7232F1B8E1";
   k.wechat_platform = parse(kWechatPlatformPem);
   k.alipay = parse(kAlipayPem);
+  k.paypal = parse(kPaypalPem);
+  k.paypal_cert_pem = kPaypalCertPem;
+  // Nothing serves it in simulation: a handler reads WireSecrets::paypal_cert_pem.
+  k.paypal_cert_url = "http://127.0.0.1/v1/notifications/certs/CERT-twice-simulated";
+  k.paypal_webhook_id = "8TW1CE5IMULATED0W";
   k.forger = parse(kForgerPem);
   return k;
 }
@@ -144,7 +201,7 @@ const WireSecrets& simulated_wire_secrets() {
   static const WireSecrets secrets = [] {
     const WireKeys& k = simulated_wire_keys();
     return WireSecrets{k.wechat_apiv3_key, k.wechat_serial, public_pem(k.wechat_platform.get()), public_pem(k.alipay.get()),
-                       k.stripe_secret, k.adyen_hmac_hex};
+                       k.stripe_secret, k.adyen_hmac_hex, k.paypal_cert_pem, k.paypal_webhook_id};
   }();
   return secrets;
 }

@@ -1,5 +1,5 @@
 // The gateway's keys in simulation: fixed RSA 2048 test keys and secrets,
-// so that Env::wire()'s requests are the same bytes on every replay of a
+// so that twice::wire()'s requests are the same bytes on every replay of a
 // run. Black-box mode makes its own per --keys-dir (blackbox/wire_keys.h).
 // Parsed once, on first use; immutable after; safe from any thread.
 #pragma once

@@ -12,9 +12,16 @@
 //   adyen      JSON with notificationItems; additionalData.hmacSignature =
 //              base64 HMAC-SHA256 (hex key) of pspReference:originalReference:
 //              merchantAccountCode:merchantReference:value:currency:eventCode:success.
+//   paypal     JSON webhook event (resource: the capture or refund, amount
+//              in major units, custom_id = the order number);
+//              PAYPAL-TRANSMISSION-ID/-TIME/-SIG/-CERT-URL/-AUTH-ALGO, SIG =
+//              base64 SHA256withRSA of "<id>|<time>|<webhook id>|<crc32 of
+//              the body, decimal>", checked with the X.509 certificate at
+//              CERT-URL (black-box mode serves it, and the
+//              verify-webhook-signature API, from its query server).
 // A forged notify is the same request signed with a key the service was
 // never given. Black-box mode sends these requests over HTTP; simulation
-// hands them to a handler through Env::wire() (Gateway::wire), so a
+// hands them to a handler through twice::wire() (Gateway::wire), so a
 // handler's parsing and verification are exercised in both modes.
 // Pure functions over immutable keys; thread-safe.
 #pragma once
@@ -49,13 +56,17 @@ struct WireKeys {
   std::string wechat_serial;
   Pkey wechat_platform;  // private
   Pkey alipay;           // private
+  Pkey paypal;           // private; its certificate is paypal_cert_pem
+  std::string paypal_cert_pem;    // self-signed X.509 of the paypal key
+  std::string paypal_cert_url;    // where the service fetches it (PAYPAL-CERT-URL)
+  std::string paypal_webhook_id;  // the webhook's id, part of what is signed
   // A key nobody was given: what a forger signs with.
   Pkey forger;
 };
 
-// The profiles encode() knows: wechat-v3, alipay, stripe, adyen.
+// The profiles encode() knows: wechat-v3, alipay, stripe, adyen, paypal.
 bool has_wire_format(std::string_view profile);
-const char* wire_formats();  // "wechat-v3, alipay, stripe, adyen", for messages
+const char* wire_formats();  // "wechat-v3, alipay, stripe, adyen, paypal", for messages
 
 // `n` as `profile` sends it at `unix_seconds`. `nonce` (32 letters or
 // digits) makes each request's WeChat nonces; `forged` signs with
@@ -68,6 +79,13 @@ std::string base64(std::string_view bytes);
 std::string hmac_sha256(std::string_view key, std::string_view message);  // raw 32 bytes
 // base64 of the RSA-SHA256 (PKCS#1 v1.5) signature of `message`.
 std::string rsa_sha256_base64(EVP_PKEY* key, std::string_view message);
+// Whether `signature_base64` is `key`'s RSA-SHA256 signature of `message`.
+bool rsa_sha256_verify(EVP_PKEY* key, std::string_view message, std::string_view signature_base64);
+// CRC-32 (IEEE 802.3, as zlib's crc32()) of `bytes`: PayPal signs it in decimal.
+std::uint32_t crc32(std::string_view bytes);
+// What a PayPal webhook's PAYPAL-TRANSMISSION-SIG signs.
+std::string paypal_signed_text(std::string_view transmission_id, std::string_view transmission_time,
+                               std::string_view webhook_id, std::string_view body);
 // "12000" fen -> "120.00" yuan (Alipay's amounts).
 std::string yuan(std::int64_t fen);
 // application/x-www-form-urlencoded, UTF-8 bytes kept, space as %20.

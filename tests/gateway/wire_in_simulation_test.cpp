@@ -1,13 +1,15 @@
-// Simulation's notifies in the real wire formats (Env::wire(), twice/wire.h):
+// Simulation's notifies in the real wire formats (twice::wire(), twice/wire.h):
 // a WeChat Pay v3 handler written as production code is (verify
 // Wechatpay-Signature with the platform key, refuse a stale timestamp,
 // decrypt the AES-256-GCM resource with the APIv3 key, trust only what it
 // decrypted) passes forged-callbacks; the same handler without the signature
 // check is caught with accepted_invalid, so the wire form does carry the
 // attacker's forgery. And a run's requests are the same bytes on a replay.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "impl/recommended.h"
 #include "twice/handler.h"
@@ -23,6 +26,7 @@
 #include "twice/wire.h"
 #include "../support.h"
 #include "gateway/simulated_keys.h"
+#include "gateway/wire_format.h"
 #include "run/simulate.h"
 
 namespace twice {
@@ -79,10 +83,10 @@ class WechatV3WireHandler final : public Handler {
   explicit WechatV3WireHandler(bool check_signature) : check_signature_(check_signature) {}
 
   Reply handle(const Notify& notify, Env& env) override {
-    StatusOr<WireRequest> wire = env.wire(notify);
+    StatusOr<WireRequest> wire = twice::wire(notify, env);
     if (!wire.ok()) return Reply::fail(wire.status().to_string());
     const WireRequest& w = wire.value();
-    const WireSecrets& keys = env.wire_secrets();
+    const WireSecrets& keys = twice::wire_secrets(env);
     if (check_signature_) {
       const std::string ts = w.header("Wechatpay-Timestamp");
       if (ts.empty() || w.header("Wechatpay-Serial") != keys.wechat_serial) return Reply::fail("unknown platform certificate");
@@ -162,7 +166,7 @@ class RecordingHandler final : public Handler {
  public:
   explicit RecordingHandler(std::vector<std::string>& seen) : seen_(seen) {}
   Reply handle(const Notify& notify, Env& env) override {
-    StatusOr<WireRequest> w = env.wire(notify);
+    StatusOr<WireRequest> w = twice::wire(notify, env);
     std::string line = w.ok() ? w.value().body : w.status().to_string();
     if (w.ok())
       for (const auto& [k, v] : w.value().headers) line += "\n" + k + ": " + v;
@@ -199,6 +203,67 @@ TEST(WireInSimulation, AProfileWithoutAWireFormSaysSo) {
   (void)run_seed(s, HandlerInfo{"rec", "", [&] { return std::make_unique<RecordingHandler>(seen); }}, 1);
   ASSERT_FALSE(seen.empty());
   EXPECT_NE(seen[0].find("profile wechat-v2 has no wire format; those with one: "), std::string::npos) << seen[0];
+}
+
+// PayPal in simulation: the certificate in wire_secrets() checks the
+// signature over "id|time|webhook id|crc32(body)", as a PayPal SDK does.
+class PaypalCheckingHandler final : public Handler {
+ public:
+  explicit PaypalCheckingHandler(std::vector<bool>& verified) : verified_(verified) {}
+  Reply handle(const Notify& notify, Env& env) override {
+    StatusOr<WireRequest> w = twice::wire(notify, env);
+    if (!w.ok()) return Reply::fail(w.status().to_string());
+    const WireSecrets& keys = twice::wire_secrets(env);
+    BIO* bio = BIO_new_mem_buf(keys.paypal_cert_pem.data(), static_cast<int>(keys.paypal_cert_pem.size()));
+    std::unique_ptr<X509, decltype(&X509_free)> cert(PEM_read_bio_X509(bio, nullptr, nullptr, nullptr), &X509_free);
+    BIO_free(bio);
+    std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(cert ? X509_get_pubkey(cert.get()) : nullptr, &EVP_PKEY_free);
+    const std::string signed_text = w.value().header("PAYPAL-TRANSMISSION-ID") + "|" +
+                                    w.value().header("PAYPAL-TRANSMISSION-TIME") + "|" + keys.paypal_webhook_id + "|" +
+                                    std::to_string(gateway::crc32(w.value().body));
+    verified_.push_back(key && gateway::rsa_sha256_verify(key.get(), signed_text, w.value().header("PAYPAL-TRANSMISSION-SIG")));
+    return Reply::ack(notify);
+  }
+
+ private:
+  std::vector<bool>& verified_;
+};
+
+TEST(WireInSimulation, PaypalsSignatureChecksWithTheCertificateAndTheForgedOneDoesNot) {
+  gateway::Scenario s = testing::one_order_scenario();
+  s.profile = "paypal";
+  s.attacks.forged_signature = 1;
+  s.attacks.window = kSecond;
+  std::vector<bool> verified;
+  (void)run_seed(s, HandlerInfo{"paypal", "", [&] { return std::make_unique<PaypalCheckingHandler>(verified); }}, 3);
+  // One genuine notify (a lost ack would add a second) and one forged.
+  ASSERT_GE(verified.size(), 2u);
+  EXPECT_EQ(std::count(verified.begin(), verified.end(), false), 1);
+}
+
+// An Env of the handler's own (a unit test's fake) serves no gateway: an
+// error, not a crash, as in a twice without wire forms.
+class FakeEnv final : public Env {
+ public:
+  Db& db() override { throw std::logic_error("unused"); }
+  Locks& locks() override { throw std::logic_error("unused"); }
+  Clock& clock() override { throw std::logic_error("unused"); }
+  std::string token() override { return "T1"; }
+  void note(std::string_view) override {}
+  Status verify(const Notify&) override { return Status::OK(); }
+  std::optional<Notify> query_payment(std::string_view) override { return std::nullopt; }
+  void respond_now(const Reply&) override {}
+  ServiceReply call(std::string_view, const ServiceRequest&) override { return {}; }
+};
+
+TEST(WireInSimulation, AnEnvThatServesNoGatewayAnswersAnError) {
+  FakeEnv env;
+  Notify n;
+  n.event_id = "evt-1";
+  StatusOr<WireRequest> w = twice::wire(n, env);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("serves no gateway"), std::string::npos) << w.status().message();
+  EXPECT_TRUE(twice::wire_secrets(env).wechat_platform_public_pem.empty());
 }
 
 TEST(WireInSimulation, TheSecretsAreTheMerchantsHalfOfTheSimulatedKeys) {

@@ -14,8 +14,6 @@
 #include "twice/notify.h"
 #include "twice/service.h"
 #include "twice/status.h"
-#include "twice/status_or.h"
-#include "twice/wire.h"
 
 namespace twice {
 
@@ -48,24 +46,8 @@ class Env {
   // recorded by the harness whatever the caller then does. An unknown service
   // or effect is an error reply, and the trace says why.
   virtual ServiceReply call(std::string_view service, const ServiceRequest& request) = 0;
-
-  // The notify as its gateway really sends it over HTTP (twice/wire.h): the
-  // body and headers a WeChat Pay v3, Alipay, Stripe or Adyen SDK parses and
-  // verifies with wire_secrets(). A forged notify comes signed with a key the
-  // merchant was never given, a replayed one with its old timestamp. Built on
-  // first ask (an RSA signature costs about a millisecond), from the run's
-  // own values: the same run gives the same bytes. Not a scheduling point.
-  // An error when the notify's gateway has no wire format (wechat-v2,
-  // paypal) or this Env serves no gateway (a background job, `twice stress`).
-  // Added in API version 5; the default is for Envs that serve no gateway.
-  virtual StatusOr<WireRequest> wire(const Notify& notify) {
-    return Status::error("notify " + notify.event_id + ": this Env has no gateway to give its wire form");
-  }
-  // The keys that verify and decrypt wire(): fixed test keys in simulation.
-  virtual const WireSecrets& wire_secrets() {
-    static const WireSecrets none;
-    return none;
-  }
+  // The notify as its gateway really sends it: twice::wire(notify, env), in
+  // twice/wire.h (kept out of this class so that its layout does not change).
 };
 
 }  // namespace twice
