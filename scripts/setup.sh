@@ -24,6 +24,8 @@ PACKAGES=(
   # black-box mode (`twice run --endpoint`): the HTTP client; the demo service and the
   # independent check of the wire formats' signatures (tests/blackbox)
   libcpp-httplib-dev python3-flask python3-cryptography
+  # the demo service on PostgreSQL and on MariaDB (tests/blackbox/demo_engines_test.sh)
+  python3-psycopg2 python3-pymysql
 )
 read -r -a EXTRA <<< "${TWICE_EXTRA_PACKAGES:-}"
 PACKAGES+=("${EXTRA[@]}")

@@ -20,6 +20,11 @@ It verifies the gateway's signature before trusting a byte: Stripe
 the AES-256-GCM resource under the APIv3 key; needs python3-cryptography).
 The keys are the files twice writes into --keys-dir, read at each request.
 
+The shop's database is a SQLite file, or a server: postgres://user@host/db
+(?host=/socket/folder for a Unix socket; needs python3-psycopg2) or
+mysql://user@host/db (?socket=/path; needs python3-pymysql), the same URL
+twice is given as --db.
+
 Run: service.py --variant buggy --db shop.sqlite --keys-dir twice-keys --port 8080
      (--port 0 picks a free port and writes it to --port-file)
 """
@@ -32,6 +37,7 @@ import os
 import sqlite3
 import sys
 import time
+import urllib.parse
 
 from flask import Flask, request
 from werkzeug.serving import make_server
@@ -46,9 +52,52 @@ def read_key(name):
         return f.read().strip()
 
 
+class Connection:
+    """One connection to the shop's database, SQLite or a server, with the
+    statements written once: `?` placeholders, transactions by hand."""
+
+    def __init__(self, url):
+        self.placeholder = "?"
+        if url.startswith(("postgres://", "postgresql://")):
+            import psycopg2
+            self.conn = psycopg2.connect(url)
+            self.conn.autocommit = True  # BEGIN and COMMIT are ours
+            self.placeholder = "%s"
+            self.begin_sql = "BEGIN"
+            self.duplicate = psycopg2.IntegrityError
+        elif url.startswith("mysql://"):
+            import pymysql
+            u = urllib.parse.urlsplit(url)
+            q = dict(urllib.parse.parse_qsl(u.query))
+            self.conn = pymysql.connect(user=urllib.parse.unquote(u.username or "root"),
+                                        password=urllib.parse.unquote(u.password or ""),
+                                        host=u.hostname or "localhost", port=u.port or 3306,
+                                        unix_socket=q.get("socket"), database=u.path.lstrip("/") or None,
+                                        autocommit=True)
+            self.placeholder = "%s"
+            self.begin_sql = "BEGIN"
+            self.duplicate = pymysql.err.IntegrityError
+        else:
+            self.conn = sqlite3.connect(url, timeout=30, isolation_level=None)
+            self.begin_sql = "BEGIN IMMEDIATE"  # SQLite: take the write lock first, or the upgrade deadlocks
+            self.duplicate = sqlite3.IntegrityError
+
+    def execute(self, sql, params=()):
+        if self.placeholder != "?":
+            sql = sql.replace("?", self.placeholder)
+        cur = self.conn.cursor()
+        cur.execute(sql, params)
+        return cur
+
+    def begin(self):
+        self.execute(self.begin_sql)
+
+    def close(self):
+        self.conn.close()
+
+
 def connect():
-    conn = sqlite3.connect(ARGS.db, timeout=30, isolation_level=None)  # transactions by hand
-    return conn
+    return Connection(ARGS.db)
 
 
 class BadNotify(Exception):
@@ -127,11 +176,11 @@ def credit_buggy(conn, order_no, transaction_id, amount):
 
 def credit_fixed(conn, order_no, transaction_id, amount):
     time.sleep(ARGS.work_ms / 1000.0)  # the same call to the order service, outside the transaction
-    conn.execute("BEGIN IMMEDIATE")
+    conn.begin()
     try:
         try:
             conn.execute("INSERT INTO callback_log (transaction_id, order_no) VALUES (?, ?)", (transaction_id, order_no))
-        except sqlite3.IntegrityError:
+        except conn.duplicate:
             conn.execute("ROLLBACK")  # this payment was credited already: acknowledge only
             return
         row = conn.execute("SELECT user_id FROM orders WHERE order_no = ? AND status = 'WAIT_PAY'", (order_no,)).fetchone()
@@ -171,12 +220,19 @@ def main():
     global ARGS
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", choices=["buggy", "fixed"], required=True)
-    p.add_argument("--db", required=True, help="the SQLite file (twice creates the tables from oracle.toml)")
+    p.add_argument("--db", required=True,
+                   help="the SQLite file, postgres://... or mysql://... (twice creates the tables from oracle.toml)")
     p.add_argument("--keys-dir", required=True, help="the folder twice writes the gateways' test keys into")
     p.add_argument("--port", type=int, default=8080, help="0: a free port, written to --port-file")
     p.add_argument("--port-file", help="write the port here once listening")
     p.add_argument("--work-ms", type=float, default=20.0, help="time the order service takes (between check and act)")
     ARGS = p.parse_args()
+    try:  # a database we cannot reach is said now, in one line, not as a 500 per request
+        connect().close()
+    except ImportError as e:
+        sys.exit(f"service.py: --db {ARGS.db}: {e}; install python3-psycopg2 (postgres://) or python3-pymysql (mysql://)")
+    except Exception as e:
+        sys.exit(f"service.py: --db {ARGS.db}: cannot connect: {str(e).strip()}")
     server = make_server("127.0.0.1", ARGS.port, app, threaded=True)
     if ARGS.port_file:
         with open(ARGS.port_file + ".tmp", "w") as f:

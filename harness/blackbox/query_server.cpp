@@ -118,6 +118,32 @@ Status QueryServer::start(int port, const WireKeys& keys, std::unique_ptr<QueryS
     res.set_content(body.dump(), "application/json");
   });
 
+  // PayPal: the webhook-signing certificate PAYPAL-CERT-URL names, and the
+  // verify-webhook-signature API, for a service that asks PayPal to check.
+  s.Get(R"(/v1/notifications/certs/([^/?]+))", [self](const httplib::Request&, httplib::Response& res) {
+    ++self->queries_;
+    res.set_content(self->keys_.paypal_cert_pem, "application/x-pem-file");
+  });
+  s.Post("/v1/notifications/verify-webhook-signature", [self](const httplib::Request& req, httplib::Response& res) {
+    ++self->queries_;
+    const json in = json::parse(req.body, nullptr, false);
+    if (in.is_discarded() || !in.is_object() || !in.contains("webhook_event")) {
+      res.status = 400;
+      res.set_content(json{{"name", "INVALID_REQUEST"}, {"message", "Request is not well-formed"}}.dump(), "application/json");
+      return;
+    }
+    // The event as PayPal's SDKs send it back: parsed, so its text is
+    // twice's own compact, key-sorted form, the text that was signed.
+    const std::string event = in["webhook_event"].dump();
+    const bool ok = in.value("auth_algo", "") == "SHA256withRSA" &&
+                    in.value("webhook_id", "") == self->keys_.paypal_webhook_id &&
+                    rsa_sha256_verify(self->keys_.paypal.get(),
+                                      paypal_signed_text(in.value("transmission_id", ""), in.value("transmission_time", ""),
+                                                         self->keys_.paypal_webhook_id, event),
+                                      in.value("transmission_sig", ""));
+    res.set_content(json{{"verification_status", ok ? "SUCCESS" : "FAILURE"}}.dump(), "application/json");
+  });
+
   q->port_ = port == 0 ? s.bind_to_any_port("127.0.0.1") : (s.bind_to_port("127.0.0.1", port) ? port : -1);
   if (q->port_ <= 0) return Status::error(fmt::format("--query-port {}: cannot listen on 127.0.0.1:{} (in use?)", port, port));
   q->thread_ = std::thread([self] { self->server_->listen_after_bind(); });

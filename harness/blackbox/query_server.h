@@ -10,6 +10,10 @@
 //                  over the response object's JSON text)
 //   Stripe         GET /v1/payment_intents/{id} (status succeeded,
 //                  requires_payment_method or canceled)
+//   PayPal         GET /v1/notifications/certs/{name}: the webhook-signing
+//                  certificate PAYPAL-CERT-URL names; POST
+//                  /v1/notifications/verify-webhook-signature (answers
+//                  verification_status SUCCESS or FAILURE)
 // An order the run does not know, or a query between runs, is the gateway's
 // "not found". Threads: cpp-httplib serves on its own threads; attach() may
 // be called from any thread, and a handler reads the view under its mutex.

@@ -1,57 +1,22 @@
-// Wire formats: a gateway's notify as the HTTP request that gateway really
-// sends, so the service's own SDK code parses and verifies it.
-//   wechat-v3  JSON event; `resource` is the transaction JSON under
-//              AEAD_AES_256_GCM with the APIv3 key; Wechatpay-Timestamp,
-//              -Nonce, -Serial and -Signature = base64 RSA-SHA256 (PKCS#1
-//              v1.5) of "timestamp\nnonce\nbody\n" with the platform key.
-//   alipay     form-encoded parameters, total_amount in yuan; sign = base64
-//              RSA-SHA256 over the sorted "k=v&..." of every parameter but
-//              sign and sign_type (RSA2).
-//   stripe     JSON event; Stripe-Signature: t=<unix>,v1=hex HMAC-SHA256 of
-//              "<t>.<body>" with the endpoint secret.
-//   adyen      JSON with notificationItems; additionalData.hmacSignature =
-//              base64 HMAC-SHA256 (hex key) of pspReference:originalReference:
-//              merchantAccountCode:merchantReference:value:currency:eventCode:success.
-// A forged notify is the same request signed with a key the service was
-// never given. Pure functions over immutable keys; thread-safe.
+// The wire formats black-box mode sends: gateway/wire_format.h, where they
+// live since simulation builds the same requests (twice::wire()); named here
+// for black-box mode's code.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-#include "blackbox/wire_keys.h"
-#include "twice/notify.h"
-#include "twice/status_or.h"
+#include "gateway/wire_format.h"
 
 namespace twice::blackbox {
 
-struct WireRequest {
-  std::string content_type;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-};
-
-// The profiles encode() knows: wechat-v3, alipay, stripe, adyen.
-bool has_wire_format(std::string_view profile);
-const char* wire_formats();  // "wechat-v3, alipay, stripe, adyen", for messages
-
-// `n` as `profile` sends it at `unix_seconds`. `nonce` (32 letters or
-// digits) makes each request's WeChat nonces; `forged` signs with
-// WireKeys::forger. An error for a profile without a wire format.
-StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const WireKeys& keys,
-                             std::int64_t unix_seconds, std::string_view nonce, bool forged);
-
-// Helpers the tests check against known answers.
-std::string base64(std::string_view bytes);
-std::string hmac_sha256(std::string_view key, std::string_view message);  // raw 32 bytes
-// base64 of the RSA-SHA256 (PKCS#1 v1.5) signature of `message`.
-std::string rsa_sha256_base64(EVP_PKEY* key, std::string_view message);
-// "12000" fen -> "120.00" yuan (Alipay's amounts).
-std::string yuan(std::int64_t fen);
-// application/x-www-form-urlencoded, UTF-8 bytes kept, space as %20.
-std::string form_escape(std::string_view s);
+using gateway::base64;
+using gateway::encode;
+using gateway::form_escape;
+using gateway::has_wire_format;
+using gateway::hmac_sha256;
+using gateway::rsa_sha256_base64;
+using gateway::wire_formats;
+using gateway::paypal_signed_text;
+using gateway::rsa_sha256_verify;
+using gateway::crc32;
+using gateway::yuan;
 
 }  // namespace twice::blackbox

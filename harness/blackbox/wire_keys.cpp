@@ -10,6 +10,9 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
+#include <openssl/x509.h>
+
+#include "gateway/simulated_keys.h"
 
 namespace twice::blackbox {
 namespace fs = std::filesystem;
@@ -78,6 +81,37 @@ std::string private_pem(EVP_PKEY* key) {
   return out;
 }
 
+// A self-signed X.509 certificate of `key`, PEM: what PAYPAL-CERT-URL serves.
+// Made again at each load from the same key, so it always matches it.
+std::string self_signed_cert(EVP_PKEY* key) {
+  std::unique_ptr<X509, decltype(&X509_free)> x(X509_new(), &X509_free);
+  X509_set_version(x.get(), 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(x.get()), 1);
+  X509_gmtime_adj(X509_getm_notBefore(x.get()), -24L * 3600);
+  X509_gmtime_adj(X509_getm_notAfter(x.get()), 10L * 365 * 24 * 3600);
+  X509_set_pubkey(x.get(), key);
+  X509_NAME* name = X509_get_subject_name(x.get());
+  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("twice test keys"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("twice test PayPal webhook signing"), -1, -1, 0);
+  X509_set_issuer_name(x.get(), name);
+  if (X509_sign(x.get(), key, EVP_sha256()) == 0) return {};
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509(bio, x.get());
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);
+  std::string out(data, static_cast<std::size_t>(n));
+  BIO_free(bio);
+  return out;
+}
+
+// PayPal's webhook ids: 17 upper-case letters and digits.
+std::string random_webhook_id() {
+  std::string id = random_alnum(17);
+  for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return id;
+}
+
 // The private key in `priv` (made when missing), its public half written to `pub`.
 Status rsa_key(const fs::path& priv, const fs::path& pub, Pkey& out) {
   if (fs::exists(priv)) {
@@ -114,8 +148,17 @@ Status load_or_create_keys(const std::string& dir, WireKeys& out) {
       !s.ok())
     return s;
   if (Status s = rsa_key(d / "gateway-private/alipay.pem", d / "alipay_public_key.pem", out.alipay); !s.ok()) return s;
-  out.forger = generate_rsa();
-  if (!out.forger) return Status::error("OpenSSL could not generate an RSA key");
+  if (Status s = rsa_key(d / "gateway-private/paypal.pem", d / "paypal_public_key.pem", out.paypal); !s.ok()) return s;
+  out.paypal_cert_pem = self_signed_cert(out.paypal.get());
+  if (out.paypal_cert_pem.empty()) return Status::error("OpenSSL could not make the PayPal test certificate");
+  if (Status s = write_file(d / "paypal_cert.pem", out.paypal_cert_pem, false); !s.ok()) return s;
+  if (Status s = text_key(d / "paypal_webhook_id", out.paypal_webhook_id, random_webhook_id); !s.ok()) return s;
+  // The forger's key is simulation's fixed one (gateway/simulated_keys.cpp):
+  // never in --keys-dir, so the service was never given it, and shared, so a
+  // load generates no RSA key for it (seconds on a loaded machine).
+  EVP_PKEY* forger = gateway::simulated_wire_keys().forger.get();
+  EVP_PKEY_up_ref(forger);
+  out.forger.reset(forger);
   return Status::OK();
 }
 

@@ -11,36 +11,24 @@
 //   wechatpay_serial               the platform certificate's serial (Wechatpay-Serial)
 //   wechatpay_platform_public.pem  the WeChat Pay platform public key (RSA 2048)
 //   alipay_public_key.pem          Alipay's public key (RSA 2048, RSA2)
+//   paypal_cert.pem                PayPal's webhook-signing certificate (self-signed X.509,
+//                                  RSA 2048), also served at PAYPAL-CERT-URL
+//   paypal_webhook_id              the webhook's id, part of what PayPal signs
 //   gateway-private/*.pem          the gateway's private keys (twice's side)
 //
-// Immutable once loaded; EVP_PKEY signing is thread-safe, so one WireKeys is
-// shared by every sending thread.
+// WireKeys itself is gateway/wire_format.h's: simulation signs with the same
+// struct (fixed test keys, gateway/simulated_keys.h).
 #pragma once
 
-#include <memory>
 #include <string>
 
-#include <openssl/evp.h>
-
+#include "gateway/wire_format.h"
 #include "twice/status.h"
 
 namespace twice::blackbox {
 
-struct PkeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
-
-struct WireKeys {
-  std::string stripe_secret;
-  std::string adyen_hmac_hex;
-  std::string wechat_apiv3_key;
-  std::string wechat_serial;
-  Pkey wechat_platform;  // private
-  Pkey alipay;           // private
-  // A key nobody was given: what a forger signs with.
-  Pkey forger;
-};
+using gateway::Pkey;
+using gateway::WireKeys;
 
 // Reads the keys in `dir`, making (and writing) those missing. An error names
 // the file and why (permissions, a damaged PEM).

@@ -1,5 +1,6 @@
 #include "cli/blackbox_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -102,11 +103,16 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     return usage("--kills needs --endpoint-command: twice kills only a service it started itself");
   const int kills = a.kills >= 0 ? a.kills : (a.endpoint_command.empty() ? 0 : 1);
   // The query API first: a service may ask it as soon as it starts.
+  // PayPal's webhooks name the certificate that checks them (PAYPAL-CERT-URL):
+  // the query server serves it, on a free port when --query-port is not given.
+  const bool paypal = std::any_of(scenarios.begin(), scenarios.end(), [](const auto& s) { return s.profile == "paypal"; });
   std::unique_ptr<blackbox::QueryServer> query;
-  if (a.query_port >= 0) {
-    if (Status s = blackbox::QueryServer::start(a.query_port, keys, query); !s.ok()) return usage(s.message());
+  if (a.query_port >= 0 || paypal) {
+    if (Status s = blackbox::QueryServer::start(std::max(a.query_port, 0), keys, query); !s.ok()) return usage(s.message());
+    keys.paypal_cert_url = fmt::format("http://127.0.0.1:{}/v1/notifications/certs/CERT-twice", query->port());
     std::cout << fmt::format("query API on http://127.0.0.1:{} (GET /v3/pay/transactions/out-trade-no/{{no}}, "
-                             "/gateway.do?method=alipay.trade.query, GET /v1/payment_intents/{{id}})\n",
+                             "/gateway.do?method=alipay.trade.query, GET /v1/payment_intents/{{id}}, "
+                             "GET /v1/notifications/certs/CERT-twice, POST /v1/notifications/verify-webhook-signature)\n",
                              query->port());
   }
   // The service twice starts (the keys exist by now, for a service that reads them at start).

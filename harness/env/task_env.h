@@ -12,6 +12,7 @@
 #include "env/task_db.h"
 #include "sim/scheduler.h"
 #include "twice/env.h"
+#include "twice/wire.h"
 
 namespace twice::env {
 
@@ -49,7 +50,7 @@ struct TaskServices {
   ServicePort* services = nullptr;
 };
 
-class TaskEnv final : public Env {
+class TaskEnv final : public Env, public WireSource {
  public:
   explicit TaskEnv(TaskServices services);
   Db& db() override { return *db_; }
@@ -60,6 +61,8 @@ class TaskEnv final : public Env {
   Status verify(const Notify& notify) override;
   std::optional<Notify> query_payment(std::string_view out_trade_no) override;
   void respond_now(const Reply& reply) override;
+  StatusOr<WireRequest> wire(const Notify& notify) override { return gateway_.wire(notify); }
+  const WireSecrets& wire_secrets() override { return gateway_.wire_secrets(); }
   ServiceReply call(std::string_view service, const ServiceRequest& request) override;
 
   bool in_transaction() const { return db_->in_transaction(); }

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/signature.h"
+#include "gateway/simulated_keys.h"
+#include "gateway/wire_format.h"
 
 namespace twice::gateway {
 
@@ -88,6 +90,46 @@ std::optional<Notify> Gateway::query_payment(std::string_view out_trade_no) cons
       return build(i, fmt::format("query-{}", out_trade_no), profile_.paid_event_type, EventKind::kPaid);
   return std::nullopt;
 }
+
+namespace {
+
+// The seconds of a "t=<seconds>,v1=<hex>" signature; -1 when malformed.
+std::int64_t signed_at(std::string_view signature) {
+  if (!signature.starts_with("t=")) return -1;
+  std::int64_t t = 0;
+  std::size_t i = 2;
+  for (; i < signature.size() && signature[i] >= '0' && signature[i] <= '9'; ++i) t = t * 10 + (signature[i] - '0');
+  return i > 2 && i < signature.size() && signature[i] == ',' ? t : -1;
+}
+
+// 32 letters and digits drawn from the notify itself (its signature covers
+// its time and body): the same request gets the same nonces on every replay,
+// and no two requests of a run share them.
+std::string nonce_of(const Notify& n) {
+  static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const std::string digest = hmac_sha256("twice-wire-nonce", n.signature + "\n" + n.raw_payload);
+  std::string out;
+  for (const char c : digest) out += kChars[static_cast<unsigned char>(c) % (sizeof kChars - 1)];
+  return out;
+}
+
+}  // namespace
+
+StatusOr<WireRequest> Gateway::wire(const Notify& n) const {
+  if (!has_wire_format(profile_.name))
+    return Status::error(fmt::format("notify {}: profile {} has no wire format; those with one: {}", n.event_id,
+                                     profile_.name, wire_formats()));
+  const std::string key = n.signature + "\n" + n.raw_payload;
+  if (const auto it = wire_cache_.find(key); it != wire_cache_.end()) return it->second;
+  const std::int64_t t = signed_at(n.signature);
+  if (t < 0) return Status::error(fmt::format("notify {}: its signature is not t=<seconds>,v1=<hex>", n.event_id));
+  const bool forged = sign(secret_, t, n.raw_payload) != n.signature;
+  StatusOr<WireRequest> r = encode(n, profile_.name, simulated_wire_keys(), t, nonce_of(n), forged);
+  if (r.ok()) wire_cache_.emplace(key, r.value());
+  return r;
+}
+
+const WireSecrets& Gateway::wire_secrets() const { return simulated_wire_secrets(); }
 
 void Gateway::start() {
   for (std::size_t i = 0; i < payments_.size(); ++i) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,14 @@ class Gateway final : public env::GatewayPort {
 
   Status verify(const Notify& notify) const override;
   std::optional<Notify> query_payment(std::string_view out_trade_no) const override;
+  // The notify as this profile really sends it (gateway/wire_format.h), with
+  // the simulated keys. Its time is the signature's t= (an hour old for a
+  // replayed notify); a signature the gateway's secret does not give (the
+  // forged attack) makes it signed with the forger's key; its nonces come
+  // from the notify itself, so a run's requests are a function of its seed.
+  // Built on first ask and kept: a duplicate delivery is the same request.
+  StatusOr<WireRequest> wire(const Notify& notify) const override;
+  const WireSecrets& wire_secrets() const override;
 
  private:
   struct Notification {
@@ -106,6 +115,7 @@ class Gateway final : public env::GatewayPort {
   std::deque<std::size_t> queue_;  // head-of-line profiles: notifications waiting their turn
   bool head_busy_ = false;
   std::string secret_;
+  mutable std::map<std::string, WireRequest> wire_cache_;  // by signature and payload; filled by wire()
 };
 
 }  // namespace twice::gateway

@@ -10,11 +10,12 @@
 
 #include "twice/status.h"
 #include "twice/time.h"
+#include "twice/wire.h"
 
 namespace twice::gateway {
 
 // Virtual time 0 is this Unix time (2026-01-01T00:00:00Z) in signatures.
-inline constexpr std::int64_t kEpochSeconds = 1767225600;
+inline constexpr std::int64_t kEpochSeconds = kWireEpochSeconds;
 inline constexpr Micros kSignatureTolerance = 5 * kMinute;
 
 std::string hmac_sha256_hex(std::string_view key, std::string_view message);

@@ -16,6 +16,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sqlite3.h>
 
 #include "blackbox/blackbox_run.h"
@@ -157,7 +158,7 @@ Notify paid_notify(const std::string& profile, const std::string& event_type) {
 
 TEST(WireFormat, EachProfileSaysWhatItsGatewaySays) {
   WireKeys keys;
-  ASSERT_TRUE(load_or_create_keys(folder("keys").string(), keys).ok());
+  ASSERT_TRUE(load_or_create_keys(folder("run-keys").string(), keys).ok());
   const std::string nonce = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345";
   StatusOr<WireRequest> stripe = encode(paid_notify("stripe", "payment_intent.succeeded"), "stripe", keys, 1767225600, nonce, false);
   ASSERT_TRUE(stripe.ok());
@@ -191,7 +192,7 @@ TEST(WireFormat, EachProfileSaysWhatItsGatewaySays) {
   StatusOr<WireRequest> forged = encode(paid_notify("stripe", "payment_intent.succeeded"), "stripe", keys, 1767225600, nonce, true);
   EXPECT_EQ(forged->body, stripe->body);
   EXPECT_NE(forged->headers[0].second, stripe->headers[0].second);
-  EXPECT_FALSE(encode(paid_notify("paypal", "X"), "paypal", keys, 1, nonce, false).ok());
+  EXPECT_FALSE(encode(paid_notify("wechat-v2", "X"), "wechat-v2", keys, 1, nonce, false).ok());
 }
 
 TEST(WireKeys, ASecondLoadReadsTheSameKeys) {
@@ -445,7 +446,7 @@ bool rsa_verifies(const fs::path& public_pem, const std::string& message, const 
 }
 
 TEST(QueryServer, AnswersEachGatewaysQueryFromTheLedger) {
-  const fs::path dir = folder("query-keys");
+  const fs::path dir = folder("run-keys");  // shared: each new folder costs RSA key generations
   WireKeys keys;
   ASSERT_TRUE(load_or_create_keys(dir.string(), keys).ok());
   std::unique_ptr<QueryServer> server;
@@ -490,6 +491,61 @@ TEST(QueryServer, AnswersEachGatewaysQueryFromTheLedger) {
   EXPECT_EQ(c.Get("/v1/payment_intents/4999999999")->status, 404);
   EXPECT_EQ(server->queries(), 8);
   server->attach(nullptr);
+}
+
+TEST(WireFormat, Crc32IsZlibs) {
+  EXPECT_EQ(crc32("123456789"), 0xCBF43926u);  // the CRC-32 check value
+  EXPECT_EQ(crc32(""), 0u);
+}
+
+TEST(QueryServer, ServesPaypalsCertificateAndVerifiesItsWebhooks) {
+  const fs::path dir = folder("run-keys");
+  WireKeys keys;
+  ASSERT_TRUE(load_or_create_keys(dir.string(), keys).ok());
+  std::unique_ptr<QueryServer> server;
+  ASSERT_TRUE(QueryServer::start(0, keys, server).ok());
+  keys.paypal_cert_url = fmt::format("http://127.0.0.1:{}/v1/notifications/certs/CERT-twice", server->port());
+  Notify n = paid_notify("paypal", "PAYMENT.CAPTURE.COMPLETED");
+  StatusOr<WireRequest> genuine = encode(n, "paypal", keys, 1767225600, "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345", false);
+  StatusOr<WireRequest> forged = encode(n, "paypal", keys, 1767225600, "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345", true);
+  ASSERT_TRUE(genuine.ok() && forged.ok());
+  EXPECT_EQ(genuine->header("PAYPAL-CERT-URL"), keys.paypal_cert_url);
+  EXPECT_EQ(genuine->header("paypal-auth-algo"), "SHA256withRSA");
+  EXPECT_EQ(genuine->header("PAYPAL-TRANSMISSION-TIME"), "2026-01-01T00:00:00Z");
+  const auto event = nlohmann::json::parse(genuine->body);
+  EXPECT_EQ(event["resource"]["amount"]["value"], "120.00");
+  EXPECT_EQ(event["resource"]["custom_id"], "O-1");
+  EXPECT_EQ(forged->body, genuine->body);
+
+  httplib::Client c("127.0.0.1", server->port());
+  const auto cert = c.Get("/v1/notifications/certs/CERT-twice");
+  ASSERT_TRUE(cert);
+  EXPECT_TRUE(cert->body.starts_with("-----BEGIN CERTIFICATE-----")) << cert->body;
+  // The certificate's key checks the genuine signature over id|time|webhook id|crc32(body).
+  BIO* bio = BIO_new_mem_buf(cert->body.data(), static_cast<int>(cert->body.size()));
+  std::unique_ptr<X509, decltype(&X509_free)> x509(PEM_read_bio_X509(bio, nullptr, nullptr, nullptr), &X509_free);
+  BIO_free(bio);
+  ASSERT_TRUE(x509);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> public_key(X509_get_pubkey(x509.get()), &EVP_PKEY_free);
+  const std::string signed_text =
+      genuine->header("PAYPAL-TRANSMISSION-ID") + "|2026-01-01T00:00:00Z|" + keys.paypal_webhook_id + "|" +
+      std::to_string(crc32(genuine->body));
+  EXPECT_TRUE(rsa_sha256_verify(public_key.get(), signed_text, genuine->header("PAYPAL-TRANSMISSION-SIG")));
+  EXPECT_FALSE(rsa_sha256_verify(public_key.get(), signed_text, forged->header("PAYPAL-TRANSMISSION-SIG")));
+
+  const auto ask = [&](const WireRequest& w, const std::string& webhook_id) {
+    const nlohmann::json q = {{"auth_algo", w.header("PAYPAL-AUTH-ALGO")}, {"cert_url", w.header("PAYPAL-CERT-URL")},
+                              {"transmission_id", w.header("PAYPAL-TRANSMISSION-ID")},
+                              {"transmission_sig", w.header("PAYPAL-TRANSMISSION-SIG")},
+                              {"transmission_time", w.header("PAYPAL-TRANSMISSION-TIME")}, {"webhook_id", webhook_id},
+                              {"webhook_event", nlohmann::json::parse(w.body)}};
+    const auto r = c.Post("/v1/notifications/verify-webhook-signature", q.dump(), "application/json");
+    return r ? nlohmann::json::parse(r->body).value("verification_status", "") : "no answer";
+  };
+  EXPECT_EQ(ask(*genuine, keys.paypal_webhook_id), "SUCCESS");
+  EXPECT_EQ(ask(*forged, keys.paypal_webhook_id), "FAILURE");
+  EXPECT_EQ(ask(*genuine, "ANOTHERWEBHOOK01"), "FAILURE");
+  EXPECT_EQ(c.Post("/v1/notifications/verify-webhook-signature", "{", "application/json")->status, 400);
 }
 
 TEST(BlackboxRun, AServiceAsksTheQueryApiDuringTheRun) {

@@ -51,9 +51,9 @@ expect_usage_error "unknown oracle key" "typo.toml:2: unknown key 'credit_sql'; 
   run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$WORK/typo.toml" --scenario "$SCENARIO"
 expect_usage_error "missing oracle file" "nope.toml: cannot read the oracle file" \
   run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$WORK/nope.toml" --scenario "$SCENARIO"
-sed 's/profile = "stripe"/profile = "paypal"/' "$SCENARIO" >"$WORK/paypal.toml"
-expect_usage_error "a profile without a wire format" "profile paypal has no wire format" \
-  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" --scenario "$WORK/paypal.toml"
+sed 's/profile = "stripe"/profile = "wechat-v2"/' "$SCENARIO" >"$WORK/v2.toml"
+expect_usage_error "a profile without a wire format" "profile wechat-v2 has no wire format" \
+  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" --scenario "$WORK/v2.toml"
 expect_usage_error "black-box options without --endpoint" "--db belongs to black-box mode" \
   run --db "$WORK/shop.sqlite" --scenario "$SCENARIO"
 

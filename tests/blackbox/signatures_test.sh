@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # twice's wire formats checked by an independent implementation: for Stripe,
-# Alipay, WeChat Pay v3 and Adyen, a shop written with Python's cryptography
+# Alipay, WeChat Pay v3, Adyen and PayPal (twice, once with the certificate
+# fetched from PAYPAL-CERT-URL and once through the verify-webhook-signature
+# API, both served by twice on loopback), a shop written with Python's cryptography
 # and hmac (verify_service.py) must accept every genuine notify twice sends
 # (the payment is credited once and acknowledged: no violation) and refuse
 # every forged one (signed with a key it was never given). Then the same shop
@@ -47,17 +49,31 @@ run_twice() {  # PROFILE: twice's exit status in $STATUS, its output in $WORK/ou
 
 stat() { python3 -c "import json,sys; print(json.load(open('$WORK/stats.json')).get('$1', 0))"; }
 
-for profile in stripe alipay wechat-v3 adyen; do
-  start_service
+for mode in stripe alipay wechat-v3 adyen paypal paypal-api; do
+  profile="$mode"
+  flags=()
+  if [ "$mode" = paypal-api ]; then profile=paypal; flags=(--paypal-verify-api); fi
+  start_service "${flags[@]}"
   run_twice "$profile"
   stop_service
   accepted="$(stat accepted)"
   refused="$(stat refused)"
-  echo "$profile: twice exited $STATUS; the independent verifier accepted $accepted notifies and refused $refused"
+  echo "$mode: twice exited $STATUS; the independent verifier accepted $accepted notifies and refused $refused"
   if [ "$STATUS" -ne 0 ]; then cat "$WORK/out" "$WORK/service.log"; echo "FAIL: $profile: twice found a violation or failed"; exit 1; fi
   [ "$refused" -eq $((RUNS * FORGED_PER_RUN)) ] ||
     { cat "$WORK/stats.json"; echo; echo "FAIL: $profile: $refused forged notifies refused, $((RUNS * FORGED_PER_RUN)) sent"; exit 1; }
   [ "$accepted" -ge "$RUNS" ] || { echo "FAIL: $profile: only $accepted genuine notifies accepted"; exit 1; }
+  # PayPal's refusals are for the signature itself, not a certificate or API that could not be reached.
+  case "$mode" in
+    paypal) want="bad PayPal signature" ;;
+    paypal-api) want="verify-webhook-signature: FAILURE" ;;
+    *) want="" ;;
+  esac
+  if [ -n "$want" ]; then
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['reasons']; sys.exit(0 if r == {sys.argv[2]: int(sys.argv[3])} else 1)" \
+      "$WORK/stats.json" "$want" $((RUNS * FORGED_PER_RUN)) ||
+      { cat "$WORK/stats.json"; echo; echo "FAIL: $mode: the forged notifies were not all refused for their signature"; exit 1; }
+  fi
 done
 
 # The forger's shop: verification off. twice must catch the forged credit.

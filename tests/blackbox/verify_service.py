@@ -11,6 +11,12 @@ that verify (once per transaction, idempotently) and refuses the rest.
              parameter but sign and sign_type; total_amount in yuan
   Adyen      base64 HMAC-SHA256(hex key) of psp:original:merchant:reference:
              value:currency:eventCode:success
+  PayPal     base64 SHA256withRSA (PKCS#1 v1.5) over "transmission_id|
+             transmission_time|webhook_id|crc32(body)" (crc32 in decimal),
+             checked with the X.509 certificate fetched from PAYPAL-CERT-URL
+             (only the gateway's own loopback address is trusted); or, with
+             --paypal-verify-api, by asking the gateway's
+             verify-webhook-signature API
 
 It writes what it accepted and refused to --stats-file after each request.
 --accept-anything skips verification: the shop a forger wants, which twice
@@ -26,9 +32,12 @@ import sqlite3
 import threading
 import time
 import urllib.parse
+import urllib.request
+import zlib
 from decimal import Decimal
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -125,6 +134,47 @@ def adyen():
             item["amount"]["currency"]), ("[accepted]", 200)
 
 
+# Loopback only, and never through a proxy the environment may name.
+HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def paypal():
+    body = request.get_data()
+    h = request.headers
+    if not ARGS.accept_anything:
+        if h.get("PAYPAL-AUTH-ALGO") != "SHA256withRSA":
+            raise Refused("PAYPAL-AUTH-ALGO is not SHA256withRSA")
+        cert_url = h.get("PAYPAL-CERT-URL", "")
+        if not cert_url.startswith("http://127.0.0.1:"):  # the gateway's own host, as PayPal's SDKs insist
+            raise Refused("certificate not from the gateway")
+        webhook_id = key("paypal_webhook_id").decode()
+        if ARGS.paypal_verify_api:
+            api = cert_url.split("/v1/")[0] + "/v1/notifications/verify-webhook-signature"
+            question = {"auth_algo": h["PAYPAL-AUTH-ALGO"], "cert_url": cert_url,
+                        "transmission_id": h["PAYPAL-TRANSMISSION-ID"], "transmission_sig": h["PAYPAL-TRANSMISSION-SIG"],
+                        "transmission_time": h["PAYPAL-TRANSMISSION-TIME"], "webhook_id": webhook_id,
+                        "webhook_event": json.loads(body)}
+            answer = HTTP.open(urllib.request.Request(api, data=json.dumps(question).encode(),
+                                                      headers={"Content-Type": "application/json"}), timeout=10)
+            if json.load(answer).get("verification_status") != "SUCCESS":
+                raise Refused("verify-webhook-signature: FAILURE")
+        else:
+            cert = x509.load_pem_x509_certificate(HTTP.open(cert_url, timeout=10).read())
+            signed = "|".join([h["PAYPAL-TRANSMISSION-ID"], h["PAYPAL-TRANSMISSION-TIME"], webhook_id,
+                               str(zlib.crc32(body))]).encode()
+            try:
+                cert.public_key().verify(base64.b64decode(h["PAYPAL-TRANSMISSION-SIG"]), signed, padding.PKCS1v15(),
+                                         hashes.SHA256())
+            except (InvalidSignature, ValueError):
+                raise Refused("bad PayPal signature")
+    event = json.loads(body)
+    if event["event_type"] != "PAYMENT.CAPTURE.COMPLETED":
+        return None, ("", 200)
+    r = event["resource"]
+    fen = int(Decimal(r["amount"]["value"]) * 100)
+    return (r["custom_id"], r["id"], fen, r["amount"]["currency_code"]), ("", 200)
+
+
 def credit(order_no, transaction_id, amount, currency):
     conn = sqlite3.connect(ARGS.db, timeout=30, isolation_level=None)
     try:
@@ -159,7 +209,9 @@ def count(kind, reason=None):
 @app.post("/notify")
 def notify():
     h = request.headers
-    if "Wechatpay-Signature" in h:
+    if "PAYPAL-TRANSMISSION-SIG" in h:
+        parse = paypal
+    elif "Wechatpay-Signature" in h:
         parse = wechat
     elif "Stripe-Signature" in h:
         parse = stripe
@@ -188,6 +240,8 @@ def main():
     p.add_argument("--port-file", required=True)
     p.add_argument("--stats-file", required=True)
     p.add_argument("--accept-anything", action="store_true")
+    p.add_argument("--paypal-verify-api", action="store_true",
+                   help="check PayPal's signatures with the gateway's verify-webhook-signature API, not the certificate")
     ARGS = p.parse_args()
     server = make_server("127.0.0.1", 0, app, threaded=True)
     with open(ARGS.port_file + ".tmp", "w") as f:

@@ -46,6 +46,8 @@ class Env {
   // recorded by the harness whatever the caller then does. An unknown service
   // or effect is an error reply, and the trace says why.
   virtual ServiceReply call(std::string_view service, const ServiceRequest& request) = 0;
+  // The notify as its gateway really sends it: twice::wire(notify, env), in
+  // twice/wire.h (kept out of this class so that its layout does not change).
 };
 
 }  // namespace twice

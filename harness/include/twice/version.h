@@ -19,6 +19,7 @@
 #else
 #define TWICE_API_VERSION 4  // 2: Notify::refund_amount, Schema::reversals_sql; 3: Schema::states, Db::engine(), Schema per engine;
                               // 4: Env::call() (external services), Handler::jobs()
+                              // (twice/wire.h came later without a change: see there why a plugin stays safe)
 #endif
 
 // Weak: every translation unit of a plugin defines it and the linker keeps

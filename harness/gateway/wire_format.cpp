@@ -1,4 +1,4 @@
-#include "blackbox/wire_format.h"
+#include "gateway/wire_format.h"
 
 #include <ctime>
 #include <map>
@@ -9,7 +9,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-namespace twice::blackbox {
+namespace twice::gateway {
 namespace {
 
 using json = nlohmann::json;
@@ -191,13 +191,90 @@ WireRequest adyen(const Notify& n, const WireKeys& keys, std::int64_t now, bool 
   return r;
 }
 
+std::string utc_time(std::int64_t unix_seconds) {  // PayPal's "2026-01-01T00:00:00Z"
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
+}
+
+// A UUID-shaped transmission id from the request's nonce.
+std::string transmission_id(std::string_view nonce) {
+  std::string hex;
+  for (unsigned char c : hmac_sha256("paypal-transmission-id", nonce)) hex += fmt::format("{:02x}", c);
+  return fmt::format("{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4), hex.substr(16, 4),
+                     hex.substr(20, 12));
+}
+
+WireRequest paypal(const Notify& n, const WireKeys& keys, std::int64_t now, std::string_view nonce, bool forged) {
+  const bool refund = event_kind(n) == EventKind::kRefunded;
+  const std::int64_t value = refund ? n.refund_amount : n.amount;
+  const json resource = {{"id", refund ? "R" + n.transaction_id : n.transaction_id},
+                         {"status", "COMPLETED"},
+                         {"amount", {{"currency_code", n.currency}, {"value", yuan(value)}}},
+                         {"custom_id", n.out_trade_no},
+                         {"invoice_id", n.out_trade_no},
+                         {"create_time", utc_time(now)},
+                         {"update_time", utc_time(now)}};
+  const json body = {{"id", "WH-" + n.event_id},
+                     {"event_version", "1.0"},
+                     {"create_time", utc_time(now)},
+                     {"resource_type", refund ? "refund" : "capture"},
+                     {"resource_version", "2.0"},
+                     {"event_type", n.event_type},
+                     {"summary", fmt::format("Payment {} for {} {}", refund ? "refunded" : "completed", yuan(value), n.currency)},
+                     {"resource", resource}};
+  WireRequest r;
+  r.content_type = "application/json";
+  r.body = body.dump();
+  const std::string id = transmission_id(nonce);
+  const std::string time = utc_time(now);
+  const std::string signed_text = paypal_signed_text(id, time, keys.paypal_webhook_id, r.body);
+  r.headers = {{"PAYPAL-TRANSMISSION-ID", id},
+               {"PAYPAL-TRANSMISSION-TIME", time},
+               {"PAYPAL-TRANSMISSION-SIG", base64(rsa_sha256(forged ? keys.forger.get() : keys.paypal.get(), signed_text))},
+               {"PAYPAL-CERT-URL", keys.paypal_cert_url},
+               {"PAYPAL-AUTH-ALGO", "SHA256withRSA"}};
+  return r;
+}
+
 }  // namespace
 
 bool has_wire_format(std::string_view profile) {
-  return profile == "wechat-v3" || profile == "alipay" || profile == "stripe" || profile == "adyen";
+  return profile == "wechat-v3" || profile == "alipay" || profile == "stripe" || profile == "adyen" || profile == "paypal";
 }
 
-const char* wire_formats() { return "wechat-v3, alipay, stripe, adyen"; }
+const char* wire_formats() { return "wechat-v3, alipay, stripe, adyen, paypal"; }
+
+std::uint32_t crc32(std::string_view bytes) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (const char b : bytes) {
+    c ^= static_cast<unsigned char>(b);
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+std::string paypal_signed_text(std::string_view transmission_id, std::string_view transmission_time,
+                               std::string_view webhook_id, std::string_view body) {
+  return fmt::format("{}|{}|{}|{}", transmission_id, transmission_time, webhook_id, crc32(body));
+}
+
+bool rsa_sha256_verify(EVP_PKEY* key, std::string_view message, std::string_view signature_base64) {
+  std::string sig(signature_base64.size(), '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(sig.data()),
+                                reinterpret_cast<const unsigned char*>(signature_base64.data()),
+                                static_cast<int>(signature_base64.size()));
+  if (n < 0 || key == nullptr) return false;
+  std::size_t len = static_cast<std::size_t>(n);
+  for (std::size_t i = signature_base64.size(); i > 0 && signature_base64[i - 1] == '='; --i) --len;
+  sig.resize(len);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  return EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) == 1 &&
+         EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig.data()), sig.size(),
+                          reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
+}
 
 StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const WireKeys& keys, std::int64_t unix_seconds,
                              std::string_view nonce, bool forged) {
@@ -205,7 +282,8 @@ StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const Wi
   if (profile == "alipay") return alipay(n, keys, unix_seconds, forged);
   if (profile == "stripe") return stripe(n, keys, unix_seconds, forged);
   if (profile == "adyen") return adyen(n, keys, unix_seconds, forged);
-  return Status::error(fmt::format("profile {} has no wire format in black-box mode; use a scenario whose profile is one of {}",
+  if (profile == "paypal") return paypal(n, keys, unix_seconds, nonce, forged);
+  return Status::error(fmt::format("profile {} has no wire format; use a scenario whose profile is one of {}",
                                    profile, wire_formats()));
 }
 
@@ -246,4 +324,4 @@ std::string form_escape(std::string_view s) {
   return out;
 }
 
-}  // namespace twice::blackbox
+}  // namespace twice::gateway
