@@ -10,6 +10,10 @@
 # Usage: demo_test.sh TWICE SOURCE_DIR [RUNS] [ENGINE]
 # The service and the server are stopped on every exit path (the EXIT trap).
 set -euo pipefail
+# Debian's python3 first: it is the one that sees the packages scripts/setup.sh
+# installs (python3-flask, -cryptography, -psycopg2, -pymysql); a python3 of
+# pyenv or a virtualenv earlier on PATH would not.
+[ -x /usr/bin/python3 ] && export PATH="/usr/bin:$PATH"
 TWICE="$1"
 SRC="$2"
 RUNS="${3:-20}"

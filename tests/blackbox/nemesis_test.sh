@@ -8,6 +8,10 @@
 # service may be left running afterwards.
 # Usage: nemesis_test.sh TWICE SOURCE_DIR
 set -euo pipefail
+# Debian's python3 first: it is the one that sees the packages scripts/setup.sh
+# installs (python3-flask, -cryptography, -psycopg2, -pymysql); a python3 of
+# pyenv or a virtualenv earlier on PATH would not.
+[ -x /usr/bin/python3 ] && export PATH="/usr/bin:$PATH"
 TWICE="$1"
 SRC="$2"
 RUNS=4
