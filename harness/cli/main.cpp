@@ -27,7 +27,6 @@
 #include "cli/progress.h"
 #include "cli/list_json.h"
 #include "cli/stress_command.h"
-#include "env/busy_rule.h"
 #include "explore/expected.h"
 #include "explore/cell_process.h"
 #include "explore/explorer.h"
@@ -685,11 +684,6 @@ int main(int argc, char** argv) {
       }
       seen.push_back(file);
       unique_plugins.push_back(p);
-    }
-    try {
-      (void)env::busy_rule();  // an internal switch's bad value is the user's to fix, before any run
-    } catch (const std::invalid_argument& e) {
-      throw UsageError{e.what()};
     }
     StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(unique_plugins);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};

@@ -1,5 +1,7 @@
 #include "env/journal_vfs.h"
 
+#include "env/lock_ledger.h"
+
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -28,7 +30,9 @@ bool is_side_file(std::string_view name) { return name.ends_with("-journal") || 
 
 int open(sqlite3_vfs* self, const char* name, sqlite3_file* file, int flags, int* out_flags) {
   sqlite3_vfs* base = unix_vfs(self);
-  const int rc = base->xOpen(base, name, file, flags, out_flags);
+  // A database file's locks are kept in the ledger (env/lock_ledger.h).
+  const int rc = (flags & SQLITE_OPEN_MAIN_DB) ? ledger_open(base, name, file, flags, out_flags)
+                                               : base->xOpen(base, name, file, flags, out_flags);
   if (rc == SQLITE_OK && name && (flags & (SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_WAL))) {
     Record& r = record();
     std::lock_guard lock(r.mutex);
@@ -64,6 +68,7 @@ sqlite3_vfs* make() {
   vfs.zName = kName;
   vfs.pAppData = base;
   vfs.pNext = nullptr;
+  vfs.szOsFile = ledger_file_size(base->szOsFile);
   vfs.xOpen = open;
   vfs.xDelete = remove;
   vfs.xAccess = access;

@@ -9,7 +9,9 @@
 // This VFS records every journal and WAL file that a connection opened
 // through it creates (xOpen) and removes (xDelete), and answers from that
 // record for the files of databases opened through it. Locking, reading and
-// writing are unix's own, untouched: the same fcntl locks, the same pages.
+// writing are unix's own, untouched: the same fcntl locks, the same pages
+// (a database file's lock calls pass through env/lock_ledger.h, which notes
+// the lock each connection holds).
 // A journal that only another process or remove_database() could make or
 // remove is no concern: the runs' database names are fresh per process, and
 // nothing else writes into them.

@@ -18,9 +18,9 @@
 
 #include <fmt/format.h>
 
-#include "env/busy_rule.h"
 #include "env/confinement.h"
 #include "env/journal_vfs.h"
+#include "env/lock_ledger.h"
 
 namespace twice::env {
 
@@ -369,13 +369,22 @@ void ConnectionPool::prepare_next_run() {
   all_ = std::move(kept);
 }
 
-SqliteDb::SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool, BusyRule rule)
+SqliteDb::SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool)
     : scheduler_(scheduler),
-      rule_(rule),
       pool_(pool),
       connection_(pool.acquire()),
       conn_(connection_->handle),
-      statements_(connection_->statements) {}
+      statements_(connection_->statements) {
+  (void)RefusedLock::take(conn_);  // a refusal from before this task (the pool's probe) is not its wait
+}
+
+bool SqliteDb::wait_for_lock(const std::string& text) {
+  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kSql, text, "SQLITE_BUSY, waits for the lock");
+  // The refused lock is what the task waits for; a SQLITE_BUSY that no lock
+  // call answered (none is known) waits until some lock is released.
+  if (const std::optional<RefusedLock> refused = RefusedLock::take(conn_)) return scheduler_.block_on_db(*refused);
+  return scheduler_.block_on_db();
+}
 
 SqliteDb::~SqliteDb() {
   if (in_transaction() && !uncommitted_.empty() && scheduler_.tracing()) {
@@ -410,16 +419,14 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
     return r;
   }
 
-  const bool as_sqlite = rule_ == BusyRule::kAsSqlite;
   auto it = statements_.find(sql);
   if (it == statements_.end()) {
     sqlite3_stmt* stmt = nullptr;
     int rc = sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
     // Reading the schema met another connection's lock: SQLite's busy
     // handler would wait for it, as for a statement's own locks.
-    while (as_sqlite && ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)) {
-      if (tracing) scheduler_.record(sim::TraceKind::kSql, text, "SQLITE_BUSY, waits for the lock");
-      if (scheduler_.block_on_db()) {
+    while ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
+      if (wait_for_lock(text)) {
         Result r;
         r.status = scheduler_.killed() ? Status::crashed()
                                        : Status::busy("database is locked (every task was waiting: deadlock)");
@@ -447,15 +454,15 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
     // holds: SQLite answers at once, without its busy handler, since that
     // other's COMMIT may be waiting for this very reader. The transaction
     // stays open (the handler decides: roll back, or try again).
-    if (r.status.is_busy() && as_sqlite && sqlite3_txn_state(conn_, nullptr) == SQLITE_TXN_READ) {
+    if (r.status.is_busy() && sqlite3_txn_state(conn_, nullptr) == SQLITE_TXN_READ) {
+      (void)RefusedLock::take(conn_);  // not waited for
       if (tracing)
         scheduler_.record(sim::TraceKind::kSql, text,
                           "SQLITE_BUSY at once: this transaction holds a read lock and another the write lock");
       return r;
     }
     if (r.status.is_busy()) {
-      if (tracing) scheduler_.record(sim::TraceKind::kSql, text, "SQLITE_BUSY, waits for the lock");
-      if (scheduler_.block_on_db()) {
+      if (wait_for_lock(text)) {
         if (scheduler_.killed()) {
           r.status = Status::crashed();
           return r;

@@ -1,7 +1,11 @@
 // SqliteDb: the Db a task sees, one SQLite connection per task onto the run's
 // database file (on tmpfs; docs/architecture.md says why not memdb). Each
-// exec() is a scheduling point; SQLITE_BUSY parks the task until another task releases its locks (see
-// Scheduler::block_on_db). Prepared statements are cached per connection.
+// exec() is a scheduling point. SQLITE_BUSY is answered as SQLite answers it
+// with a busy handler (tests/env/sqlite_locking_test.cpp): a transaction that
+// holds a read lock and wants the write lock another holds gets it at once;
+// any other statement parks its task until the lock it was refused could be
+// granted (env/lock_ledger.h, Scheduler::block_on_db), and the step that
+// resumes it is its retry. Prepared statements are cached per connection.
 // Used by one task at a time, from its own fiber.
 #pragma once
 
@@ -12,7 +16,6 @@
 
 #include <sqlite3.h>
 
-#include "env/busy_rule.h"
 #include "env/raw_connection.h"
 #include "env/task_db.h"
 #include "sim/scheduler.h"
@@ -109,9 +112,8 @@ class ConnectionPool {
 
 class SqliteDb final : public TaskDb {
  public:
-  // Borrows a connection from `pool` for the task's lifetime. `rule`: how it
-  // answers SQLITE_BUSY (env/busy_rule.h; a test names one).
-  SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool, BusyRule rule = busy_rule());
+  // Borrows a connection from `pool` for the task's lifetime.
+  SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool);
   ~SqliteDb() override;
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -125,8 +127,11 @@ class SqliteDb final : public TaskDb {
   bool committed_writes() const override { return committed_writes_; }
 
  private:
+  // SQLITE_BUSY met: waits for the lock (true: give up, the task is killed or
+  // was the deadlock victim); `text` is the statement as traced.
+  bool wait_for_lock(const std::string& text);
+
   sim::Scheduler& scheduler_;
-  BusyRule rule_;
   ConnectionPool& pool_;
   ConnectionPool::Connection* connection_;
   sqlite3* conn_;

@@ -25,6 +25,7 @@ struct Scheduler::Task {
   int dead_calls = 0;
   bool paused_here = false;  // this scheduling point already drew its pause
   bool in_transaction = false;  // the exhaustive search's footprints: inside BEGIN ... COMMIT
+  const LockWait* lock_wait = nullptr;  // while parked in block_on_db(until): what it waits for
   std::string pending;       // what the task will do when resumed
   std::vector<std::string> notes;  // what it wrote with Env::note
   std::unique_ptr<Fiber> fiber;  // from its start to its end
@@ -94,7 +95,7 @@ void Scheduler::fire_due_timers() {
 
 void Scheduler::wake_db_waiters() {
   for (Task* t : live_)
-    if (t->state == State::kBlockedDb) t->state = State::kReady;
+    if (t->state == State::kBlockedDb && !t->lock_wait) t->state = State::kReady;
 }
 
 void Scheduler::retire(Task& task) {
@@ -118,14 +119,22 @@ void Scheduler::run() {
       const int id = t->id;
       if (t->state == State::kSleeping) {
         if (t->wake_at <= now_) {
-          t->state = State::kReady;
+          // A waiter that was paused when picked waits for its lock again.
+          t->state = t->lock_wait ? State::kBlockedDb : State::kReady;
         } else {
           any_sleeping = true;
           next_wake = std::min(next_wake, t->wake_at);
         }
       }
       if (t->state == State::kReady) enabled.push_back(id);
-      if (t->state == State::kBlockedDb) any_blocked = true;
+      if (t->state == State::kBlockedDb) {
+        // Asked afresh before every step: a lock grantable now may be taken
+        // by the task that runs next, and the waiter is then not enabled.
+        if (t->lock_wait && t->lock_wait->grantable())
+          enabled.push_back(id);
+        else
+          any_blocked = true;
+      }
     }
     if (!timers_.empty()) next_wake = std::min(next_wake, timers_.top().at);
 
@@ -138,6 +147,7 @@ void Scheduler::run() {
           if (t->state == State::kBlockedDb) blocked.push_back(t->id);
         Task& victim = task(blocked[choices_.draw(blocked.size())]);
         victim.deadlock_victim = true;
+        victim.lock_wait = nullptr;  // it runs to give up, whatever its lock
         victim.state = State::kReady;
         continue;
       }
@@ -148,6 +158,7 @@ void Scheduler::run() {
 
     if (enabled.size() > 1) ++choice_points_;
     Task& t = task(strategy_->pick(enabled, last_, choices_));
+    if (t.state == State::kBlockedDb) t.state = State::kReady;  // its lock is grantable: it retries
     if (faults_ && t.started && !t.paused_here) {
       // The task stalls before its operation; the clock moves on for the others.
       if (const std::optional<Micros> pause = faults_->pause_before(t.id, t.pending)) {
@@ -294,6 +305,15 @@ bool Scheduler::block_on_db() {
     return true;
   }
   return false;
+}
+
+bool Scheduler::block_on_db(const LockWait& until) {
+  Task& t = task(current_);
+  if (t.unwinding) return true;
+  t.lock_wait = &until;
+  const bool gives_up = block_on_db();
+  t.lock_wait = nullptr;
+  return gives_up;
 }
 
 void Scheduler::sleep_for(Micros duration) {

@@ -27,6 +27,7 @@
 
 #include "sim/choices.h"
 #include "sim/footprint.h"
+#include "sim/lock_wait.h"
 #include "sim/process_faults.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
@@ -80,7 +81,8 @@ class Scheduler final : private TaskView {
   // Tasks killed for exceeding the step budget, with why.
   const std::vector<std::string>& stuck() const { return stuck_; }
   // Called when a task's database locks may have been released (a
-  // transaction ended, a connection closed): tasks waiting on SQLITE_BUSY retry.
+  // transaction ended, a connection closed): tasks waiting on SQLITE_BUSY
+  // without a LockWait retry (those with one run when it is grantable).
   void wake_db_waiters();
   // The same for one task: a server engine knows whose statement finished.
   void wake_db_waiter(int task);
@@ -97,6 +99,12 @@ class Scheduler final : private TaskView {
   // when the scheduler chose this task as the deadlock victim instead: every
   // task was waiting, and this one must give up with SQLITE_BUSY.
   bool block_on_db();
+  // The same, for a wait whose end the scheduler can ask (sim/lock_wait.h):
+  // the task is among those that can run exactly while `until` is grantable,
+  // and is not woken by wake_db_waiters(). Waiting is then no scheduling point
+  // of its own: the step that resumes the task is its retry. `until` must
+  // stay valid until this returns.
+  bool block_on_db(const LockWait& until);
   void sleep_for(Micros duration);
   // True once this task is being unwound: Env calls then do nothing.
   bool killed() const;

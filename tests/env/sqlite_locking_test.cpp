@@ -2,7 +2,7 @@
 // file in rollback-journal mode (as twice runs it): no harness, two real
 // connections, and a busy handler that counts its calls and gives up at once
 // (so nothing depends on how long anything takes). The SQLite Db of twice is
-// held to these answers (env/busy_rule.h: SQLite's rule is the default).
+// held to these answers (env/sqlite_db.h).
 #include <sqlite3.h>
 
 #include <filesystem>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <set>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -146,6 +147,57 @@ TEST(Scheduler, WhenEveryTaskWaitsOnTheDatabaseOneIsChosenAsVictim) {
     });
   s.run();
   EXPECT_EQ(victims, 1);
+}
+
+// A one-holder lock for the LockWait tests: grantable while nobody holds it.
+struct FakeLock {
+  int holder = 0;
+  struct Wait final : LockWait {
+    const FakeLock* lock;
+    explicit Wait(const FakeLock* l) : lock(l) {}
+    bool grantable() const override { return lock->holder == 0; }
+  };
+};
+
+// Tasks that each take the lock, hold it over a few scheduling points and let
+// go. A task refused the lock parks with a LockWait: it is not picked while
+// the lock is held, however often others step, and the step that resumes it
+// takes the lock. So the steps are each task's own steps plus one resumption
+// per wait, whatever the seed; and every waiter for a freed lock is enabled,
+// so the order in which they get it is the strategy's choice.
+TEST(Scheduler, ALockWaiterRunsOnlyWhenItsLockCanBeGranted) {
+  constexpr int kTasks = 5, kHeld = 4;
+  std::set<std::vector<int>> orders;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    Choices choices(seed);
+    Trace trace;
+    Scheduler s({}, choices, trace, SchedulerLimits{});
+    FakeLock lock;
+    int waits = 0, futile = 0;
+    std::vector<int> order;
+    for (int t = 0; t < kTasks; ++t)
+      s.spawn("locker", 0, [&] {
+        (void)s.point();  // the statement that takes the lock
+        while (lock.holder != 0) {
+          ++waits;
+          FakeLock::Wait wait(&lock);
+          ASSERT_FALSE(s.block_on_db(wait));
+          if (lock.holder != 0) ++futile;  // resumed although the lock is held
+        }
+        lock.holder = s.current();
+        order.push_back(s.current());
+        for (int p = 0; p < kHeld; ++p) (void)s.point();
+        lock.holder = 0;  // lets go within its last step: no wake call
+      });
+    s.run();
+    EXPECT_EQ(futile, 0) << "seed " << seed;
+    // Each task: its start, the statement that takes the lock, the points it holds it over.
+    EXPECT_EQ(s.steps(), kTasks * (2 + kHeld) + waits) << "seed " << seed;
+    EXPECT_GT(waits, 0) << "seed " << seed << ": no task ever waited, the test tests nothing";
+    EXPECT_LE(waits, kTasks - 1) << "seed " << seed << ": a task waited twice";
+    orders.insert(order);
+  }
+  EXPECT_GT(orders.size(), 5u) << "who gets the freed lock is the strategy's choice";
 }
 
 // Tasks share one thread, yet each keeps its own exception state, as a thread

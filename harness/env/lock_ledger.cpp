@@ -1,0 +1,222 @@
+#include "env/lock_ledger.h"
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+namespace twice::env {
+
+// The locks on one file: how many of its handles hold each level (SQLite keeps
+// one unixInodeInfo per inode; a run's file has one name).
+struct FileLocks {
+  int holders[SQLITE_LOCK_EXCLUSIVE + 1] = {};
+  int handles = 0;
+};
+
+// A main database file's handle: the ledger's entry, then unix's own handle.
+struct LedgerFile {
+  sqlite3_file base;  // its pMethods are the ledger's, forwarding to unix's
+  FileLocks* locks;
+  int level;    // the lock this handle holds, as unix keeps it
+  int refused;  // the level xLock last refused, SQLITE_LOCK_NONE once taken
+};
+
+namespace {
+
+constexpr std::size_t kHeader = (sizeof(LedgerFile) + 15) & ~std::size_t{15};
+
+sqlite3_file* real(sqlite3_file* file) {
+  return reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(file) + kHeader);
+}
+LedgerFile& entry(sqlite3_file* file) { return *reinterpret_cast<LedgerFile*>(file); }
+
+struct Table {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<FileLocks>, std::less<>> files;
+};
+Table& table() {
+  static Table* instance = new Table;  // never destroyed: a connection may close during exit
+  return *instance;
+}
+
+FileLocks* attach(const std::string& name) {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  auto& locks = t.files[name];
+  if (!locks) locks = std::make_unique<FileLocks>();
+  ++locks->handles;
+  ++locks->holders[SQLITE_LOCK_NONE];
+  return locks.get();
+}
+
+void detach(LedgerFile& f) {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  --f.locks->holders[f.level];
+  if (--f.locks->handles > 0) return;
+  for (auto it = t.files.begin(); it != t.files.end(); ++it)
+    if (it->second.get() == f.locks) {
+      t.files.erase(it);
+      break;
+    }
+}
+
+void set_level(LedgerFile& f, int level) {
+  --f.locks->holders[f.level];
+  ++f.locks->holders[level];
+  f.level = level;
+}
+
+// The strongest lock another handle of the file holds.
+int others_strongest(const LedgerFile& f) {
+  for (int level = SQLITE_LOCK_EXCLUSIVE; level > SQLITE_LOCK_NONE; --level)
+    if (f.locks->holders[level] - (f.level == level ? 1 : 0) > 0) return level;
+  return SQLITE_LOCK_NONE;
+}
+
+// How many other handles hold SHARED or more.
+int others_sharing(const LedgerFile& f) {
+  int n = 0;
+  for (int level = SQLITE_LOCK_SHARED; level <= SQLITE_LOCK_EXCLUSIVE; ++level) n += f.locks->holders[level];
+  return n - (f.level >= SQLITE_LOCK_SHARED ? 1 : 0);
+}
+
+int x_close(sqlite3_file* file) {
+  sqlite3_file* r = real(file);
+  const int rc = r->pMethods ? r->pMethods->xClose(r) : SQLITE_OK;
+  detach(entry(file));
+  return rc;
+}
+int x_read(sqlite3_file* file, void* buf, int n, sqlite3_int64 offset) {
+  return real(file)->pMethods->xRead(real(file), buf, n, offset);
+}
+int x_write(sqlite3_file* file, const void* buf, int n, sqlite3_int64 offset) {
+  return real(file)->pMethods->xWrite(real(file), buf, n, offset);
+}
+int x_truncate(sqlite3_file* file, sqlite3_int64 size) { return real(file)->pMethods->xTruncate(real(file), size); }
+int x_sync(sqlite3_file* file, int flags) { return real(file)->pMethods->xSync(real(file), flags); }
+int x_file_size(sqlite3_file* file, sqlite3_int64* size) { return real(file)->pMethods->xFileSize(real(file), size); }
+
+int x_lock(sqlite3_file* file, int level) {
+  LedgerFile& f = entry(file);
+  // unixLock's first test: a handle that does not hold the file's strongest
+  // lock is refused anything above SHARED before PENDING is taken.
+  const bool holds_strongest = f.level >= others_strongest(f);
+  const int rc = real(file)->pMethods->xLock(real(file), level);
+  if (rc == SQLITE_OK) {
+    if (level > f.level) set_level(f, level);
+  } else if ((rc & 0xff) == SQLITE_BUSY) {
+    f.refused = level;
+    // Refused for the readers after its PENDING step: unix keeps PENDING.
+    if (level == SQLITE_LOCK_EXCLUSIVE && holds_strongest && f.level < SQLITE_LOCK_PENDING)
+      set_level(f, SQLITE_LOCK_PENDING);
+  }
+  return rc;
+}
+
+int x_unlock(sqlite3_file* file, int level) {
+  LedgerFile& f = entry(file);
+  const int rc = real(file)->pMethods->xUnlock(real(file), level);
+  if (level < f.level) set_level(f, level);  // unix lowers its record even when a call fails
+  return rc;
+}
+
+int x_check_reserved(sqlite3_file* file, int* out) {
+  return real(file)->pMethods->xCheckReservedLock(real(file), out);
+}
+int x_file_control(sqlite3_file* file, int op, void* arg) {
+  return real(file)->pMethods->xFileControl(real(file), op, arg);
+}
+int x_sector_size(sqlite3_file* file) { return real(file)->pMethods->xSectorSize(real(file)); }
+int x_device(sqlite3_file* file) { return real(file)->pMethods->xDeviceCharacteristics(real(file)); }
+int x_shm_map(sqlite3_file* file, int page, int size, int extend, void volatile** out) {
+  sqlite3_file* r = real(file);
+  return r->pMethods->iVersion >= 2 && r->pMethods->xShmMap ? r->pMethods->xShmMap(r, page, size, extend, out)
+                                                            : SQLITE_IOERR_SHMMAP;
+}
+int x_shm_lock(sqlite3_file* file, int offset, int n, int flags) {
+  sqlite3_file* r = real(file);
+  return r->pMethods->iVersion >= 2 && r->pMethods->xShmLock ? r->pMethods->xShmLock(r, offset, n, flags)
+                                                             : SQLITE_IOERR_SHMLOCK;
+}
+void x_shm_barrier(sqlite3_file* file) {
+  sqlite3_file* r = real(file);
+  if (r->pMethods->iVersion >= 2 && r->pMethods->xShmBarrier) r->pMethods->xShmBarrier(r);
+}
+int x_shm_unmap(sqlite3_file* file, int remove) {
+  sqlite3_file* r = real(file);
+  return r->pMethods->iVersion >= 2 && r->pMethods->xShmUnmap ? r->pMethods->xShmUnmap(r, remove) : SQLITE_OK;
+}
+int x_fetch(sqlite3_file* file, sqlite3_int64 offset, int n, void** out) {
+  sqlite3_file* r = real(file);
+  if (r->pMethods->iVersion >= 3 && r->pMethods->xFetch) return r->pMethods->xFetch(r, offset, n, out);
+  *out = nullptr;
+  return SQLITE_OK;
+}
+int x_unfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
+  sqlite3_file* r = real(file);
+  return r->pMethods->iVersion >= 3 && r->pMethods->xUnfetch ? r->pMethods->xUnfetch(r, offset, page) : SQLITE_OK;
+}
+
+const sqlite3_io_methods kMethods = {
+    3,          x_close,        x_read,   x_write,   x_truncate,  x_sync,        x_file_size,
+    x_lock,     x_unlock,       x_check_reserved,    x_file_control, x_sector_size, x_device,
+    x_shm_map,  x_shm_lock,     x_shm_barrier,       x_shm_unmap, x_fetch,       x_unfetch,
+};
+
+LedgerFile* ledger_of(sqlite3* conn) {
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(conn, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file ||
+      file->pMethods != &kMethods)
+    return nullptr;
+  return &entry(file);
+}
+
+}  // namespace
+
+int ledger_file_size(int unix_size) { return static_cast<int>(kHeader) + unix_size; }
+
+int ledger_open(sqlite3_vfs* unix_vfs, const char* name, sqlite3_file* file, int flags, int* out_flags) {
+  auto* f = new (file) LedgerFile{};
+  f->base.pMethods = nullptr;  // until unix's file is open: SQLite closes nothing on failure
+  sqlite3_file* r = real(file);
+  r->pMethods = nullptr;
+  const int rc = unix_vfs->xOpen(unix_vfs, name, r, flags, out_flags);
+  if (rc != SQLITE_OK) {
+    if (r->pMethods) r->pMethods->xClose(r);
+    return rc;
+  }
+  f->locks = attach(name ? name : "");
+  f->level = SQLITE_LOCK_NONE;
+  f->refused = SQLITE_LOCK_NONE;
+  f->base.pMethods = &kMethods;
+  return SQLITE_OK;
+}
+
+std::optional<RefusedLock> RefusedLock::take(sqlite3* conn) {
+  LedgerFile* f = ledger_of(conn);
+  if (!f || f->refused == SQLITE_LOCK_NONE) return std::nullopt;
+  const int level = f->refused;
+  f->refused = SQLITE_LOCK_NONE;
+  return RefusedLock(f, level);
+}
+
+bool RefusedLock::grantable() const {
+  const LedgerFile& f = *file_;
+  const int others = others_strongest(f);
+  // The retry climbs from the lock held now through each level to the refused one.
+  if (level_ >= SQLITE_LOCK_SHARED && f.level < SQLITE_LOCK_SHARED && others >= SQLITE_LOCK_PENDING) return false;
+  if (level_ >= SQLITE_LOCK_RESERVED && f.level < SQLITE_LOCK_RESERVED && others >= SQLITE_LOCK_RESERVED) return false;
+  if (level_ == SQLITE_LOCK_EXCLUSIVE && f.level < SQLITE_LOCK_EXCLUSIVE && others_sharing(f) > 0) return false;
+  return true;
+}
+
+int held_lock(sqlite3* conn) {
+  const LedgerFile* f = ledger_of(conn);
+  return f ? f->level : -1;
+}
+
+}  // namespace twice::env

@@ -1,0 +1,151 @@
+// The lock ledger (env/lock_ledger.h) against SQLite itself: connections of
+// one process on one run's file, no scheduler. What the ledger says a
+// connection holds, and whether a refused lock could be granted, must be what
+// SQLite then does.
+#include <sqlite3.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "env/lock_ledger.h"
+#include "env/sqlite_db.h"
+
+namespace twice::env {
+namespace {
+
+struct LedgerTest : ::testing::Test {
+  std::string path;
+  std::vector<sqlite3*> conns;
+
+  void SetUp() override {
+    path = fresh_database_path();
+    sqlite3* setup = open_database(path);
+    ASSERT_EQ(exec_script(setup, "CREATE TABLE t(k INTEGER PRIMARY KEY, v INTEGER);"), "");
+    sqlite3_close(setup);
+  }
+  void TearDown() override {
+    for (sqlite3* c : conns) sqlite3_close(c);
+    remove_database(path);
+  }
+  sqlite3* connect() {
+    conns.push_back(open_database(path));
+    return conns.back();
+  }
+  static int run(sqlite3* c, const char* sql) { return sqlite3_exec(c, sql, nullptr, nullptr, nullptr) & 0xff; }
+};
+
+TEST_F(LedgerTest, AWriterWaitsForTheWriteLockUntilItIsReleased) {
+  sqlite3* a = connect();
+  sqlite3* b = connect();
+  ASSERT_EQ(run(a, "BEGIN IMMEDIATE"), SQLITE_OK);
+  EXPECT_EQ(held_lock(a), SQLITE_LOCK_RESERVED);
+  ASSERT_EQ(run(b, "BEGIN IMMEDIATE"), SQLITE_BUSY);
+  EXPECT_EQ(held_lock(b), SQLITE_LOCK_NONE) << "a refused BEGIN IMMEDIATE lets go of its read lock";
+  std::optional<RefusedLock> refused = RefusedLock::take(b);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->level(), SQLITE_LOCK_RESERVED);
+  EXPECT_FALSE(RefusedLock::take(b)) << "taken once";
+  EXPECT_FALSE(refused->grantable());
+  ASSERT_EQ(run(a, "INSERT INTO t VALUES (1, 1)"), SQLITE_OK);
+  EXPECT_FALSE(refused->grantable());
+  ASSERT_EQ(run(a, "COMMIT"), SQLITE_OK);
+  EXPECT_EQ(held_lock(a), SQLITE_LOCK_NONE);
+  EXPECT_TRUE(refused->grantable());
+  EXPECT_EQ(run(b, "BEGIN IMMEDIATE"), SQLITE_OK);
+  EXPECT_EQ(run(b, "COMMIT"), SQLITE_OK);
+}
+
+TEST_F(LedgerTest, ACommitKeepsPendingAndWaitsForTheReaders) {
+  sqlite3* writer = connect();
+  sqlite3* reader = connect();
+  sqlite3* late = connect();
+  ASSERT_EQ(run(writer, "BEGIN; INSERT INTO t VALUES (1, 1)"), SQLITE_OK);
+  ASSERT_EQ(run(reader, "BEGIN; SELECT * FROM t"), SQLITE_OK);
+  EXPECT_EQ(held_lock(reader), SQLITE_LOCK_SHARED);
+  ASSERT_EQ(run(writer, "COMMIT"), SQLITE_BUSY);
+  EXPECT_EQ(held_lock(writer), SQLITE_LOCK_PENDING);
+  std::optional<RefusedLock> commit = RefusedLock::take(writer);
+  ASSERT_TRUE(commit);
+  EXPECT_EQ(commit->level(), SQLITE_LOCK_EXCLUSIVE);
+  EXPECT_FALSE(commit->grantable());
+  // PENDING keeps new readers out.
+  ASSERT_EQ(run(late, "SELECT * FROM t"), SQLITE_BUSY);
+  std::optional<RefusedLock> read = RefusedLock::take(late);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->level(), SQLITE_LOCK_SHARED);
+  EXPECT_FALSE(read->grantable());
+  ASSERT_EQ(run(reader, "COMMIT"), SQLITE_OK);
+  EXPECT_TRUE(commit->grantable());
+  EXPECT_FALSE(read->grantable()) << "the writer still holds PENDING";
+  ASSERT_EQ(run(writer, "COMMIT"), SQLITE_OK);
+  EXPECT_TRUE(read->grantable());
+  EXPECT_EQ(run(late, "SELECT * FROM t"), SQLITE_OK);
+}
+
+// Random statements on four connections: after every refusal, before the
+// refused statement is retried, grantable() must say what the retry meets:
+// true, and the lock it was refused is granted (the statement may still meet
+// another lock later: an autocommit write refused SHARED can next be refused
+// RESERVED); false, and it is refused that lock again.
+TEST_F(LedgerTest, GrantableSaysWhatARetryMeets) {
+  const std::vector<const char*> statements = {
+      "BEGIN",  "BEGIN IMMEDIATE", "SELECT * FROM t", "INSERT OR REPLACE INTO t VALUES (1, 2)",
+      "COMMIT", "ROLLBACK",        "UPDATE t SET v = v + 1",
+  };
+  for (int i = 0; i < 4; ++i) connect();
+  std::mt19937 rng(7);
+  struct Waiting {
+    int statement = -1;
+    std::optional<RefusedLock> lock;
+  };
+  std::vector<Waiting> waiting(conns.size());
+  int checked_true = 0, checked_false = 0;
+  for (int step = 0; step < 4000; ++step) {
+    const std::size_t c = rng() % conns.size();
+    Waiting& w = waiting[c];
+    int statement = w.statement >= 0 ? w.statement : static_cast<int>(rng() % statements.size());
+    bool expect_granted = false;
+    int refused_level = 0;
+    const bool retry = w.statement >= 0 && w.lock;
+    if (retry) {
+      expect_granted = w.lock->grantable();
+      refused_level = w.lock->level();
+    }
+    const int rc = run(conns[c], statements[static_cast<std::size_t>(statement)]);
+    std::optional<RefusedLock> now = rc == SQLITE_BUSY ? RefusedLock::take(conns[c]) : std::nullopt;
+    if (retry) {
+      if (expect_granted) {
+        ++checked_true;
+        EXPECT_TRUE(rc != SQLITE_BUSY || (now && now->level() > refused_level))
+            << "step " << step << ": " << statements[static_cast<std::size_t>(statement)] << " was refused again at "
+            << (now ? now->level() : -1);
+      } else {
+        ++checked_false;
+        EXPECT_EQ(rc, SQLITE_BUSY) << "step " << step << ": " << statements[static_cast<std::size_t>(statement)];
+      }
+    }
+    // A refused statement that SQLite would have waited for is retried; one
+    // refused while its transaction reads (SQLite answers at once) is left.
+    if (rc == SQLITE_BUSY && sqlite3_txn_state(conns[c], nullptr) != SQLITE_TXN_READ && now) {
+      w.statement = statement;
+      w.lock = now;
+    } else {
+      w.statement = -1;
+      w.lock.reset();
+    }
+    if (rng() % 20 == 0 && !retry) {  // now and then everyone lets go, so that the walk goes on
+      for (std::size_t k = 0; k < conns.size(); ++k) {
+        run(conns[k], "ROLLBACK");
+        waiting[k] = {};
+      }
+    }
+  }
+  EXPECT_GT(checked_true, 100);
+  EXPECT_GT(checked_false, 100);
+}
+
+}  // namespace
+}  // namespace twice::env
