@@ -75,6 +75,11 @@ Status PgDatabase::install(const std::string& setup_sql) {
 }
 
 Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql, const std::vector<Statement>& seed) {
+  if (reset_sent_ && collect_reset_ahead() && key == key_) {
+    if (reset_method_ == ResetMethod::kDelete && ++resets_ % kVacuumEvery == 0)
+      return checker_->exec_script("VACUUM");
+    return Status::OK();
+  }
   const bool fresh = key != key_;
   if (fresh) {
     if (Status s = install(setup_sql); !s.ok()) return s;
@@ -91,7 +96,33 @@ Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql,
     return Status::error("seeding the run's database: " + s.message());
   }
   key_ = key;
+  reset_script_ = "BEGIN;";
+  reset_script_ += reset_method_ == ResetMethod::kDelete ? reset_sql_ : truncate_sql_;
+  for (const auto& st : seed) reset_script_ += inline_parameters(st.sql, st.params) + ";";
+  reset_script_ += "COMMIT;";
   return Status::OK();
+}
+
+void PgDatabase::reset_ahead() {
+  if (reset_sent_ || key_.empty()) return;
+  reset_sent_ = PQsendQuery(checker_->handle(), reset_script_.c_str()) == 1;
+  if (!reset_sent_) key_.clear();
+}
+
+bool PgDatabase::collect_reset_ahead() {
+  if (!reset_sent_) return true;
+  reset_sent_ = false;
+  bool ok = true;
+  while (PGresult* r = PQgetResult(checker_->handle())) {
+    const ExecStatusType t = PQresultStatus(r);
+    if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK) ok = false;
+    PQclear(r);
+  }
+  if (!ok) {
+    (void)checker_->exec_script("ROLLBACK");
+    key_.clear();
+  }
+  return ok;
 }
 
 Status PgDatabase::set_isolation(Isolation isolation) {

@@ -38,8 +38,8 @@ class ServerSession {
   // A statement was sent and its answer not yet taken.
   virtual bool in_flight() const = 0;
   // Reads what arrived; true once the whole answer is there. Waits up to
-  // `timeout_ms` for it (0: does not wait).
-  virtual bool answer_arrived(int timeout_ms) = 0;
+  // `timeout_us` microseconds for it (0: does not wait).
+  virtual bool answer_arrived(int timeout_us) = 0;
   // The socket to poll while waiting for an answer.
   virtual int socket() const = 0;
   // A transaction is open on the connection.
