@@ -19,11 +19,17 @@
 
 #include "engine/isolation.h"
 #include "engine/pg_connection.h"
+#include "engine/session_pool.h"
 
 namespace twice::engine {
 
-// One task connection. `index` orders the sessions for deadlock_timeout.
+// One task connection, closed with it. `index` orders the sessions for
+// deadlock_timeout.
 struct PgSession {
+  PgSession() = default;
+  ~PgSession() { PQfinish(conn); }
+  PgSession(const PgSession&) = delete;
+  PgSession& operator=(const PgSession&) = delete;
   PGconn* conn = nullptr;
   int backend_pid = 0;
   int index = 0;
@@ -34,7 +40,6 @@ enum class ResetMethod { kDelete, kTruncate };
 class PgDatabase {
  public:
   static Status open(const std::string& conninfo, std::unique_ptr<PgDatabase>& out);
-  ~PgDatabase();
   PgDatabase(const PgDatabase&) = delete;
   PgDatabase& operator=(const PgDatabase&) = delete;
 
@@ -66,7 +71,7 @@ class PgDatabase {
   PgConnection& monitor() { return *monitor_; }
   // A session with no transaction open; give it back with release().
   Status acquire(PgSession*& out);
-  void release(PgSession* session);
+  void release(PgSession* session) { sessions_.release(session); }
   // How runs are reset (kDelete unless a measurement says otherwise).
   void set_reset_method(ResetMethod m) { reset_method_ = m; }
   int resets() const { return resets_; }
@@ -81,8 +86,7 @@ class PgDatabase {
   std::string conninfo_;
   std::unique_ptr<PgConnection> checker_;
   std::unique_ptr<PgConnection> monitor_;
-  std::vector<std::unique_ptr<PgSession>> sessions_;
-  std::vector<PgSession*> idle_;
+  SessionPool<PgSession> sessions_;
   Isolation isolation_ = Isolation::kReadCommitted;
   std::string key_;          // the seeded state the tables hold now ("" = unknown)
   std::string reset_sql_;    // DELETE ... ; SELECT setval(...) for every table and sequence
