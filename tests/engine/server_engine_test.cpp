@@ -182,6 +182,32 @@ TEST_P(ServerRegression, TheBlockedUpdateResumesAfterTheOtherCommitAndCreditsAga
   EXPECT_LT(commit_at, resumed_at);
 }
 
+// refund-races-shipment with each refund landing while the outbox relay's
+// first tick (at one minute) is still waiting for the slow warehouse. The
+// relay's BEGIN takes no lock on a server engine and a plain SELECT none
+// either: at READ COMMITTED the refund committed and was acknowledged during
+// the call, and the goods went out for a refunded order (98 of 100 seeds on
+// PostgreSQL before the relay read with FOR UPDATE). Now the refund waits for
+// the relay's commit, or the relay reads the refund and cancels.
+TEST_P(ServerRun, TheOutboxRelayHoldsTheOrderSoARefundWaitsForTheShipment) {
+  gateway::Scenario s = bundled_scenario("refund-races-shipment");
+  ASSERT_EQ(s.orders.size(), 2u);
+  s.orders[0].refund_after = 61 * kSecond;  // paid at 0 s
+  s.orders[1].refund_after = 42 * kSecond;  // paid at 20 s
+  for (auto i : {Isolation::kReadCommitted, e().level}) {
+    bool refund_waited = false;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      const run::RunResult r = run_on(s, "outbox", seed, e().at(i));
+      EXPECT_TRUE(r.verdict.violations.empty()) << engine::isolation_name(i) << " seed " << seed << "\n"
+                                                 << trace_text(r);
+      for (const auto& ev : r.trace.events())
+        refund_waited |= ev.text.starts_with("UPDATE orders SET status = 'REFUNDED'") &&
+                         ev.result == "waits for a lock another transaction holds";
+    }
+    EXPECT_TRUE(refund_waited) << engine::isolation_name(i) << ": the race this test is about never happened";
+  }
+}
+
 // Three copies queue behind one row lock: when it is released, the server
 // would wake both waiters at once and pick a winner in its own order. At most
 // one waits on the server, the others are cancelled and queued, so the seed
