@@ -72,6 +72,13 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
         if (!blocked) StatementPatience::answered_unblocked(micros_since(sent));
         break;
       }
+      if (!server_run_.others_may_hold_locks(*this)) {
+        // No other session of the run has a transaction open or a statement
+        // in flight: nothing it waits for can be theirs, so it is slow (and
+        // the question would be one more round trip).
+        patience_us = std::min(2 * patience_us, kSlowestUs);
+        continue;
+      }
       std::vector<const ServerSession*> blockers = server_run_.blockers(*this);
       if (blockers.empty()) {  // slow, not blocked: keep waiting, and ask less often
         patience_us = std::min(2 * patience_us, kSlowestUs);
@@ -213,6 +220,11 @@ bool ServerRun::must_queue(const ServerSession& s, const std::vector<const Serve
       if (b && std::find(o->waits_for().begin(), o->waits_for().end(), b) != o->waits_for().end()) return true;
   }
   return false;
+}
+
+bool ServerRun::others_may_hold_locks(const ServerSession& s) const {
+  return std::any_of(open_.begin(), open_.end(),
+                     [&](const ServerSession* o) { return o != &s && (o->in_flight() || o->in_transaction()); });
 }
 
 bool ServerRun::any_waiting() const {

@@ -126,6 +126,10 @@ class ServerRun : public env::TaskDbSource {
   virtual bool must_queue(const ServerSession& s, const std::vector<const ServerSession*>& blockers) const;
   // True when some statement of this run waits on the server.
   bool any_waiting() const;
+  // True when a session of this run other than `s` has a transaction open or
+  // a statement in flight: only then can `s`'s statement wait for a lock (the
+  // run's database has no other users while it runs).
+  bool others_may_hold_locks(const ServerSession& s) const;
   // A transaction ended or a statement failed: queued statements may go again.
   void wake_queued();
   bool any_queued() const;
