@@ -208,6 +208,27 @@ TEST_P(ServerRun, TheOutboxRelayHoldsTheOrderSoARefundWaitsForTheShipment) {
   }
 }
 
+// idempotency-key's calls after the commit each run in a transaction that
+// re-reads the order (perform_if_owed). Its BEGIN took no lock on a server
+// engine and its SELECT none either: on the bundled refund-races-shipment the
+// refund committed and was acknowledged during the inventory call (88 of 100
+// seeds, on every level of both engines). The order row is now locked first.
+TEST_P(ServerRun, TheEffectTransactionHoldsTheOrderSoARefundWaitsForTheCall) {
+  const gateway::Scenario s = bundled_scenario("refund-races-shipment");
+  for (auto i : {Isolation::kReadCommitted, e().level}) {
+    bool refund_waited = false;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      const run::RunResult r = run_on(s, "idempotency-key", seed, e().at(i));
+      EXPECT_TRUE(r.verdict.violations.empty()) << engine::isolation_name(i) << " seed " << seed << "\n"
+                                                 << trace_text(r);
+      for (const auto& ev : r.trace.events())
+        refund_waited |= ev.text.starts_with("UPDATE orders SET status = 'REFUNDED'") &&
+                         ev.result == "waits for a lock another transaction holds";
+    }
+    EXPECT_TRUE(refund_waited) << engine::isolation_name(i) << ": the race this test is about never happened";
+  }
+}
+
 // Three copies queue behind one row lock: when it is released, the server
 // would wake both waiters at once and pick a winner in its own order. At most
 // one waits on the server, the others are cancelled and queued, so the seed
