@@ -81,6 +81,14 @@ bool perform_if_owed(Env& env, RepairableEffects& handler, const std::string& or
   Db& db = env.db();
   auto tx = db.begin(TxMode::kImmediate);
   if (!tx.ok()) return false;
+  // BEGIN IMMEDIATE holds SQLite's write lock from here on; a server engine's
+  // BEGIN takes no lock, so the order row is locked first: without it a
+  // refund committed and was acknowledged during the call (PostgreSQL and
+  // MariaDB, every level: refund-races-shipment's decrement went out for a
+  // refunded order).
+  if (db.engine() != Engine::kSqlite &&
+      !db.exec("SELECT status FROM orders WHERE order_no = ? FOR UPDATE", {order_no}).ok())
+    return false;
   const Result owed = db.exec(
       "SELECT status, (SELECT COUNT(*) FROM effects_done d WHERE d.order_no = o.order_no AND d.effect = ?) "
       "FROM orders o WHERE o.order_no = ?",

@@ -50,8 +50,9 @@ Reply apply_once_stamping_paid_at(const Notify& n, Env& env, bool& credited);
 Status mark_done(Db& db, const std::string& order_no, const OrderEffect& e);
 
 // Performs `e` of `order_no` if it is still owed: in a write transaction
-// (BEGIN IMMEDIATE) that re-reads the order and effects_done first, so a
-// refund recorded meanwhile waits for the call, and an order no longer PAID
+// (BEGIN IMMEDIATE; on a server engine, the order row locked FOR UPDATE) that
+// re-reads the order and effects_done first, so a refund recorded meanwhile
+// waits for the call, and an order no longer PAID
 // (refunded) or already confirmed is left alone; the confirmation commits
 // with it. False when the call failed and the effect is still owed.
 bool perform_if_owed(Env& env, RepairableEffects& handler, const std::string& order_no, const OrderEffect& e);

@@ -1,10 +1,18 @@
 // outbox-relay: every minute, delivers the outbox's pending rows, oldest
 // first, each with "outbox-<id>" as its idempotency key, and marks each done.
 //
-// Each row is delivered inside a write transaction (BEGIN IMMEDIATE) that
-// first re-reads the row and its order: a refund the handler records waits for
+// Each row is delivered inside a write transaction that first re-reads the
+// row and its order and holds them: a refund the handler records waits for
 // the delivery to finish, so an order whose refund the merchant already
-// acknowledged is cancelled, never shipped. A failed call (the service is
+// acknowledged is cancelled, never shipped. Holding them takes a lock the
+// engine has: BEGIN IMMEDIATE (the database's write lock) on SQLite, SELECT
+// ... FOR UPDATE (the two rows' locks) on a server engine, where BEGIN takes
+// no lock and a plain SELECT none either: there, at READ COMMITTED, the
+// refund committed and was acknowledged while the warehouse call was in
+// flight, and the goods went out for a refunded order (issue 10's engine
+// axis found it). At REPEATABLE READ and SERIALIZABLE on PostgreSQL, a refund
+// that commits while the relay waits for its lock fails the relay's read
+// (40001); the attempt is tried again and reads the refund. A failed call (the service is
 // down, or timed out) rolls back and is tried again, a few times now and then
 // at the next tick; a refusal (out of stock) is final and marked so.
 #include <string>
@@ -39,9 +47,10 @@ class OutboxRelay final : public Job {
     Db& db = env.db();
     auto tx = db.begin(TxMode::kImmediate);
     if (!tx.ok()) return false;
+    const std::string lock = db.engine() == Engine::kSqlite ? "" : " FOR UPDATE";
     const Result r = db.exec(
         "SELECT o.order_no, o.service, o.effect, orders.status FROM outbox o JOIN orders ON orders.order_no = o.order_no "
-        "WHERE o.id = ? AND o.state = 'pending'",
+        "WHERE o.id = ? AND o.state = 'pending'" + lock,
         {id});
     if (!r.ok()) return false;
     if (r.empty()) return true;  // another tick delivered it

@@ -31,10 +31,6 @@ Status MariadbDatabase::open(const MariadbAddress& at, const std::string& name,
   return Status::OK();
 }
 
-MariadbDatabase::~MariadbDatabase() {
-  for (auto& s : sessions_) mysql_close(s->conn);
-}
-
 Status MariadbDatabase::install(const std::string& setup_sql) {
   key_.clear();
   // Whatever an earlier key created goes (its triggers with its tables).
@@ -81,7 +77,7 @@ Status MariadbDatabase::set_isolation(Isolation isolation) {
   if (isolation == isolation_) return Status::OK();
   isolation_ = isolation;
   const std::string sql = set_isolation_sql(isolation);
-  for (auto& s : sessions_) {
+  for (auto& s : sessions_.all()) {
     // A session is idle here (no statement in flight): a blocking call in
     // non-blocking mode is still allowed by Connector/C.
     if (mysql_real_query(s->conn, sql.data(), sql.size()) != 0)
@@ -91,35 +87,24 @@ Status MariadbDatabase::set_isolation(Isolation isolation) {
 }
 
 Status MariadbDatabase::acquire(MariadbSession*& out) {
-  out = nullptr;
-  if (!idle_.empty()) {
-    // Lowest index first, so that a run's sessions are the same from run to run.
-    auto best = std::min_element(idle_.begin(), idle_.end(), [](auto* a, auto* b) { return a->index < b->index; });
-    out = *best;
-    idle_.erase(best);
+  return sessions_.acquire(out, [this](int, std::unique_ptr<MariadbSession>& session) {
+    std::string error;
+    MYSQL* conn = connect_mariadb(address_, name_, false, true, error);
+    if (!conn) return Status::error(error);
+    // A lock wait never times out on its own during a run: the scheduler tells
+    // a wait from a stall, and a timeout would be wall-clock, not the seed.
+    const std::string setup = set_isolation_sql(isolation_);
+    if (mysql_real_query(conn, setup.data(), setup.size()) != 0 ||
+        mysql_query(conn, "SET SESSION innodb_lock_wait_timeout = 600") != 0) {
+      Status s = Status::error(fmt::format("cannot configure a MariaDB session: {}", mysql_error(conn)));
+      mysql_close(conn);
+      return s;
+    }
+    session = std::make_unique<MariadbSession>();
+    session->conn = conn;
+    session->thread_id = mysql_thread_id(conn);
     return Status::OK();
-  }
-  std::string error;
-  MYSQL* conn = connect_mariadb(address_, name_, false, true, error);
-  if (!conn) return Status::error(error);
-  // A lock wait never times out on its own during a run: the scheduler tells
-  // a wait from a stall, and a timeout would be wall-clock, not the seed.
-  const std::string setup = set_isolation_sql(isolation_);
-  if (mysql_real_query(conn, setup.data(), setup.size()) != 0 ||
-      mysql_query(conn, "SET SESSION innodb_lock_wait_timeout = 600") != 0) {
-    Status s = Status::error(fmt::format("cannot configure a MariaDB session: {}", mysql_error(conn)));
-    mysql_close(conn);
-    return s;
-  }
-  auto session = std::make_unique<MariadbSession>();
-  session->conn = conn;
-  session->thread_id = mysql_thread_id(conn);
-  session->index = static_cast<int>(sessions_.size());
-  out = session.get();
-  sessions_.push_back(std::move(session));
-  return Status::OK();
+  });
 }
-
-void MariadbDatabase::release(MariadbSession* session) { idle_.push_back(session); }
 
 }  // namespace twice::engine

@@ -22,11 +22,18 @@
 #include "engine/isolation.h"
 #include "engine/mariadb_connection.h"
 #include "engine/pg_database.h"
+#include "engine/session_pool.h"
 
 namespace twice::engine {
 
-// One task connection, in non-blocking mode.
+// One task connection, in non-blocking mode, closed with it.
 struct MariadbSession {
+  MariadbSession() = default;
+  ~MariadbSession() {
+    if (conn) mysql_close(conn);
+  }
+  MariadbSession(const MariadbSession&) = delete;
+  MariadbSession& operator=(const MariadbSession&) = delete;
   MYSQL* conn = nullptr;
   unsigned long thread_id = 0;
   int index = 0;
@@ -35,7 +42,6 @@ struct MariadbSession {
 class MariadbDatabase {
  public:
   static Status open(const MariadbAddress& at, const std::string& name, std::unique_ptr<MariadbDatabase>& out);
-  ~MariadbDatabase();
   MariadbDatabase(const MariadbDatabase&) = delete;
   MariadbDatabase& operator=(const MariadbDatabase&) = delete;
 
@@ -54,7 +60,7 @@ class MariadbDatabase {
   const MariadbAddress& address() const { return address_; }
   // A session with no transaction open; give it back with release().
   Status acquire(MariadbSession*& out);
-  void release(MariadbSession* session);
+  void release(MariadbSession* session) { sessions_.release(session); }
 
  private:
   MariadbDatabase() = default;
@@ -64,8 +70,7 @@ class MariadbDatabase {
   std::string name_;
   std::unique_ptr<MariadbConnection> checker_;
   std::unique_ptr<MariadbConnection> monitor_;
-  std::vector<std::unique_ptr<MariadbSession>> sessions_;
-  std::vector<MariadbSession*> idle_;
+  SessionPool<MariadbSession> sessions_;
   Isolation isolation_ = Isolation::kRepeatableRead;
   std::string key_;          // the seeded state the tables hold now ("" = unknown)
   std::string reset_sql_;    // TRUNCATE of every table

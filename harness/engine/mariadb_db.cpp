@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "engine/sql_words.h"
+#include "engine/statement_patience.h"
 
 namespace twice::engine {
 namespace {
@@ -124,13 +125,13 @@ Status MariadbDb::send() {
   return Status::OK();
 }
 
-bool MariadbDb::answer_arrived(int timeout_ms) {
+bool MariadbDb::answer_arrived(int timeout_us) {
   for (;;) {
     if (phase_ == Phase::kAnswered || phase_ == Phase::kIdle) return true;
     pollfd fd{socket(), poll_events(wait_), 0};
-    const int n = ::poll(&fd, 1, timeout_ms);
+    const int n = poll_us(&fd, 1, timeout_us);
     if (n <= 0) return false;
-    timeout_ms = 0;
+    timeout_us = 0;
     int ready = 0;
     if (fd.revents & (POLLIN | POLLERR | POLLHUP)) ready |= MYSQL_WAIT_READ;
     if (fd.revents & POLLOUT) ready |= MYSQL_WAIT_WRITE;
@@ -153,7 +154,7 @@ bool MariadbDb::answer_arrived(int timeout_ms) {
 }
 
 Result MariadbDb::take() {
-  while (!answer_arrived(100)) {
+  while (!answer_arrived(100'000)) {
   }
   Result r = mariadb_result(session_->conn, query_error_ ? nullptr : result_);
   if (result_) mysql_free_result(result_);
@@ -178,7 +179,7 @@ bool MariadbDb::cancel() {
       if (id.ok() && !id.empty()) query_id_ = static_cast<unsigned long>(id.rows[0][0].as_int());
     }
     if (query_id_ != 0) (void)run_.database().monitor().query(fmt::format("KILL QUERY ID {}", query_id_));
-    if (answer_arrived(100)) break;
+    if (answer_arrived(100'000)) break;
     query_id_ = 0;
   }
   const bool interrupted = query_error_ && mysql_errno(session_->conn) == ER_QUERY_INTERRUPTED;

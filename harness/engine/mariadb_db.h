@@ -71,7 +71,7 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
 
   // --- ServerSession, for MariadbRun ---
   bool in_flight() const override { return phase_ != Phase::kIdle && phase_ != Phase::kAnswered; }
-  bool answer_arrived(int timeout_ms) override;
+  bool answer_arrived(int timeout_us) override;
   int socket() const override;
   unsigned long thread_id() const { return session_ ? session_->thread_id : 0; }
   // The server's id of the statement in flight, when InnoDB's status showed it.

@@ -45,10 +45,6 @@ Status PgDatabase::open(const std::string& conninfo, std::unique_ptr<PgDatabase>
   return Status::OK();
 }
 
-PgDatabase::~PgDatabase() {
-  for (auto& s : sessions_) PQfinish(s->conn);
-}
-
 Status PgDatabase::install(const std::string& setup_sql) {
   key_.clear();
   // A fresh public schema: whatever an earlier key created goes with it.
@@ -75,6 +71,11 @@ Status PgDatabase::install(const std::string& setup_sql) {
 }
 
 Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql, const std::vector<Statement>& seed) {
+  if (reset_sent_ && collect_reset_ahead() && key == key_) {
+    if (reset_method_ == ResetMethod::kDelete && ++resets_ % kVacuumEvery == 0)
+      return checker_->exec_script("VACUUM");
+    return Status::OK();
+  }
   const bool fresh = key != key_;
   if (fresh) {
     if (Status s = install(setup_sql); !s.ok()) return s;
@@ -91,13 +92,39 @@ Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql,
     return Status::error("seeding the run's database: " + s.message());
   }
   key_ = key;
+  reset_script_ = "BEGIN;";
+  reset_script_ += reset_method_ == ResetMethod::kDelete ? reset_sql_ : truncate_sql_;
+  for (const auto& st : seed) reset_script_ += inline_parameters(st.sql, st.params) + ";";
+  reset_script_ += "COMMIT;";
   return Status::OK();
+}
+
+void PgDatabase::reset_ahead() {
+  if (reset_sent_ || key_.empty()) return;
+  reset_sent_ = PQsendQuery(checker_->handle(), reset_script_.c_str()) == 1;
+  if (!reset_sent_) key_.clear();
+}
+
+bool PgDatabase::collect_reset_ahead() {
+  if (!reset_sent_) return true;
+  reset_sent_ = false;
+  bool ok = true;
+  while (PGresult* r = PQgetResult(checker_->handle())) {
+    const ExecStatusType t = PQresultStatus(r);
+    if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK) ok = false;
+    PQclear(r);
+  }
+  if (!ok) {
+    (void)checker_->exec_script("ROLLBACK");
+    key_.clear();
+  }
+  return ok;
 }
 
 Status PgDatabase::set_isolation(Isolation isolation) {
   if (isolation == isolation_) return Status::OK();
   isolation_ = isolation;
-  for (auto& s : sessions_) {
+  for (auto& s : sessions_.all()) {
     PGresult* r = PQexec(s->conn, fmt::format("SET default_transaction_isolation = '{}'", isolation_sql(isolation)).c_str());
     const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
@@ -107,43 +134,30 @@ Status PgDatabase::set_isolation(Isolation isolation) {
 }
 
 Status PgDatabase::acquire(PgSession*& out) {
-  out = nullptr;
-  if (!idle_.empty()) {
-    // Lowest index first, so a run's sessions (and their deadlock timeouts)
-    // are the same from run to run.
-    auto best = std::min_element(idle_.begin(), idle_.end(), [](auto* a, auto* b) { return a->index < b->index; });
-    out = *best;
-    idle_.erase(best);
+  return sessions_.acquire(out, [this](int index, std::unique_ptr<PgSession>& session) {
+    PGconn* conn = PQconnectdb(conninfo_.c_str());
+    if (PQstatus(conn) != CONNECTION_OK) {
+      Status s = Status::error(fmt::format("cannot connect to PostgreSQL: {}", PQerrorMessage(conn)));
+      PQfinish(conn);
+      return s;
+    }
+    quiet_notices(conn);
+    const std::string setup =
+        fmt::format("SET default_transaction_isolation = '{}'; SET deadlock_timeout = '{}ms'; SET lock_timeout = 0",
+                    isolation_sql(isolation_), kDeadlockTimeoutBaseMs + kDeadlockTimeoutStepMs * index);
+    PGresult* r = PQexec(conn, setup.c_str());
+    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+      Status s = Status::error(fmt::format("cannot configure a PostgreSQL session: {}", PQerrorMessage(conn)));
+      PQfinish(conn);
+      return s;
+    }
+    session = std::make_unique<PgSession>();
+    session->conn = conn;
+    session->backend_pid = PQbackendPID(conn);
     return Status::OK();
-  }
-  const int index = static_cast<int>(sessions_.size());
-  PGconn* conn = PQconnectdb(conninfo_.c_str());
-  if (PQstatus(conn) != CONNECTION_OK) {
-    Status s = Status::error(fmt::format("cannot connect to PostgreSQL: {}", PQerrorMessage(conn)));
-    PQfinish(conn);
-    return s;
-  }
-  quiet_notices(conn);
-  const std::string setup =
-      fmt::format("SET default_transaction_isolation = '{}'; SET deadlock_timeout = '{}ms'; SET lock_timeout = 0",
-                  isolation_sql(isolation_), kDeadlockTimeoutBaseMs + kDeadlockTimeoutStepMs * index);
-  PGresult* r = PQexec(conn, setup.c_str());
-  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-  PQclear(r);
-  if (!ok) {
-    Status s = Status::error(fmt::format("cannot configure a PostgreSQL session: {}", PQerrorMessage(conn)));
-    PQfinish(conn);
-    return s;
-  }
-  auto session = std::make_unique<PgSession>();
-  session->conn = conn;
-  session->backend_pid = PQbackendPID(conn);
-  session->index = index;
-  out = session.get();
-  sessions_.push_back(std::move(session));
-  return Status::OK();
+  });
 }
-
-void PgDatabase::release(PgSession* session) { idle_.push_back(session); }
 
 }  // namespace twice::engine

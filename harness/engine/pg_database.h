@@ -19,11 +19,17 @@
 
 #include "engine/isolation.h"
 #include "engine/pg_connection.h"
+#include "engine/session_pool.h"
 
 namespace twice::engine {
 
-// One task connection. `index` orders the sessions for deadlock_timeout.
+// One task connection, closed with it. `index` orders the sessions for
+// deadlock_timeout.
 struct PgSession {
+  PgSession() = default;
+  ~PgSession() { PQfinish(conn); }
+  PgSession(const PgSession&) = delete;
+  PgSession& operator=(const PgSession&) = delete;
   PGconn* conn = nullptr;
   int backend_pid = 0;
   int index = 0;
@@ -34,7 +40,6 @@ enum class ResetMethod { kDelete, kTruncate };
 class PgDatabase {
  public:
   static Status open(const std::string& conninfo, std::unique_ptr<PgDatabase>& out);
-  ~PgDatabase();
   PgDatabase(const PgDatabase&) = delete;
   PgDatabase& operator=(const PgDatabase&) = delete;
 
@@ -47,16 +52,26 @@ class PgDatabase {
   // first time; after that the reset and `seed`, in one transaction sent in
   // one round trip.
   Status prepare(const std::string& key, const std::string& setup_sql, const std::vector<Statement>& seed);
+  // A run is over and nothing will read its state again: the reset and seed
+  // of the last prepare() are sent now, without waiting for them, so that the
+  // server resets while twice judges the run and starts the next. The next
+  // prepare() of the same key then only collects the answer; another key
+  // collects it and installs as before. No-op when nothing is prepared.
+  void reset_ahead();
   // Task sessions run at `isolation` from the next transaction on.
   Status set_isolation(Isolation isolation);
 
-  PgConnection& checker() { return *checker_; }
+  // The checker session; a reset sent ahead is collected first.
+  PgConnection& checker() {
+    collect_reset_ahead();
+    return *checker_;
+  }
   // How to open another connection to this database.
   const std::string& conninfo() const { return conninfo_; }
   PgConnection& monitor() { return *monitor_; }
   // A session with no transaction open; give it back with release().
   Status acquire(PgSession*& out);
-  void release(PgSession* session);
+  void release(PgSession* session) { sessions_.release(session); }
   // How runs are reset (kDelete unless a measurement says otherwise).
   void set_reset_method(ResetMethod m) { reset_method_ = m; }
   int resets() const { return resets_; }
@@ -64,16 +79,20 @@ class PgDatabase {
  private:
   PgDatabase() = default;
   Status install(const std::string& setup_sql);
+  // Waits for the reset reset_ahead() sent; true when it left the seeded
+  // state of key_ (else key_ is cleared: the next prepare() installs).
+  bool collect_reset_ahead();
 
   std::string conninfo_;
   std::unique_ptr<PgConnection> checker_;
   std::unique_ptr<PgConnection> monitor_;
-  std::vector<std::unique_ptr<PgSession>> sessions_;
-  std::vector<PgSession*> idle_;
+  SessionPool<PgSession> sessions_;
   Isolation isolation_ = Isolation::kReadCommitted;
   std::string key_;          // the seeded state the tables hold now ("" = unknown)
   std::string reset_sql_;    // DELETE ... ; SELECT setval(...) for every table and sequence
   std::string truncate_sql_;
+  std::string reset_script_;  // BEGIN; the reset; the seed rows of key_; COMMIT
+  bool reset_sent_ = false;   // reset_script_ sent ahead, its answer not yet read
   ResetMethod reset_method_ = ResetMethod::kDelete;
   int resets_ = 0;
 };

@@ -9,6 +9,7 @@
 
 #include "engine/pg_protocol.h"
 #include "engine/sql_words.h"
+#include "engine/statement_patience.h"
 
 namespace twice::engine {
 
@@ -71,14 +72,14 @@ bool PgDb::in_transaction() const {
 
 int PgDb::socket() const { return PQsocket(session_->conn); }
 
-bool PgDb::answer_arrived(int timeout_ms) {
+bool PgDb::answer_arrived(int timeout_us) {
   if (answered_) return true;
   PGconn* conn = session_->conn;
   if (!PQconsumeInput(conn)) return answered_ = true;  // broken: PQgetResult reports it
   if (!PQisBusy(conn)) return answered_ = true;
-  if (timeout_ms <= 0) return false;
+  if (timeout_us <= 0) return false;
   pollfd fd{PQsocket(conn), POLLIN, 0};
-  ::poll(&fd, 1, timeout_ms);
+  poll_us(&fd, 1, timeout_us);
   if (!PQconsumeInput(conn)) return answered_ = true;
   return answered_ = !PQisBusy(conn);
 }
@@ -101,7 +102,7 @@ bool PgDb::cancel() {
   }
   // Wait for the answer: an error if the cancel reached the statement, the
   // statement's own result if that came first (then it stays for finish()).
-  while (!answer_arrived(100)) {
+  while (!answer_arrived(100'000)) {
   }
   PGresult* r = PQgetResult(session_->conn);
   const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;

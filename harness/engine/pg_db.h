@@ -75,7 +75,7 @@ class PgDb final : public env::TaskDb, public ServerSession {
 
   // --- ServerSession, for PgRun ---
   bool in_flight() const override { return in_flight_ && !answered_; }
-  bool answer_arrived(int timeout_ms) override;
+  bool answer_arrived(int timeout_us) override;
   int socket() const override;
   int backend_pid() const { return session_ ? session_->backend_pid : 0; }
 

@@ -8,19 +8,23 @@
 #include <fmt/format.h>
 
 #include "engine/sql_words.h"
+#include "engine/statement_patience.h"
 #include "env/statement_text.h"
 
 namespace twice::engine {
 namespace {
 
 // How long a statement may take before the server is asked whether it is
-// blocked. A statement on a Unix socket answers in tens of microseconds.
-constexpr int kSlowMs = 1;
-// A statement the server says is not blocked, merely slow (on a loaded
+// blocked: StatementPatience::first_us(), learned (statement_patience.h). A
+// statement the server says is not blocked, merely slow (on a loaded
 // machine, waiting for a core), is asked about again after twice as long
 // each time, up to this: every question is a round trip that loads the
-// machine further. A blocked statement is still found after kSlowMs.
-constexpr int kSlowestMs = 32;
+// machine further.
+constexpr int kSlowestUs = 32'000;
+
+double micros_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
 // A statement neither answered nor blocked this long is a server in trouble.
 constexpr double kGiveUpSeconds = 120;
 
@@ -59,15 +63,28 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
       if (Status s = run_now("SAVEPOINT twice_statement"); !s.ok()) return failed(s);
     }
     if (Status s = send(); !s.ok()) return failed(s);
+    const auto sent = std::chrono::steady_clock::now();
+    bool blocked = false;  // found blocked at least once: its time says nothing about the machine
     bool requeue = false;
-    int patience_ms = kSlowMs;
+    int patience_us = StatementPatience::first_us();
     for (;;) {
-      if (answer_arrived(patience_ms)) break;
-      std::vector<const ServerSession*> blockers = server_run_.blockers(*this);
-      if (blockers.empty()) {  // slow, not blocked: keep waiting, and ask less often
-        patience_ms = std::min(2 * patience_ms, kSlowestMs);
+      if (answer_arrived(patience_us)) {
+        if (!blocked) StatementPatience::answered_unblocked(micros_since(sent));
+        break;
+      }
+      if (!server_run_.others_may_hold_locks(*this)) {
+        // No other session of the run has a transaction open or a statement
+        // in flight: nothing it waits for can be theirs, so it is slow (and
+        // the question would be one more round trip).
+        patience_us = std::min(2 * patience_us, kSlowestUs);
         continue;
       }
+      std::vector<const ServerSession*> blockers = server_run_.blockers(*this);
+      if (blockers.empty()) {  // slow, not blocked: keep waiting, and ask less often
+        patience_us = std::min(2 * patience_us, kSlowestUs);
+        continue;
+      }
+      blocked = true;
       if (settles_before_parking() && server_run_.any_waiting()) {
         // Another waiter may be on its way out (a deadlock victim rolling
         // back, whose locks this statement waits for): let the others settle
@@ -76,7 +93,7 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
         if (answer_arrived(0)) break;
         blockers = server_run_.blockers(*this);
         if (blockers.empty()) {
-          patience_ms = std::min(2 * patience_ms, kSlowestMs);
+          patience_us = std::min(2 * patience_us, kSlowestUs);
           continue;
         }
       }
@@ -93,7 +110,7 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
       }
       if (answer_kept()) break;  // answered before the cancel reached it
       waits_for_ = std::move(blockers);
-      patience_ms = kSlowMs;  // woken: what it waits for may have changed
+      patience_us = StatementPatience::first_us();  // woken: what it waits for may have changed
       const bool everyone_waits = scheduler_.block_on_db();
       if (scheduler_.killed()) {
         abandon();
@@ -205,6 +222,11 @@ bool ServerRun::must_queue(const ServerSession& s, const std::vector<const Serve
   return false;
 }
 
+bool ServerRun::others_may_hold_locks(const ServerSession& s) const {
+  return std::any_of(open_.begin(), open_.end(),
+                     [&](const ServerSession* o) { return o != &s && (o->in_flight() || o->in_transaction()); });
+}
+
 bool ServerRun::any_waiting() const {
   return std::any_of(open_.begin(), open_.end(), [](const ServerSession* o) { return o->waiting(); });
 }
@@ -230,7 +252,7 @@ void ServerRun::settle(const ServerSession* except) {
   for (ServerSession* o : open_) {
     if (o == except || !o->in_flight()) continue;
     const auto start = std::chrono::steady_clock::now();
-    int patience_ms = kSlowMs;
+    int patience_us = StatementPatience::first_us();
     for (;;) {
       if (o->answer_arrived(0)) {
         o->set_waits_for({});
@@ -241,9 +263,9 @@ void ServerRun::settle(const ServerSession* except) {
         o->set_waits_for(std::move(b));
         break;
       }
-      const int wait_ms = patience_ms;
-      patience_ms = std::min(2 * patience_ms, kSlowestMs);
-      if (o->answer_arrived(wait_ms)) {
+      const int wait_us = patience_us;
+      patience_us = std::min(2 * patience_us, kSlowestUs);
+      if (o->answer_arrived(wait_us)) {
         o->set_waits_for({});
         scheduler_.wake_db_waiter(o->task());
         break;

@@ -38,8 +38,8 @@ class ServerSession {
   // A statement was sent and its answer not yet taken.
   virtual bool in_flight() const = 0;
   // Reads what arrived; true once the whole answer is there. Waits up to
-  // `timeout_ms` for it (0: does not wait).
-  virtual bool answer_arrived(int timeout_ms) = 0;
+  // `timeout_us` microseconds for it (0: does not wait).
+  virtual bool answer_arrived(int timeout_us) = 0;
   // The socket to poll while waiting for an answer.
   virtual int socket() const = 0;
   // A transaction is open on the connection.
@@ -126,6 +126,10 @@ class ServerRun : public env::TaskDbSource {
   virtual bool must_queue(const ServerSession& s, const std::vector<const ServerSession*>& blockers) const;
   // True when some statement of this run waits on the server.
   bool any_waiting() const;
+  // True when a session of this run other than `s` has a transaction open or
+  // a statement in flight: only then can `s`'s statement wait for a lock (the
+  // run's database has no other users while it runs).
+  bool others_may_hold_locks(const ServerSession& s) const;
   // A transaction ended or a statement failed: queued statements may go again.
   void wake_queued();
   bool any_queued() const;

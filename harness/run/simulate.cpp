@@ -297,9 +297,14 @@ void simulate_on_postgres(const RunSpec& spec, RunResult& result, sim::Choices& 
     s = database->prepare(seed_key(*spec.scenario, schema, Engine::kPostgres), schema.postgres_setup_sql,
                           seed_statements(*spec.scenario, schema));
   if (!s.ok()) throw std::runtime_error(s.message());
-  env::ConnectionPool unused({});  // tasks open their Db on PostgreSQL
-  Simulation run(spec, result, choices, database->checker(), handler, unused, database.get());
-  run.run();
+  {
+    env::ConnectionPool unused({});  // tasks open their Db on PostgreSQL
+    Simulation run(spec, result, choices, database->checker(), handler, unused, database.get());
+    run.run();
+  }
+  // Judged, and every task's session gone: the next run's reset overlaps
+  // what twice does before it.
+  database->reset_ahead();
 }
 
 // The same run with its database on MariaDB: a database leased from the

@@ -1,6 +1,8 @@
-// PgDb and its pieces against the real server: placeholders, SQLSTATE ->
-// Status, per-run reset, blocked statements parking their task, and a run on
-// PostgreSQL replaying byte for byte.
+// PgDb and its pieces against the real server, where PostgreSQL differs from
+// MariaDB: placeholders, SQLSTATE -> Status, the serialization failure,
+// blocked statements parking their task, the queueing savepoint, the oracle
+// queries in one round trip. What both server engines must do is
+// server_engine_test.cpp.
 #include <gtest/gtest.h>
 
 #include "engine/pg_connection.h"
@@ -41,27 +43,6 @@ TEST(PgProtocol, SqlstatesBecomeDistinctStatusKinds) {
   EXPECT_FALSE(Status::constraint("x").is_retryable());
 }
 
-TEST(PgDatabase, ServerAnswersMapOntoStatusAndValues) {
-  std::unique_ptr<engine::PgDatabase> db;
-  ASSERT_TRUE(postgres().lease(db).ok());
-  auto& c = db->checker();
-  ASSERT_TRUE(c.exec_script("DROP TABLE IF EXISTS kv; CREATE TABLE kv (k TEXT PRIMARY KEY, n BIGINT, r DOUBLE PRECISION)").ok());
-  EXPECT_TRUE(c.query("INSERT INTO kv VALUES (?, ?, ?)", {"a", 7, 1.5}).ok());
-  EXPECT_TRUE(c.query("INSERT INTO kv VALUES (?, ?, ?)", {"a", 8, 2.5}).status.is_constraint());
-  const Result r = c.query("SELECT k, n, r, SUM(n) AS total, NULL AS nothing FROM kv GROUP BY k, n, r");
-  ASSERT_TRUE(r.ok()) << r.status.to_string();
-  ASSERT_EQ(r.rows.size(), 1u);
-  EXPECT_EQ(r.at(0, "k"), Value("a"));
-  EXPECT_EQ(r.at(0, "n"), Value(7));
-  EXPECT_EQ(r.at(0, "r"), Value(1.5));
-  EXPECT_EQ(r.at(0, "total"), Value(7));  // numeric, whole: an integer as on SQLite
-  EXPECT_TRUE(r.at(0, "nothing").is_null());
-  // changes counts matched rows, also when the value does not change.
-  EXPECT_EQ(c.query("UPDATE kv SET n = n WHERE k = ?", {"a"}).changes, 1);
-  EXPECT_TRUE(c.exec_script("DROP TABLE kv").ok());
-  postgres().give_back(std::move(db));
-}
-
 TEST(PgDatabase, ASerializationFailureIsItsOwnKind) {
   std::unique_ptr<engine::PgDatabase> db;
   ASSERT_TRUE(postgres().lease(db).ok());
@@ -77,17 +58,6 @@ TEST(PgDatabase, ASerializationFailureIsItsOwnKind) {
   EXPECT_TRUE(r.status.is_serialization()) << r.status.to_string();
   ASSERT_TRUE(a.exec_script("ROLLBACK; DROP TABLE acct").ok());
   postgres().give_back(std::move(db));
-}
-
-TEST(PgRun, SequentialPaymentPassesAndTheDatabaseIsResetBetweenRuns) {
-  const gateway::Scenario s = one_order_scenario();
-  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-    const run::RunResult r = run_on(s, "unique-key+cas", seed, on_postgres(Isolation::kReadCommitted));
-    EXPECT_TRUE(r.verdict.violations.empty()) << trace_text(r);
-    // One credit each run: the previous run's rows are gone.
-    ASSERT_EQ(r.verdict.accounts.size(), 1u);
-    EXPECT_EQ(r.verdict.accounts[0].balance, 100) << "seed " << seed;
-  }
 }
 
 TEST(PgRun, CheckThenActDoubleCreditsOnPostgresToo) {
@@ -122,31 +92,12 @@ run::RunResult script_on(const gateway::Scenario& s, const std::string& handler_
   return run::simulate(spec).value();
 }
 
-// The @Transactional bug, forced: both read WAIT_PAY; T2 updates first; T1's
-// UPDATE waits for T2's row lock, and once T2 commits it resumes and updates
-// the row anyway (READ COMMITTED re-reads the new version and the WHERE still
-// matches): a second credit. Under SERIALIZABLE the resumed UPDATE fails.
-TEST(PgRegression, TheBlockedUpdateResumesAfterTheOtherCommitAndCreditsAgain) {
+// The @Transactional script of ServerRegression (server_engine_test.cpp), at
+// SERIALIZABLE: T1's UPDATE, resumed after T2's COMMIT, fails (40001)
+// instead of crediting again.
+TEST(PgRegression, AtSerializableTheResumedUpdateFailsInsteadOfCreditingAgain) {
   const gateway::Scenario s = concurrent_copies_scenario(1);
-  const std::vector<int> script = {1, 1, 1, 2, 2, 2, 2, 1};
-  const run::RunResult r = script_on(s, "check-in-txn", script, Isolation::kReadCommitted);
-  EXPECT_EQ(invariants_of(r), std::vector<std::string>{"double_credit"}) << trace_text(r);
-  const auto t1 = steps_of(r, 1);
-  const auto waits = std::find_if(t1.begin(), t1.end(), [](const std::string& l) {
-    return l.starts_with("sql UPDATE orders") && l.ends_with("-> waits for a lock another transaction holds");
-  });
-  ASSERT_NE(waits, t1.end()) << trace_text(r);
-  ASSERT_NE(waits + 1, t1.end());
-  EXPECT_TRUE(waits[1].starts_with("sql UPDATE orders") && waits[1].ends_with("-> 1 row changed")) << waits[1];
-  // In the whole trace: T2's COMMIT comes between T1's wait and its resumption.
-  const std::string all = trace_text(r);
-  const auto wait_at = all.find("waits for a lock");
-  const auto commit_at = all.find("T2   sql   COMMIT -> ok");
-  const auto resumed_at = all.find("T1   sql   UPDATE orders", wait_at + 1);
-  EXPECT_LT(wait_at, commit_at);
-  EXPECT_LT(commit_at, resumed_at);
-
-  const run::RunResult safe = script_on(s, "check-in-txn", script, Isolation::kSerializable);
+  const run::RunResult safe = script_on(s, "check-in-txn", {1, 1, 1, 2, 2, 2, 2, 1}, Isolation::kSerializable);
   EXPECT_TRUE(safe.verdict.violations.empty()) << trace_text(safe);
   EXPECT_NE(trace_text(safe).find("SERIALIZATION FAILURE"), std::string::npos) << trace_text(safe);
 }
@@ -160,33 +111,6 @@ TEST(PgRegression, AHandlersOwnSavepointsSurviveTheQueueingSavepoint) {
   const run::RunResult r = run_on(s, "ack-before-commit", 6650854377519919u, on_postgres(Isolation::kReadCommitted));
   EXPECT_FALSE(r.has("lost_payment")) << trace_text(r);
   EXPECT_EQ(trace_text(r).find("SQLSTATE"), std::string::npos) << trace_text(r);
-}
-
-// Three copies queue behind one row lock: when it is released, the server
-// would wake both waiters at once and pick a winner at random. The second
-// waiter is cancelled and queued instead, so the seed decides.
-TEST(PgRun, TheSameSeedGivesTheSameTraceByteForByte) {
-  const gateway::Scenario s = concurrent_copies_scenario(3);
-  int queued_runs = 0;
-  for (const char* handler_name : {"check-in-txn", "rmw-in-txn", "unique-key+cas", "select-for-update"}) {
-    for (std::uint64_t seed = 1; seed <= 25; ++seed) {
-      for (auto isolation : {Isolation::kReadCommitted, Isolation::kSerializable}) {
-        const run::RunResult first = run_on(s, handler_name, seed, on_postgres(isolation));
-        const run::RunResult second = run_on(s, handler_name, seed, on_postgres(isolation));
-        EXPECT_EQ(trace_text(first), trace_text(second)) << handler_name << " seed " << seed;
-        int waits = 0;
-        for (const auto& e : first.trace.events()) {
-          waits += e.result == "waits for a lock another transaction holds";
-          // twice's own savepoints never break the handler's transaction
-          // (25P02 after a handler ignored its own error is the handler's).
-          EXPECT_EQ(e.result.find("SQLSTATE 3B001"), std::string::npos) << handler_name << " seed " << seed;
-          EXPECT_EQ(e.result.find("releasing the savepoint"), std::string::npos) << handler_name << " seed " << seed;
-        }
-        queued_runs += waits >= 2;
-      }
-    }
-  }
-  EXPECT_GT(queued_runs, 0);  // the case that needs the queue did occur
 }
 
 }  // namespace twice::testing
