@@ -101,6 +101,12 @@ nlohmann::json to_json(const results::MatrixResult& m) {
                                     {"estimated_schedules", e->estimated_schedules},
                                     {"proved", e->complete && c.violations.empty() && c.failures.empty()}};
     }
+    // Only on a cell the expected matrix requires proved ([proved] tables), under --strategy exhaustive.
+    if (const auto& r = c.proof_required)
+      cells.back()["proof_required"] = {
+          {"preemption_bound", r->preemption_bound < 0 ? json(nullptr) : json(r->preemption_bound)},
+          {"max_faults", r->max_faults},
+          {"proved", !c.proof_missing()}};
     // Only on a cell that failed, so that every other report stays as it was.
     if (!c.failures.empty()) {
       json failures = json::array();

@@ -230,6 +230,11 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   std::vector<std::string> mismatches;
   for (const auto& c : m.cells) {
     if (c.matched) continue;
+    if (verdict_of(&c) == CellVerdict::kNotProved) {
+      mismatches.push_back(fmt::format("  {} × {}: {}", printable(c.handler), printable(c.scenario),
+                                       printable(mismatch_sentence(c))));
+      continue;
+    }
     const std::string expected = c.expected.empty() ? "pass" : join(c.expected, "+");
     std::vector<std::string> seen;
     for (const auto& f : c.failures) seen.push_back(f.verdict);

@@ -123,7 +123,9 @@ json to_wire(const CellResult& c) {
   for (const auto& f : c.failures) failures.push_back(to_wire(f));
   return json::array({c.handler, c.scenario, c.strategy, c.seeds_run, c.failing_runs, c.failing_run_indices,
                       c.max_tasks, c.max_steps, violations, c.expected, c.expected_reason, c.expectation_listed,
-                      c.matched, failures, c.seconds, to_wire(c.exhaustive), c.distinct_schedules});
+                      c.matched, failures, c.seconds, to_wire(c.exhaustive), c.distinct_schedules,
+                      c.proof_required ? json::array({c.proof_required->preemption_bound, c.proof_required->max_faults})
+                                       : json(nullptr)});
 }
 
 void from_wire(const json& j, CellResult& c) {
@@ -158,6 +160,8 @@ void from_wire(const json& j, CellResult& c) {
   c.seconds = j.at(14).get<double>();
   from_wire(j.at(15), c.exhaustive);
   c.distinct_schedules = j.at(16).get<int>();
+  if (!j.at(17).is_null())
+    c.proof_required = results::ProofRequirement{j.at(17).at(0).get<int>(), j.at(17).at(1).get<int>()};
 }
 
 std::string cbor(const json& j) {

@@ -122,6 +122,10 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
   bounds.preemption_bound = options.strategy.preemption_bound;
   bounds.max_faults = options.strategy.max_faults;
   bounds.budget = options.budget;
+  if (options.bounds_from_expected && expected.proved) {
+    bounds.preemption_bound = expected.proved->preemption_bound;
+    bounds.max_faults = expected.proved->max_faults;
+  }
   bounds.reduce = options.reduce && can_reduce(handler, options.engine, bounds.triggers);
   sim::ExhaustiveSearch search(bounds);
 
@@ -186,7 +190,13 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
     }
     cell.violations.push_back(std::move(f.result));
   }
-  cell.matched = cell.observed() == cell.expected;
+  if (const auto& r = expected.proved) {
+    const bool wide_enough = (bounds.preemption_bound < 0 || (r->preemption_bound >= 0 &&
+                                                              bounds.preemption_bound >= r->preemption_bound)) &&
+                             bounds.max_faults >= r->max_faults;
+    if (wide_enough || options.prove) cell.proof_required = r;
+  }
+  cell.matched = cell.observed() == cell.expected && !cell.proof_missing();
   cell.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return cell;
 }

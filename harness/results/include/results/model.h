@@ -88,6 +88,14 @@ struct ExhaustiveVerdict {
   double estimated_schedules = 0;  // the whole tree, estimated from the part run (= schedules when complete)
 };
 
+// A cell the expected matrix requires to be proved ([proved."<handler>"] in
+// scenarios/expected.toml): an exhaustive search of it must run every
+// schedule within these bounds, or wider ones, and find no violation.
+struct ProofRequirement {
+  int preemption_bound = 2;  // -1: no bound
+  int max_faults = 1;
+};
+
 struct CellResult {
   std::string handler;
   std::string scenario;
@@ -113,7 +121,14 @@ struct CellResult {
   // --coverage (random, PCT): how many distinct interleavings the seeds ran
   // (a hash of the order tasks ran in); -1 when not counted.
   int distinct_schedules = -1;
+  // Set on exhaustive cells the expected matrix requires proved (other
+  // strategies cannot prove, so they are judged on their violations alone).
+  std::optional<ProofRequirement> proof_required;
   std::vector<std::string> observed() const;
+  // True for a cell required proved that this run did not prove: a
+  // violation, the budget ran out, the cell failed, or its bounds were
+  // narrower than those required.
+  bool proof_missing() const;
 };
 
 struct MatrixResult {
