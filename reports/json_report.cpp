@@ -70,6 +70,7 @@ nlohmann::json to_json(const results::MatrixResult& m) {
       // Effects per order, only where a run had services to call: other cells' JSON stays as it was.
       if (!effects.empty()) violations.back()["counterexample"]["effects"] = std::move(effects);
       if (cex.preemptions >= 0) violations.back()["counterexample"]["preemptions"] = cex.preemptions;
+      if (cex.found_at_bound >= 0) violations.back()["counterexample"]["found_at_bound"] = cex.found_at_bound;
     }
     cells.push_back({
         {"handler", c.handler},

@@ -65,7 +65,8 @@ json to_wire(const Counterexample& c) {
   json effects = json::array();
   for (const auto& e : c.effects) effects.push_back(json::array({e.order_no, e.service, e.effect, e.applied, e.required}));
   return json::array({c.seed, c.choices, c.steps, c.hidden_steps, c.columns, rows, c.gateway, c.balances,
-                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail, effects, c.preemptions});
+                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail, effects, c.preemptions,
+                      c.found_at_bound});
 }
 
 void from_wire(const json& j, Counterexample& c) {
@@ -94,6 +95,7 @@ void from_wire(const json& j, Counterexample& c) {
     c.effects.push_back(EffectRecord{e.at(0).get<std::string>(), e.at(1).get<std::string>(), e.at(2).get<std::string>(),
                                      e.at(3).get<std::vector<std::string>>(), e.at(4).get<bool>()});
   c.preemptions = j.at(13).get<int>();
+  c.found_at_bound = j.at(14).get<int>();
 }
 
 json to_wire(const std::optional<ExhaustiveVerdict>& e) {

@@ -55,6 +55,7 @@ struct Failing {
   ViolationResult result;
   std::vector<std::uint64_t> fewest;  // the failing schedule with the fewest preemptions
   int preemptions = 0;
+  int found_at_bound = -1;  // the smallest bound whose search showed it (-1: only the bound-K search did)
 };
 
 // The counterexample of `invariant`: `failing` shrunk (when it keeps the
@@ -77,6 +78,7 @@ Counterexample counterexample(const run::RunSpec& base, const Failing& failing, 
   Counterexample cex;
   cex.choices = run.choices;
   cex.preemptions = count_preemptions(spec, run.choices);
+  cex.found_at_bound = failing.found_at_bound;
   cex.replay_command = schedule_replay_command(base.handler->name, *base.scenario, failing.fewest, base.engine);
   cex.replay_shrunk_command = schedule_replay_command(base.handler->name, *base.scenario, run.choices, base.engine);
   if (const check::Violation* v = find_violation(run, invariant)) {
@@ -170,6 +172,42 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
         (options.stop_at_invariant.empty() ? !found.empty() : found.count(options.stop_at_invariant) > 0))
       break;
   }
+
+  // Fewest preemptions first: each violation kind is reported from the
+  // smallest bound whose search shows it, as a search by increasing bound
+  // (0, 1, ..., K) would find it. The bound-K search runs first (a proof
+  // needs it whatever it finds), so a cell that holds pays for no other; a
+  // kind it found with p > 0 preemptions sends searches at bounds 0..p-1, in
+  // order, each stopping once every kind still above its bound shows at it.
+  // (With the reduction on, the bound-K search's own fewest need not be the
+  // fewest: sleep sets may keep the order of a class that has more.)
+  const auto above = [&found](int bound) {
+    return std::any_of(found.begin(), found.end(), [bound](const auto& kv) { return kv.second.preemptions > bound; });
+  };
+  const int searched_bound = bounds.preemption_bound;
+  for (int b = 0; (searched_bound < 0 || b < searched_bound) && above(b); ++b) {
+    if (options.stop && options.stop->load()) break;
+    sim::SearchBounds lower = bounds;
+    lower.preemption_bound = b;
+    sim::ExhaustiveSearch smaller(lower);
+    while (smaller.start_run() && above(b)) {
+      if (options.stop && options.stop->load()) break;
+      if (options.on_run) options.on_run(fmt::format("searching bound {}", b), static_cast<int>(smaller.runs() + 1), 0);
+      spec.guide = &smaller;
+      const run::RunResult r = run_in_cell(spec);
+      smaller.end_run();
+      if (smaller.redundant()) continue;
+      for (const auto& v : r.verdict.violations) {
+        auto it = found.find(v.invariant);
+        if (it == found.end() || it->second.preemptions <= smaller.preemptions()) continue;
+        it->second.fewest = r.choices;
+        it->second.preemptions = smaller.preemptions();
+        it->second.found_at_bound = b;
+      }
+    }
+  }
+  for (auto& [name, f] : found)
+    if (f.found_at_bound < 0) f.found_at_bound = f.preemptions;
 
   ExhaustiveVerdict verdict;
   verdict.schedules = search.schedules();

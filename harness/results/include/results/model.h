@@ -46,6 +46,10 @@ struct Counterexample {
   std::string subject;                  // the violation as this transcript shows it
   std::string detail;
   int preemptions = -1;                 // the exhaustive search's: preemptions in `choices` (-1: other strategies)
+  // The exhaustive search's: the smallest preemption bound whose search
+  // showed this violation, bounds searched in increasing order (-1: other
+  // strategies). No schedule with fewer preemptions showed it.
+  int found_at_bound = -1;
 };
 
 struct ViolationResult {
