@@ -11,10 +11,15 @@
 #include "explore/shrink.h"
 #include "explore/transcript.h"
 #include "sim/exhaustive_search.h"
+#include "sim/knuth_estimate.h"
 
 namespace twice::explore {
 
 namespace {
+
+// Knuth's estimate when the budget runs out: this many probes (runs), drawn from this seed.
+constexpr int kProbes = 1000;
+constexpr std::uint64_t kProbeSeed = 15;
 
 // Replays a schedule as the exhaustive strategy does, counting preemptions.
 class PreemptionCounter final : public sim::ChoiceGuide {
@@ -217,6 +222,18 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
   verdict.max_faults = bounds.max_faults;
   verdict.complete = search.complete() && !search.diverged();
   verdict.estimated_schedules = search.estimated_schedules();
+  if (!verdict.complete && !(options.stop && options.stop->load())) {
+    // The budget ran out: Knuth's random probes estimate the bounded tree
+    // (sim/knuth_estimate.h), from a fixed seed so that the report repeats.
+    run::RunSpec probe_spec = spec;
+    probe_spec.record_trace = false;
+    const double probed = sim::knuth_estimate(bounds, kProbeSeed, kProbes, [&](sim::KnuthProbe& probe) {
+      if (options.on_run) options.on_run("estimating", 0, 0);
+      probe_spec.guide = &probe;
+      (void)run_in_cell(probe_spec);
+    });
+    verdict.estimated_schedules = std::max(probed, static_cast<double>(verdict.schedules));
+  }
   cell.exhaustive = verdict;
 
   for (auto& [name, f] : found) {

@@ -89,7 +89,9 @@ struct ExhaustiveVerdict {
   int preemption_bound = 2;  // -1: no bound
   int max_faults = 1;
   bool complete = false;     // every schedule within the bounds ran (false: the budget ran out)
-  double estimated_schedules = 0;  // the whole tree, estimated from the part run (= schedules when complete)
+  // The schedules within the bounds, before reduction, by Knuth's random
+  // probes when the budget ran out (sim/knuth_estimate.h); = schedules when complete.
+  double estimated_schedules = 0;
 };
 
 // A cell the expected matrix requires to be proved ([proved."<handler>"] in
