@@ -18,6 +18,7 @@ CellVerdict verdict_of(const results::CellResult* cell) {
   if (!cell) return CellVerdict::kNotRun;
   if (!cell->failures.empty()) return CellVerdict::kFailed;
   if (cell->matched) return cell->violations.empty() ? CellVerdict::kPass : CellVerdict::kCaught;
+  if (cell->proof_missing() && cell->observed() == cell->expected) return CellVerdict::kNotProved;
   if (cell->expected.empty()) return CellVerdict::kRegression;
   if (cell->violations.empty()) return CellVerdict::kCanaryLost;
   return CellVerdict::kMismatch;
@@ -25,7 +26,7 @@ CellVerdict verdict_of(const results::CellResult* cell) {
 
 bool differs(CellVerdict v) {
   return v == CellVerdict::kRegression || v == CellVerdict::kCanaryLost || v == CellVerdict::kMismatch ||
-         v == CellVerdict::kFailed;
+         v == CellVerdict::kFailed || v == CellVerdict::kNotProved;
 }
 
 const char* verdict_name(CellVerdict v) {
@@ -37,6 +38,7 @@ const char* verdict_name(CellVerdict v) {
     case CellVerdict::kMismatch: return "mismatch";
     case CellVerdict::kNotRun: return "not run";
     case CellVerdict::kFailed: return "failed";
+    case CellVerdict::kNotProved: return "not proved";
   }
   return "?";
 }
@@ -68,6 +70,9 @@ std::string mismatch_sentence(const results::CellResult& cell) {
                                   f.replay_command.empty() ? "" : "; replay: " + f.replay_command));
     return out + join(parts, "; ");
   }
+  if (v == CellVerdict::kNotProved)
+    return fmt::format("expected {}, {}; not proved: {}", expected_summary(cell),
+                       proof_requirement_text(*cell.proof_required), proof_shortfall(cell));
   const std::string observed =
       cell.violations.empty() ? fmt::format("pass in {} runs", cell.seeds_run) : observed_summary(cell);
   return fmt::format("expected {}, observed {}{}", expected_summary(cell), observed, why);
@@ -88,14 +93,39 @@ namespace {
 std::string rough(double n) { return n < 1e6 ? fmt::format("{:.0f}", n) : fmt::format("{:.1e}", n); }
 }  // namespace
 
+namespace {
+// "up to 2 preemptions and 1 fault"
+std::string bounds_text(int preemption_bound, int max_faults) {
+  return fmt::format("up to {} and {} fault{}",
+                     preemption_bound < 0 ? std::string("any number of preemptions")
+                                          : fmt::format("{} preemption{}", preemption_bound, preemption_bound == 1 ? "" : "s"),
+                     max_faults, max_faults == 1 ? "" : "s");
+}
+}  // namespace
+
+std::string proof_requirement_text(const results::ProofRequirement& r) {
+  return "proved " + bounds_text(r.preemption_bound, r.max_faults);
+}
+
+std::string proof_shortfall(const results::CellResult& cell) {
+  if (!cell.proof_missing()) return {};
+  if (!cell.exhaustive) return "no exhaustive search";
+  const results::ExhaustiveVerdict& e = *cell.exhaustive;
+  if (!cell.failures.empty()) return fmt::format("{} (the cell failed)", cell.failures.front().verdict);
+  if (!cell.violations.empty()) return fmt::format("{} (a violation)", observed_summary(cell));
+  if (!e.complete)
+    return fmt::format("explored {} schedule{} of about {} (the budget ran out; raise --budget)", e.schedules,
+                       e.schedules == 1 ? "" : "s", rough(std::max<double>(e.estimated_schedules, e.schedules)));
+  const results::ProofRequirement& r = *cell.proof_required;
+  return fmt::format("a search {}, narrower than required (run with --preemption-bound {} --max-faults {})",
+                     bounds_text(e.preemption_bound, e.max_faults),
+                     r.preemption_bound < 0 ? std::string("none") : std::to_string(r.preemption_bound), r.max_faults);
+}
+
 std::string exhaustive_sentence(const results::CellResult& cell) {
   if (!cell.exhaustive) return {};
   const results::ExhaustiveVerdict& e = *cell.exhaustive;
-  const std::string bounds =
-      fmt::format("up to {} and {} fault{}",
-                  e.preemption_bound < 0 ? std::string("any number of preemptions")
-                                         : fmt::format("{} preemption{}", e.preemption_bound, e.preemption_bound == 1 ? "" : "s"),
-                  e.max_faults, e.max_faults == 1 ? "" : "s");
+  const std::string bounds = bounds_text(e.preemption_bound, e.max_faults);
   const std::string reduced = e.reduction == "none"
                                   ? std::string("no reduction")
                                   : fmt::format("after {} reduction, of {} runs", e.reduction, e.runs);

@@ -18,12 +18,13 @@ enum class CellVerdict {
   kMismatch,    // violations observed, but not the expected set
   kNotRun,      // no result (an interrupted run)
   kFailed,      // did not finish (crashed, exited, hung, an error) or keeps state across runs
+  kNotProved,   // passed, but the expected matrix requires it proved and this exhaustive run did not prove it
 };
 
 CellVerdict verdict_of(const results::CellResult* cell);
 // True for the verdicts that make `twice run` exit 1.
 bool differs(CellVerdict v);
-// "pass", "caught", "regression", "canary lost", "mismatch", "not run", "failed".
+// "pass", "caught", "regression", "canary lost", "mismatch", "not run", "failed", "not proved".
 const char* verdict_name(CellVerdict v);
 
 // "double_credit 30/200, lost_update 2/200", or "pass"; a failed cell's first
@@ -39,6 +40,13 @@ std::string mismatch_sentence(const results::CellResult& cell);
 // up to 2 preemptions and 1 fault hold", "explored 5000 of about 81000
 // schedules ...", or "all 40 schedules ... searched: double_credit in 3".
 std::string exhaustive_sentence(const results::CellResult& cell);
+// "proved up to 2 preemptions and 1 fault": what [proved] in the expected matrix requires.
+std::string proof_requirement_text(const results::ProofRequirement& r);
+// Why a cell required proved is not: "explored 20000 schedules of about
+// 81000 (the budget ran out)", or "a search up to 1 preemption and 1 fault,
+// narrower than required (run with --preemption-bound 2 --max-faults 1)".
+// Empty when the proof is there or not required.
+std::string proof_shortfall(const results::CellResult& cell);
 
 // "O-1 ship (warehouse): applied 2 times: T3 at 0.120s, T9 at 4.010s  <-- wrong": one order's
 // effect as a counterexample lists it, in plain text (each writer escapes it for its format).

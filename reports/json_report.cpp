@@ -70,6 +70,7 @@ nlohmann::json to_json(const results::MatrixResult& m) {
       // Effects per order, only where a run had services to call: other cells' JSON stays as it was.
       if (!effects.empty()) violations.back()["counterexample"]["effects"] = std::move(effects);
       if (cex.preemptions >= 0) violations.back()["counterexample"]["preemptions"] = cex.preemptions;
+      if (cex.found_at_bound >= 0) violations.back()["counterexample"]["found_at_bound"] = cex.found_at_bound;
     }
     cells.push_back({
         {"handler", c.handler},
@@ -101,6 +102,12 @@ nlohmann::json to_json(const results::MatrixResult& m) {
                                     {"estimated_schedules", e->estimated_schedules},
                                     {"proved", e->complete && c.violations.empty() && c.failures.empty()}};
     }
+    // Only on a cell the expected matrix requires proved ([proved] tables), under --strategy exhaustive.
+    if (const auto& r = c.proof_required)
+      cells.back()["proof_required"] = {
+          {"preemption_bound", r->preemption_bound < 0 ? json(nullptr) : json(r->preemption_bound)},
+          {"max_faults", r->max_faults},
+          {"proved", !c.proof_missing()}};
     // Only on a cell that failed, so that every other report stays as it was.
     if (!c.failures.empty()) {
       json failures = json::array();

@@ -34,9 +34,10 @@ std::string matrix_cell(const results::CellResult* c) {
     caught += fmt::format("{} caught {}/{}", markdown_text(vr.invariant), vr.failures, c->seeds_run);
   }
   if (v == CellVerdict::kCaught) return fmt::format("{} {}", verdict_mark(v), caught);
-  const std::string observed = c->violations.empty() && v != CellVerdict::kFailed
-                                    ? fmt::format("pass in {} runs", c->seeds_run)
-                                    : observed_summary(*c);
+  const std::string observed = v == CellVerdict::kNotProved ? proof_shortfall(*c)
+                               : c->violations.empty() && v != CellVerdict::kFailed
+                                   ? fmt::format("pass in {} runs", c->seeds_run)
+                                   : observed_summary(*c);
   return fmt::format("{} **{}**: {} (expected {})", verdict_mark(v), verdict_name(v), markdown_text(observed),
                      markdown_text(expected_summary(*c)));
 }

@@ -160,8 +160,12 @@ std::string render_counterexample(const results::CellResult& cell, const results
   out += paint(o, "1", fmt::format("{} × {}: {}", cell.handler, cell.scenario, v.invariant)) + "\n";
   out += fmt::format("  {}\n", printable(v.detail));
   if (cex.preemptions >= 0)  // the exhaustive search's: no seed, a schedule
-    out += fmt::format("  first seen in schedule {}; {} of {} schedules showed it; this one has {} preemption{}\n",
-                       v.schedules_to_first, v.failures, cell.seeds_run, cex.preemptions, cex.preemptions == 1 ? "" : "s");
+    out += fmt::format("  first seen in schedule {}; {} of {} schedules showed it; this one has {} preemption{}{}\n",
+                       v.schedules_to_first, v.failures, cell.seeds_run, cex.preemptions, cex.preemptions == 1 ? "" : "s",
+                       cex.found_at_bound > 0 ? fmt::format(" (searched at bound {} first: none showed it)",
+                                                            cex.found_at_bound == 1 ? std::string("0")
+                                                                                    : fmt::format("0 to {}", cex.found_at_bound - 1))
+                                              : std::string());
   else
     out += fmt::format("  first seen after {} schedule{} (seed {}); {} of {} runs showed it\n", v.schedules_to_first,
                        v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, cell.seeds_run);
@@ -230,6 +234,11 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   std::vector<std::string> mismatches;
   for (const auto& c : m.cells) {
     if (c.matched) continue;
+    if (verdict_of(&c) == CellVerdict::kNotProved) {
+      mismatches.push_back(fmt::format("  {} × {}: {}", printable(c.handler), printable(c.scenario),
+                                       printable(mismatch_sentence(c))));
+      continue;
+    }
     const std::string expected = c.expected.empty() ? "pass" : join(c.expected, "+");
     std::vector<std::string> seen;
     for (const auto& f : c.failures) seen.push_back(f.verdict);

@@ -181,6 +181,7 @@ struct RunArgs {
   std::string reduction = "sleep-sets";
   bool coverage = false;
   bool prove = false;  // the exhaustive strategy on the handlers expected to pass (README: --prove)
+  bool bounds_given = false;  // --preemption-bound or --max-faults on the command line
   std::uint64_t seed = 1;
   std::string json;
   std::string scenarios_dir;
@@ -299,6 +300,8 @@ int cmd_run(const RunArgs& a) {
   options.strategy.max_faults = a.max_faults;
   options.budget = a.prove && a.budget == 0 ? 20'000 : a.budget;  // a proof that cannot finish says how far it got
   options.reduce = a.reduction != "none";
+  options.bounds_from_expected = a.prove && !a.bounds_given;
+  options.prove = a.prove;
   options.coverage = a.coverage;
   options.shrink_budget = a.shrink_budget;
   options.shrink = a.shrink_budget > 0;
@@ -537,11 +540,12 @@ int main(int argc, char** argv) {
                   "calibration runs; the replay commands print the figure used)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  run->add_option("--preemption-bound", run_args.preemption_bound,
+  CLI::Option* preemption_bound = run->add_option("--preemption-bound", run_args.preemption_bound,
                   "--strategy exhaustive: at most this many preemptions per schedule (none: no bound)")
       ->check(CLI::IsMember({"none"}) | CLI::Range(0, 100))
       ->capture_default_str();
-  run->add_option("--max-faults", run_args.max_faults, "--strategy exhaustive: at most this many faults per schedule")
+  CLI::Option* max_faults =
+      run->add_option("--max-faults", run_args.max_faults, "--strategy exhaustive: at most this many faults per schedule")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   run->add_option("--budget", run_args.budget,
@@ -554,7 +558,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_flag("--prove", run_args.prove,
                 "The exhaustive strategy on the handlers expected to pass every scenario given (or those named), "
-                "--budget 20000 runs per cell unless given: prints which cells are proved");
+                "--budget 20000 runs per cell unless given: prints which cells are proved; a cell the expected "
+                "matrix requires proved ([proved]) is searched at the bounds it lists unless the bounds are given");
   run->add_flag("--coverage", run_args.coverage,
                 "Random and PCT: count the distinct interleavings each cell's seeds ran (in the JSON: distinct_schedules)");
   run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")
@@ -708,6 +713,7 @@ int main(int argc, char** argv) {
       for (const char* option : {"--db", "--oracle", "--keys-dir", "--time-scale", "--min-timeout", "--endpoint-command",
                                  "--kills", "--kill-window", "--service-log", "--query-port"})
         if (run->count(option) > 0) throw UsageError{fmt::format("{} belongs to black-box mode: add --endpoint URL", option)};
+      run_args.bounds_given = preemption_bound->count() > 0 || max_faults->count() > 0;
       return cmd_run(run_args);
     }
     if (*replay) {

@@ -65,7 +65,8 @@ json to_wire(const Counterexample& c) {
   json effects = json::array();
   for (const auto& e : c.effects) effects.push_back(json::array({e.order_no, e.service, e.effect, e.applied, e.required}));
   return json::array({c.seed, c.choices, c.steps, c.hidden_steps, c.columns, rows, c.gateway, c.balances,
-                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail, effects, c.preemptions});
+                      c.replay_command, c.replay_shrunk_command, c.subject, c.detail, effects, c.preemptions,
+                      c.found_at_bound});
 }
 
 void from_wire(const json& j, Counterexample& c) {
@@ -94,6 +95,7 @@ void from_wire(const json& j, Counterexample& c) {
     c.effects.push_back(EffectRecord{e.at(0).get<std::string>(), e.at(1).get<std::string>(), e.at(2).get<std::string>(),
                                      e.at(3).get<std::vector<std::string>>(), e.at(4).get<bool>()});
   c.preemptions = j.at(13).get<int>();
+  c.found_at_bound = j.at(14).get<int>();
 }
 
 json to_wire(const std::optional<ExhaustiveVerdict>& e) {
@@ -123,7 +125,9 @@ json to_wire(const CellResult& c) {
   for (const auto& f : c.failures) failures.push_back(to_wire(f));
   return json::array({c.handler, c.scenario, c.strategy, c.seeds_run, c.failing_runs, c.failing_run_indices,
                       c.max_tasks, c.max_steps, violations, c.expected, c.expected_reason, c.expectation_listed,
-                      c.matched, failures, c.seconds, to_wire(c.exhaustive), c.distinct_schedules});
+                      c.matched, failures, c.seconds, to_wire(c.exhaustive), c.distinct_schedules,
+                      c.proof_required ? json::array({c.proof_required->preemption_bound, c.proof_required->max_faults})
+                                       : json(nullptr)});
 }
 
 void from_wire(const json& j, CellResult& c) {
@@ -158,6 +162,8 @@ void from_wire(const json& j, CellResult& c) {
   c.seconds = j.at(14).get<double>();
   from_wire(j.at(15), c.exhaustive);
   c.distinct_schedules = j.at(16).get<int>();
+  if (!j.at(17).is_null())
+    c.proof_required = results::ProofRequirement{j.at(17).at(0).get<int>(), j.at(17).at(1).get<int>()};
 }
 
 std::string cbor(const json& j) {

@@ -11,10 +11,15 @@
 #include "explore/shrink.h"
 #include "explore/transcript.h"
 #include "sim/exhaustive_search.h"
+#include "sim/knuth_estimate.h"
 
 namespace twice::explore {
 
 namespace {
+
+// Knuth's estimate when the budget runs out: this many probes (runs), drawn from this seed.
+constexpr int kProbes = 1000;
+constexpr std::uint64_t kProbeSeed = 15;
 
 // Replays a schedule as the exhaustive strategy does, counting preemptions.
 class PreemptionCounter final : public sim::ChoiceGuide {
@@ -55,6 +60,7 @@ struct Failing {
   ViolationResult result;
   std::vector<std::uint64_t> fewest;  // the failing schedule with the fewest preemptions
   int preemptions = 0;
+  int found_at_bound = -1;  // the smallest bound whose search showed it (-1: only the bound-K search did)
 };
 
 // The counterexample of `invariant`: `failing` shrunk (when it keeps the
@@ -77,6 +83,7 @@ Counterexample counterexample(const run::RunSpec& base, const Failing& failing, 
   Counterexample cex;
   cex.choices = run.choices;
   cex.preemptions = count_preemptions(spec, run.choices);
+  cex.found_at_bound = failing.found_at_bound;
   cex.replay_command = schedule_replay_command(base.handler->name, *base.scenario, failing.fewest, base.engine);
   cex.replay_shrunk_command = schedule_replay_command(base.handler->name, *base.scenario, run.choices, base.engine);
   if (const check::Violation* v = find_violation(run, invariant)) {
@@ -122,6 +129,10 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
   bounds.preemption_bound = options.strategy.preemption_bound;
   bounds.max_faults = options.strategy.max_faults;
   bounds.budget = options.budget;
+  if (options.bounds_from_expected && expected.proved) {
+    bounds.preemption_bound = expected.proved->preemption_bound;
+    bounds.max_faults = expected.proved->max_faults;
+  }
   bounds.reduce = options.reduce && can_reduce(handler, options.engine, bounds.triggers);
   sim::ExhaustiveSearch search(bounds);
 
@@ -167,6 +178,42 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
       break;
   }
 
+  // Fewest preemptions first: each violation kind is reported from the
+  // smallest bound whose search shows it, as a search by increasing bound
+  // (0, 1, ..., K) would find it. The bound-K search runs first (a proof
+  // needs it whatever it finds), so a cell that holds pays for no other; a
+  // kind it found with p > 0 preemptions sends searches at bounds 0..p-1, in
+  // order, each stopping once every kind still above its bound shows at it.
+  // (With the reduction on, the bound-K search's own fewest need not be the
+  // fewest: sleep sets may keep the order of a class that has more.)
+  const auto above = [&found](int bound) {
+    return std::any_of(found.begin(), found.end(), [bound](const auto& kv) { return kv.second.preemptions > bound; });
+  };
+  const int searched_bound = bounds.preemption_bound;
+  for (int b = 0; (searched_bound < 0 || b < searched_bound) && above(b); ++b) {
+    if (options.stop && options.stop->load()) break;
+    sim::SearchBounds lower = bounds;
+    lower.preemption_bound = b;
+    sim::ExhaustiveSearch smaller(lower);
+    while (smaller.start_run() && above(b)) {
+      if (options.stop && options.stop->load()) break;
+      if (options.on_run) options.on_run(fmt::format("searching bound {}", b), static_cast<int>(smaller.runs() + 1), 0);
+      spec.guide = &smaller;
+      const run::RunResult r = run_in_cell(spec);
+      smaller.end_run();
+      if (smaller.redundant()) continue;
+      for (const auto& v : r.verdict.violations) {
+        auto it = found.find(v.invariant);
+        if (it == found.end() || it->second.preemptions <= smaller.preemptions()) continue;
+        it->second.fewest = r.choices;
+        it->second.preemptions = smaller.preemptions();
+        it->second.found_at_bound = b;
+      }
+    }
+  }
+  for (auto& [name, f] : found)
+    if (f.found_at_bound < 0) f.found_at_bound = f.preemptions;
+
   ExhaustiveVerdict verdict;
   verdict.schedules = search.schedules();
   verdict.runs = search.runs();
@@ -175,6 +222,18 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
   verdict.max_faults = bounds.max_faults;
   verdict.complete = search.complete() && !search.diverged();
   verdict.estimated_schedules = search.estimated_schedules();
+  if (!verdict.complete && !(options.stop && options.stop->load())) {
+    // The budget ran out: Knuth's random probes estimate the bounded tree
+    // (sim/knuth_estimate.h), from a fixed seed so that the report repeats.
+    run::RunSpec probe_spec = spec;
+    probe_spec.record_trace = false;
+    const double probed = sim::knuth_estimate(bounds, kProbeSeed, kProbes, [&](sim::KnuthProbe& probe) {
+      if (options.on_run) options.on_run("estimating", 0, 0);
+      probe_spec.guide = &probe;
+      (void)run_in_cell(probe_spec);
+    });
+    verdict.estimated_schedules = std::max(probed, static_cast<double>(verdict.schedules));
+  }
   cell.exhaustive = verdict;
 
   for (auto& [name, f] : found) {
@@ -186,7 +245,13 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
     }
     cell.violations.push_back(std::move(f.result));
   }
-  cell.matched = cell.observed() == cell.expected;
+  if (const auto& r = expected.proved) {
+    const bool wide_enough = (bounds.preemption_bound < 0 || (r->preemption_bound >= 0 &&
+                                                              bounds.preemption_bound >= r->preemption_bound)) &&
+                             bounds.max_faults >= r->max_faults;
+    if (wide_enough || options.prove) cell.proof_required = r;
+  }
+  cell.matched = cell.observed() == cell.expected && !cell.proof_missing();
   cell.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return cell;
 }

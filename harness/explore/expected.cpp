@@ -54,6 +54,49 @@ Status read_handler_table(const std::string& path, const std::string& handler, c
   return Status::OK();
 }
 
+// One [proved."<handler>"] table: scenario = { preemption-bound = K | "none", max-faults = F }.
+Status read_proved_table(const std::string& path, const std::string& handler, const toml::table& table,
+                         std::map<Cell, results::ProofRequirement>& proved, std::map<Cell, int>& lines) {
+  for (auto&& [scenario, value] : table) {
+    const auto line = value.source().begin.line;
+    const std::string where = fmt::format("{}:{}: the proof required of {} on {}", path, line, handler, scenario.str());
+    const std::string shape = "write { preemption-bound = 2, max-faults = 1 } (preemption-bound may be \"none\")";
+    const auto* fields = value.as_table();
+    if (!fields) return Status::error(fmt::format("{} must be a table; {}", where, shape));
+    if (scenario.str().find('@') != std::string_view::npos)
+      return Status::error(fmt::format("{}: only SQLite cells can be required proved (the reduction runs on SQLite only); "
+                                       "write the scenario's name alone",
+                                       where));
+    results::ProofRequirement r;
+    bool has_bound = false, has_faults = false;
+    for (auto&& [key, field] : *fields) {
+      if (key == "preemption-bound") {
+        has_bound = true;
+        if (field.is_string() && *field.value<std::string>() == "none") {
+          r.preemption_bound = -1;
+        } else if (field.is_integer() && *field.value<std::int64_t>() >= 0 && *field.value<std::int64_t>() <= 64) {
+          r.preemption_bound = static_cast<int>(*field.value<std::int64_t>());
+        } else {
+          return Status::error(fmt::format("{}: preemption-bound must be a whole number from 0 to 64 or \"none\"", where));
+        }
+      } else if (key == "max-faults") {
+        has_faults = true;
+        if (!field.is_integer() || *field.value<std::int64_t>() < 0 || *field.value<std::int64_t>() > 64)
+          return Status::error(fmt::format("{}: max-faults must be a whole number from 0 to 64", where));
+        r.max_faults = static_cast<int>(*field.value<std::int64_t>());
+      } else {
+        return Status::error(fmt::format("{}: unknown field '{}'; {}", where, key.str(), shape));
+      }
+    }
+    if (!has_bound || !has_faults)
+      return Status::error(fmt::format("{}: {} is missing; {}", where, has_bound ? "max-faults" : "preemption-bound", shape));
+    const Cell key{handler, std::string(scenario.str())};
+    lines[key] = static_cast<int>(scenario.source().begin.line);
+    proved[key] = r;
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusOr<ExpectedMatrix> ExpectedMatrix::load(const std::string& path) {
@@ -88,19 +131,55 @@ StatusOr<ExpectedMatrix> ExpectedMatrix::load(const std::string& path) {
       }
       continue;
     }
+    // [proved."<handler>"]: the cells an exhaustive run must prove.
+    if (name == kProvedSection) {
+      for (auto&& [handler, inner] : *table) {
+        const auto* cells = inner.as_table();
+        if (!cells) {
+          return Status::error(fmt::format("{}:{}: '{}.{}' must be a table of scenario = {{ preemption-bound = 2, "
+                                           "max-faults = 1 }}; write [{}.\"{}\"]",
+                                           path, handler.source().begin.line, name, handler.str(), name, handler.str()));
+        }
+        m.handler_lines_.emplace(std::string(handler.str()), static_cast<int>(handler.source().begin.line));
+        if (Status st = read_proved_table(path, std::string(handler.str()), *cells, m.proved_, m.proved_lines_); !st.ok())
+          return st;
+      }
+      continue;
+    }
     m.handler_lines_[name] = static_cast<int>(key.source().begin.line);
     if (Status st = read_handler_table(path, name, *table, m.cells_, m.lines_); !st.ok()) return st;
+  }
+  // A proof is of a cell that holds: one listed with violations to show cannot be both.
+  for (const auto& [cell, requirement] : m.proved_) {
+    const auto it = m.cells_.find(cell);
+    if (it == m.cells_.end() || it->second.violations.empty()) continue;
+    std::string shows;
+    for (const auto& v : it->second.violations) shows += (shows.empty() ? "" : "+") + v;
+    return Status::error(fmt::format("{}:{}: {} on {} is required proved but expected to show {} (line {}); a cell "
+                                     "required proved must be expected to pass: remove one of the two",
+                                     path, m.proved_lines_.at(cell), cell.first, cell.second, shows, m.lines_.at(cell)));
   }
   return m;
 }
 
 Expectation ExpectedMatrix::get(const std::string& handler, const std::string& scenario) const {
   auto it = cells_.find({handler, scenario});
-  if (it != cells_.end()) return it->second;
+  if (it != cells_.end()) {
+    Expectation e = it->second;
+    if (auto p = proved_.find({handler, scenario}); p != proved_.end()) e.proved = p->second;
+    return e;
+  }
   // A cell on a server engine that is not listed is expected to be what it
-  // is on SQLite: only the divergences need a line of their own.
-  if (const auto at = scenario.find('@'); at != std::string::npos) return get(handler, scenario.substr(0, at));
-  return Expectation{};
+  // is on SQLite: only the divergences need a line of their own. A proof
+  // required on SQLite is not carried over.
+  if (const auto at = scenario.find('@'); at != std::string::npos) {
+    Expectation e = get(handler, scenario.substr(0, at));
+    e.proved.reset();
+    return e;
+  }
+  Expectation e;
+  if (auto p = proved_.find({handler, scenario}); p != proved_.end()) e.proved = p->second;
+  return e;
 }
 
 ExpectedMatrix ExpectedMatrix::with_reconciler() const {
@@ -117,6 +196,7 @@ ExpectedMatrix ExpectedMatrix::with_reconciler() const {
     out.cells_[key] = e;
   }
   out.reconciler_cells_.clear();
+  out.proved_.clear();
   return out;
 }
 
@@ -125,6 +205,8 @@ std::vector<std::pair<std::string, std::string>> ExpectedMatrix::cells() const {
   for (const auto& [key, e] : cells_) out.push_back(key);
   for (const auto& [key, e] : reconciler_cells_)
     if (!cells_.count(key)) out.push_back(key);
+  for (const auto& [key, p] : proved_)
+    if (!cells_.count(key) && !reconciler_cells_.count(key)) out.push_back(key);
   return out;
 }
 
@@ -149,7 +231,9 @@ Status ExpectedMatrix::check_names(const std::vector<std::string>& handlers,
     return Status::error(fmt::format("{}:{}: unknown handler '{}'; known: {} (a plugin's handlers need --plugin)", path_, line,
                         handler, joined(handlers)));
   }
-  for (const auto& [key, line] : lines_) {
+  std::map<Cell, int> every_line = proved_lines_;
+  for (const auto& [key, line] : lines_) every_line[key] = line;
+  for (const auto& [key, line] : every_line) {
     // "scenario@engine/isolation" names that scenario's cell on a server engine.
     const std::string scenario = key.second.substr(0, key.second.find('@'));
     if (contains(scenarios, scenario)) continue;

@@ -15,13 +15,24 @@
 //
 //   [reconciler."check-then-act"]
 //   lost-notifications = "pass: the reconciler finds the payment every notify of which was lost"
+//
+// The cells an exhaustive run (`--prove`, `--strategy exhaustive`) must
+// prove, each with the bounds it must be proved at, are listed in
+// [proved."<handler>"] tables; such a cell is expected to pass too:
+//
+//   [proved."unique-key+cas"]
+//   concurrent-duplicates = { preemption-bound = 2, max-faults = 1 }
+//
+// Only SQLite cells are required proved (the reduction runs there only).
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "results/model.h"
 #include "twice/status_or.h"
 
 namespace twice::explore {
@@ -30,11 +41,15 @@ struct Expectation {
   std::vector<std::string> violations;  // sorted; empty: pass
   std::string reason;
   bool listed = false;
+  // [proved."<handler>"]: an exhaustive search must prove the cell at these bounds.
+  std::optional<results::ProofRequirement> proved = std::nullopt;
 };
 
 // The top-level table that holds the reconciler's cells (so no handler's
 // expectations can be written under this name).
 inline constexpr std::string_view kReconcilerSection = "reconciler";
+// The top-level table that holds the cells an exhaustive run must prove.
+inline constexpr std::string_view kProvedSection = "proved";
 
 class ExpectedMatrix {
  public:
@@ -53,7 +68,8 @@ class ExpectedMatrix {
   // them too), which without the reconciler may say something else. Every
   // other cell is as without the reconciler: it finds only payments whose
   // order still waits, so a handler that acked a payment and moved its order
-  // (PAID, CLOSED) without crediting it keeps its lost_payment.
+  // (PAID, CLOSED) without crediting it keeps its lost_payment. The
+  // [proved] cells are dropped: they were proved without the reconciler.
   ExpectedMatrix with_reconciler() const;
 
  private:
@@ -61,8 +77,10 @@ class ExpectedMatrix {
   std::string path_;
   std::map<Cell, Expectation> cells_;
   std::map<Cell, Expectation> reconciler_cells_;  // the [reconciler."<handler>"] tables
+  std::map<Cell, results::ProofRequirement> proved_;  // the [proved."<handler>"] tables
   std::map<Cell, int> lines_;                     // where each cell is written (either section)
-  std::map<std::string, int> handler_lines_;      // where each handler's table starts (either section)
+  std::map<Cell, int> proved_lines_;              // where each [proved] cell is written
+  std::map<std::string, int> handler_lines_;      // where each handler's table starts (any section)
 };
 
 }  // namespace twice::explore

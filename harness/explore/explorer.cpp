@@ -131,6 +131,8 @@ CellResult cell_heading(const gateway::Scenario& scenario, const HandlerInfo& ha
   cell.expected = expected.violations;
   cell.expected_reason = expected.reason;
   cell.expectation_listed = expected.listed;
+  // Only an exhaustive search can prove: other strategies are judged on their violations.
+  if (options.strategy.kind == sim::StrategyKind::kExhaustive && options.prove) cell.proof_required = expected.proved;
   return cell;
 }
 

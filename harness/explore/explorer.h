@@ -50,6 +50,15 @@ struct ExploreOptions {
   // sets prune equivalent orders. `seeds` and `base_seed` are not used.
   long budget = 0;
   bool reduce = true;
+  // `twice run --prove` without --preemption-bound or --max-faults: a cell
+  // the expected matrix requires proved is searched at the bounds it lists
+  // (Expectation::proved), the others at `strategy`'s.
+  bool bounds_from_expected = false;
+  // `twice run --prove`: a cell required proved is judged on its proof even
+  // when searched at narrower bounds than required (it then is not proved).
+  // Without it, such a search cannot speak to the proof and is judged on its
+  // violations alone.
+  bool prove = false;
   // Random and PCT: count the distinct interleavings the seeds ran
   // (CellResult::distinct_schedules); off by default, so the default report
   // stays as it was.

@@ -10,6 +10,16 @@ std::vector<std::string> CellResult::observed() const {
   return out;
 }
 
+bool CellResult::proof_missing() const {
+  if (!proof_required) return false;
+  if (!exhaustive || !exhaustive->complete || !violations.empty() || !failures.empty()) return true;
+  const ProofRequirement& r = *proof_required;
+  const int bound = exhaustive->preemption_bound;
+  const bool wide_enough = (bound < 0 || (r.preemption_bound >= 0 && bound >= r.preemption_bound)) &&
+                           exhaustive->max_faults >= r.max_faults;
+  return !wide_enough;
+}
+
 bool MatrixResult::all_matched() const {
   return !interrupted && std::all_of(cells.begin(), cells.end(), [](const CellResult& c) { return c.matched; });
 }

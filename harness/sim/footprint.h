@@ -14,6 +14,15 @@
 //     the database's one writer lock (SQLite serialises writers); outside one
 //     (autocommit: it commits at once, and needs every reader gone): everything
 //     in the database;
+//   - key-level rows, where the SQL says so: a single-table SELECT, UPDATE
+//     or DELETE whose WHERE is a plain conjunction with `col = literal`
+//     terms touches only rows with those values (an UPDATE's assigned
+//     columns excepted: its rows move); a one-row INSERT [OR IGNORE|ABORT|
+//     FAIL|ROLLBACK] with a column list touches the row with those values.
+//     Two accesses of one table are disjoint when some column has different
+//     values in both, compared after trimming, lower-casing (NOCASE and
+//     RTRIM collations) and reading numbers as numbers ('05' is 5). The
+//     writer lock is never keyed: two writes still conflict;
 //   - BEGIN [DEFERRED]: nothing (SQLite takes no lock until the first
 //     statement); BEGIN IMMEDIATE/EXCLUSIVE: the writer lock;
 //   - COMMIT, END, ROLLBACK: everything in the database;
@@ -40,6 +49,10 @@ struct Footprint {
   bool whole_database = false;
   std::vector<std::string> reads;   // table names, lower case
   std::vector<std::string> writes;  // table names, and "#writer" for the writer lock
+  // Where the SQL says so, the rows of a table this step touches all have
+  // these column values ({"orders": {{"order_no", "o-1"}}}, normalised);
+  // a table touched and not in here: any of its rows.
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> rows;
 
   static Footprint all() {
     Footprint f;
@@ -51,7 +64,8 @@ struct Footprint {
   void merge(const Footprint& other);
 };
 
-// True when the two steps commute: neither writes what the other reads or writes.
+// True when the two steps commute: neither writes what the other reads or
+// writes (rows of one table with different keys are not the same thing).
 bool independent(const Footprint& a, const Footprint& b);
 
 // The footprint of running `operation` (a scheduler's pending text). `in_transaction`:

@@ -13,6 +13,7 @@
 #include "explore/schedule_text.h"
 #include "reports/cell_verdict.h"
 #include "reports/json_report.h"
+#include "reports/text_report.h"
 #include "sim/choices.h"
 #include "sim/trace.h"
 
@@ -101,6 +102,44 @@ TEST(ExhaustiveCell, CheckThenActDoubleCreditsWithOnePreemptionAndTheScheduleRep
   EXPECT_TRUE(a.has("double_credit"));
   EXPECT_EQ(sim::format_trace(a.trace), sim::format_trace(b.trace));
   EXPECT_EQ(count_preemptions(spec, cex.choices), 1);
+}
+
+// Fewest preemptions first: searched at bound 3, check-then-act's double
+// credit is reported from bound 1, the smallest bound whose search shows it
+// (bound 0's search shows none: checked here too), in the JSON and the text.
+TEST(ExhaustiveCell, AViolationNeedingOnePreemptionIsReportedAtBoundOneWhenSearchedAtThree) {
+  const gateway::Scenario s = testing::bundled_scenario("concurrent-duplicates");
+  const HandlerInfo& h = testing::handler("check-then-act");
+  ExploreOptions o = exhaustive(3, 1, true);
+  o.shrink = true;
+  o.shrink_budget = 100;
+  const CellResult c = explore_cell(s, h, o, Expectation{});
+  ASSERT_TRUE(c.exhaustive);
+  EXPECT_EQ(c.exhaustive->preemption_bound, 3) << "the verdict counts the bound-3 search";
+  const ViolationResult* found = nullptr;
+  for (const auto& v : c.violations)
+    if (v.invariant == "double_credit") found = &v;
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->counterexample.found_at_bound, 1);
+  EXPECT_EQ(found->counterexample.preemptions, 1);
+  const CellResult at_zero = explore_cell(s, h, exhaustive(0, 1, true), Expectation{});
+  ASSERT_TRUE(at_zero.exhaustive && at_zero.exhaustive->complete);
+  for (const auto& v : at_zero.violations) EXPECT_NE(v.invariant, "double_credit");
+  // Every kind is reported at a bound no larger than the preemptions of the failing schedule shown.
+  for (const auto& v : c.violations) {
+    EXPECT_GE(v.counterexample.found_at_bound, 0) << v.invariant;
+    EXPECT_LE(v.counterexample.preemptions, v.counterexample.found_at_bound) << v.invariant;
+  }
+  MatrixResult m;
+  m.cells.push_back(c);
+  const auto j = reports::to_json(m);  // kept: a range-for over a temporary's member would dangle
+  bool in_json = false;
+  for (const auto& v : j.at("cells").at(0).at("violations"))
+    if (v.at("name") == "double_credit") in_json = v.at("counterexample").at("found_at_bound").get<int>() == 1;
+  EXPECT_TRUE(in_json);
+  reports::TextOptions text;
+  EXPECT_NE(reports::render_text(m, text).find("this one has 1 preemption (searched at bound 0 first: none showed it)"),
+            std::string::npos);
 }
 
 TEST(ExhaustiveCell, BudgetStopsWithAnEstimateAndTheJsonSaysSo) {

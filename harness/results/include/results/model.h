@@ -46,6 +46,10 @@ struct Counterexample {
   std::string subject;                  // the violation as this transcript shows it
   std::string detail;
   int preemptions = -1;                 // the exhaustive search's: preemptions in `choices` (-1: other strategies)
+  // The exhaustive search's: the smallest preemption bound whose search
+  // showed this violation, bounds searched in increasing order (-1: other
+  // strategies). No schedule with fewer preemptions showed it.
+  int found_at_bound = -1;
 };
 
 struct ViolationResult {
@@ -85,7 +89,17 @@ struct ExhaustiveVerdict {
   int preemption_bound = 2;  // -1: no bound
   int max_faults = 1;
   bool complete = false;     // every schedule within the bounds ran (false: the budget ran out)
-  double estimated_schedules = 0;  // the whole tree, estimated from the part run (= schedules when complete)
+  // The schedules within the bounds, before reduction, by Knuth's random
+  // probes when the budget ran out (sim/knuth_estimate.h); = schedules when complete.
+  double estimated_schedules = 0;
+};
+
+// A cell the expected matrix requires to be proved ([proved."<handler>"] in
+// scenarios/expected.toml): an exhaustive search of it must run every
+// schedule within these bounds, or wider ones, and find no violation.
+struct ProofRequirement {
+  int preemption_bound = 2;  // -1: no bound
+  int max_faults = 1;
 };
 
 struct CellResult {
@@ -113,7 +127,14 @@ struct CellResult {
   // --coverage (random, PCT): how many distinct interleavings the seeds ran
   // (a hash of the order tasks ran in); -1 when not counted.
   int distinct_schedules = -1;
+  // Set on exhaustive cells the expected matrix requires proved (other
+  // strategies cannot prove, so they are judged on their violations alone).
+  std::optional<ProofRequirement> proof_required;
   std::vector<std::string> observed() const;
+  // True for a cell required proved that this run did not prove: a
+  // violation, the budget ran out, the cell failed, or its bounds were
+  // narrower than those required.
+  bool proof_missing() const;
 };
 
 struct MatrixResult {
