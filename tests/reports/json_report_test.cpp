@@ -44,6 +44,11 @@ std::set<std::string> documented_fields() {
 TEST(JsonReport, DocumentedFieldsAreExactlyTheFieldsWritten) {
   std::set<std::string> written;
   flatten(to_json(hostile_matrix()), "", written);
+  // A field written only on an exhaustive cell the expected matrix requires proved.
+  results::MatrixResult proved = plain_matrix();
+  proved.cells[0].strategy = "exhaustive";
+  proved.cells[0].proof_required = results::ProofRequirement{2, 2};
+  flatten(to_json(proved), "", written);
   const std::set<std::string> documented = documented_fields();
   ASSERT_GT(documented.size(), 30u) << "docs/report-schema.md not found or not parsed";
   for (const auto& f : written) EXPECT_TRUE(documented.count(f)) << "written but not documented: " << f;
