@@ -22,27 +22,16 @@
 #include <nlohmann/json.hpp>
 
 #include "../unique_temp_dir.h"
+#include "run_twice.h"
 
 namespace {
 
 using twice::testing::catches_sigint;
 
-struct Output {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Output = twice::testing::CliOutput;
 
-// `stderr_to`: where stderr goes ("&1": with stdout; "/dev/null": away).
 Output twice(const std::string& args, const std::string& stderr_to = "&1") {
-  const std::string cmd = fmt::format("cd '{}' && '{}' {} 2>{}", TWICE_SOURCE_DIR, TWICE_BINARY, args, stderr_to);
-  Output o;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+  return twice::testing::run_twice(args, stderr_to);
 }
 
 std::string temp_path(const std::string& name) {

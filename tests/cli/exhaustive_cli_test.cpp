@@ -13,25 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "../unique_temp_dir.h"
+#include "run_twice.h"
 
 namespace {
 
-struct Output {
-  int exit_code = -1;
-  std::string out;  // stdout, and stderr when asked
-};
+using Output = twice::testing::CliOutput;
 
 Output twice(const std::string& args, bool with_stderr = true) {
-  const std::string cmd =
-      fmt::format("cd '{}' && '{}' {} {}", TWICE_SOURCE_DIR, TWICE_BINARY, args, with_stderr ? "2>&1" : "2>/dev/null");
-  Output o;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+  return twice::testing::run_twice(args, with_stderr ? "&1" : "/dev/null");
 }
 
 TEST(ExhaustiveCli, CheckThenActCounterexampleReplaysByteForByte) {

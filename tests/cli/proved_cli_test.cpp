@@ -17,27 +17,15 @@
 #include <nlohmann/json.hpp>
 
 #include "../unique_temp_dir.h"
+#include "run_twice.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using Output = twice::testing::CliOutput;
 
-Output twice(const std::string& args) {
-  const std::string cmd = fmt::format("cd '{}' && '{}' {} 2>&1", TWICE_SOURCE_DIR, TWICE_BINARY, args);
-  Output o;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+Output twice(const std::string& args) { return twice::testing::run_twice(args); }
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p);
