@@ -61,16 +61,6 @@ Status text_key(const fs::path& p, std::string& out, std::string (*make)()) {
 
 Pkey generate_rsa() { return Pkey(EVP_RSA_gen(2048)); }
 
-std::string public_pem(EVP_PKEY* key) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  PEM_write_bio_PUBKEY(bio, key);
-  char* data = nullptr;
-  const long n = BIO_get_mem_data(bio, &data);
-  std::string out(data, static_cast<std::size_t>(n));
-  BIO_free(bio);
-  return out;
-}
-
 std::string private_pem(EVP_PKEY* key) {
   BIO* bio = BIO_new(BIO_s_mem());
   PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
@@ -125,7 +115,7 @@ Status rsa_key(const fs::path& priv, const fs::path& pub, Pkey& out) {
     if (!out) return Status::error("OpenSSL could not generate an RSA key");
     if (Status s = write_file(priv, private_pem(out.get()), true); !s.ok()) return s;
   }
-  return write_file(pub, public_pem(out.get()), false);
+  return write_file(pub, gateway::public_pem(out.get()), false);
 }
 
 }  // namespace

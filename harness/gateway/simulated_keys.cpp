@@ -163,16 +163,6 @@ Pkey parse(const char* pem) {
   return key;
 }
 
-std::string public_pem(EVP_PKEY* key) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  PEM_write_bio_PUBKEY(bio, key);
-  char* data = nullptr;
-  const long n = BIO_get_mem_data(bio, &data);
-  std::string out(data, static_cast<std::size_t>(n));
-  BIO_free(bio);
-  return out;
-}
-
 WireKeys make_keys() {
   WireKeys k;
   k.stripe_secret = "whsec_twice_stripe";  // Gateway's secret for the stripe profile: "whsec_twice_" + profile

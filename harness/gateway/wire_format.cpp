@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/pem.h>
 
 namespace twice::gateway {
 namespace {
@@ -321,6 +323,16 @@ std::string form_escape(std::string_view s) {
       out += fmt::format("%{:02X}", u);
     }
   }
+  return out;
+}
+
+std::string public_pem(EVP_PKEY* key) {
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_PUBKEY(bio, key);
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);
+  std::string out(data, static_cast<std::size_t>(n));
+  BIO_free(bio);
   return out;
 }
 

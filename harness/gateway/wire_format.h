@@ -81,6 +81,8 @@ std::string hmac_sha256(std::string_view key, std::string_view message);  // raw
 std::string rsa_sha256_base64(EVP_PKEY* key, std::string_view message);
 // Whether `signature_base64` is `key`'s RSA-SHA256 signature of `message`.
 bool rsa_sha256_verify(EVP_PKEY* key, std::string_view message, std::string_view signature_base64);
+// The key's public half as PEM (SubjectPublicKeyInfo), as a merchant is given it.
+std::string public_pem(EVP_PKEY* key);
 // CRC-32 (IEEE 802.3, as zlib's crc32()) of `bytes`: PayPal signs it in decimal.
 std::uint32_t crc32(std::string_view bytes);
 // What a PayPal webhook's PAYPAL-TRANSMISSION-SIG signs.
