@@ -386,16 +386,7 @@ TEST(Cli, HelpTeachesTheExitCodes) {
 
 // What a run prints on stdout alone, and on stderr alone.
 Output twice_stream(const std::string& args, bool want_stderr) {
-  const std::string cmd = fmt::format("cd '{}' && '{}' {} {}", TWICE_SOURCE_DIR, TWICE_BINARY, args,
-                                      want_stderr ? "2>&1 >/dev/null" : "2>/dev/null");
-  Output o;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+  return twice::testing::run_twice(args, want_stderr ? "&1 >/dev/null" : "/dev/null");
 }
 
 // What goes to stderr when the reports are written fits too (naming every
