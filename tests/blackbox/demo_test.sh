@@ -10,26 +10,12 @@
 # Usage: demo_test.sh TWICE SOURCE_DIR [RUNS] [ENGINE]
 # The service and the server are stopped on every exit path (the EXIT trap).
 set -euo pipefail
-# Debian's python3 first: it is the one that sees the packages scripts/setup.sh
-# installs (python3-flask, -cryptography, -psycopg2, -pymysql); a python3 of
-# pyenv or a virtualenv earlier on PATH would not.
-[ -x /usr/bin/python3 ] && export PATH="/usr/bin:$PATH"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TWICE="$1"
 SRC="$2"
 RUNS="${3:-20}"
 ENGINE="${4:-sqlite}"
-# tmpfs where there is one: SQLite syncs every commit, which costs more than the runs on a disk.
-WORK_PARENT="${TMPDIR:-/tmp}"
-[ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && WORK_PARENT=/dev/shm
-WORK="$(mktemp -d "$WORK_PARENT/twice-blackbox-demo.XXXXXX")"
-SERVICE_PID=""
-stop_service() {
-  if [ -n "$SERVICE_PID" ]; then
-    kill "$SERVICE_PID" 2>/dev/null || true
-    wait "$SERVICE_PID" 2>/dev/null || true
-    SERVICE_PID=""
-  fi
-}
+WORK="$(make_work demo)"
 source "$(dirname "${BASH_SOURCE[0]}")/throwaway_db.sh"
 trap 'stop_service; stop_db; rm -rf "$WORK"' EXIT
 

@@ -5,13 +5,10 @@
 # time limit even from a service that never answers).
 # Usage: errors_test.sh TWICE SOURCE_DIR
 set -euo pipefail
-# Debian's python3 first: it is the one that sees the packages scripts/setup.sh
-# installs (python3-flask, -cryptography, -psycopg2, -pymysql); a python3 of
-# pyenv or a virtualenv earlier on PATH would not.
-[ -x /usr/bin/python3 ] && export PATH="/usr/bin:$PATH"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TWICE="$1"
 SRC="$2"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/twice-blackbox-errors.XXXXXX")"
+WORK="$(make_work errors)"
 SILENT_PID=""
 trap '[ -n "$SILENT_PID" ] && kill "$SILENT_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 ORACLE="$SRC/examples/blackbox-flask/oracle.toml"

@@ -8,16 +8,11 @@
 # service may be left running afterwards.
 # Usage: nemesis_test.sh TWICE SOURCE_DIR
 set -euo pipefail
-# Debian's python3 first: it is the one that sees the packages scripts/setup.sh
-# installs (python3-flask, -cryptography, -psycopg2, -pymysql); a python3 of
-# pyenv or a virtualenv earlier on PATH would not.
-[ -x /usr/bin/python3 ] && export PATH="/usr/bin:$PATH"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TWICE="$1"
 SRC="$2"
 RUNS=4
-WORK_PARENT="${TMPDIR:-/tmp}"
-[ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && WORK_PARENT=/dev/shm
-WORK="$(mktemp -d "$WORK_PARENT/twice-blackbox-nemesis.XXXXXX")"
+WORK="$(make_work nemesis)"
 trap 'rm -rf "$WORK"' EXIT
 PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 

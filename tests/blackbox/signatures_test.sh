@@ -10,25 +10,12 @@
 # nobody paid (unpaid_credit).
 # Usage: signatures_test.sh TWICE SOURCE_DIR
 set -euo pipefail
-# Debian's python3 first: it is the one that sees the packages scripts/setup.sh
-# installs (python3-flask, -cryptography, -psycopg2, -pymysql); a python3 of
-# pyenv or a virtualenv earlier on PATH would not.
-[ -x /usr/bin/python3 ] && export PATH="/usr/bin:$PATH"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TWICE="$1"
 SRC="$2"
 RUNS=2
 FORGED_PER_RUN=3
-WORK_PARENT="${TMPDIR:-/tmp}"
-[ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && WORK_PARENT=/dev/shm
-WORK="$(mktemp -d "$WORK_PARENT/twice-blackbox-signatures.XXXXXX")"
-SERVICE_PID=""
-stop_service() {
-  if [ -n "$SERVICE_PID" ]; then
-    kill "$SERVICE_PID" 2>/dev/null || true
-    wait "$SERVICE_PID" 2>/dev/null || true
-    SERVICE_PID=""
-  fi
-}
+WORK="$(make_work signatures)"
 trap 'stop_service; rm -rf "$WORK"' EXIT
 
 start_service() {
