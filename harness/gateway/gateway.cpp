@@ -1,8 +1,7 @@
 #include "gateway/gateway.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
+#include "gateway/payload.h"
 #include "gateway/signature.h"
 #include "gateway/simulated_keys.h"
 #include "gateway/wire_format.h"
@@ -37,26 +36,6 @@ void Gateway::resign(Notify& n, std::string_view key, Micros at) const {
   n.signature = sign(key, kEpochSeconds + at / kSecond, n.raw_payload);
 }
 
-namespace {
-
-// The body a real gateway would post for `n`. nlohmann escapes whatever an
-// order number holds; the payload is untrusted downstream.
-std::string payload_of(const Notify& n) {
-  const EventKind kind = event_kind(n);
-  nlohmann::json body{{"id", n.event_id},
-                      {"event_type", n.event_type},
-                      {"out_trade_no", n.out_trade_no},
-                      {"transaction_id", n.transaction_id},
-                      {"amount", {{"total", n.amount}, {"currency", n.currency}}},
-                      {"trade_state", kind == EventKind::kClosed     ? "CLOSED"
-                                      : kind == EventKind::kRefunded ? "REFUND"
-                                                                     : "SUCCESS"}};
-  if (n.refund_amount > 0) body["amount"]["refund"] = n.refund_amount;
-  return body.dump();
-}
-
-}  // namespace
-
 Notify Gateway::build(std::size_t payment, const std::string& event_id, const std::string& event_type,
                       EventKind kind) const {
   const PaymentRecord& p = payments_[payment];
@@ -69,7 +48,7 @@ Notify Gateway::build(std::size_t payment, const std::string& event_id, const st
   n.event_type = event_type;
   if (kind == EventKind::kRefunded) n.refund_amount = p.order.amount;
   n.gateway = profile_.name;
-  n.raw_payload = payload_of(n);
+  n.raw_payload = cached_payload(n);
   resign(n, secret_, scheduler_.now());
   return n;
 }

@@ -1,0 +1,62 @@
+#include "gateway/payload.h"
+
+#include <array>
+#include <cstddef>
+
+#include <nlohmann/json.hpp>
+
+namespace twice::gateway {
+
+std::string payload_of(const Notify& n) {
+  // nlohmann escapes whatever an order number holds; the payload is untrusted downstream.
+  const EventKind kind = event_kind(n);
+  nlohmann::json body{{"id", n.event_id},
+                      {"event_type", n.event_type},
+                      {"out_trade_no", n.out_trade_no},
+                      {"transaction_id", n.transaction_id},
+                      {"amount", {{"total", n.amount}, {"currency", n.currency}}},
+                      {"trade_state", kind == EventKind::kClosed     ? "CLOSED"
+                                      : kind == EventKind::kRefunded ? "REFUND"
+                                                                     : "SUCCESS"}};
+  if (n.refund_amount > 0) body["amount"]["refund"] = n.refund_amount;
+  return body.dump();
+}
+
+namespace {
+
+// The fields payload_of() reads (event_kind() reads event_type and
+// refund_amount), and the body they gave.
+struct Entry {
+  bool used = false;
+  std::string event_id, event_type, out_trade_no, transaction_id, currency;
+  std::int64_t amount = 0, refund_amount = 0;
+  std::string body;
+
+  bool matches(const Notify& n) const {
+    return used && amount == n.amount && refund_amount == n.refund_amount && event_id == n.event_id &&
+           out_trade_no == n.out_trade_no && event_type == n.event_type && transaction_id == n.transaction_id &&
+           currency == n.currency;
+  }
+};
+
+}  // namespace
+
+std::string cached_payload(const Notify& n) {
+  thread_local std::array<Entry, 16> entries;
+  thread_local std::size_t next = 0;
+  for (const Entry& e : entries)
+    if (e.matches(n)) return e.body;
+  Entry& e = entries[next++ % entries.size()];
+  e.used = true;
+  e.event_id = n.event_id;
+  e.event_type = n.event_type;
+  e.out_trade_no = n.out_trade_no;
+  e.transaction_id = n.transaction_id;
+  e.currency = n.currency;
+  e.amount = n.amount;
+  e.refund_amount = n.refund_amount;
+  e.body = payload_of(n);
+  return e.body;
+}
+
+}  // namespace twice::gateway
