@@ -35,6 +35,18 @@ Status CachedConnection::exec_script(const std::string& sql) {
   return err.empty() ? Status::OK() : Status::error(err);
 }
 
+std::vector<Result> CachedConnection::query_each(const std::vector<std::string>& sqls) {
+  // Only around a read of our own: a transaction already open (or a BEGIN
+  // refused) leaves the queries as they were, one by one.
+  const bool own_transaction =
+      sqls.size() > 1 && sqlite3_get_autocommit(conn_) != 0 && query("BEGIN").ok();
+  std::vector<Result> out = RawConnection::query_each(sqls);
+  // A query may have ended the transaction itself (an error that rolls back);
+  // then there is nothing left to end.
+  if (own_transaction && sqlite3_get_autocommit(conn_) == 0) (void)query("COMMIT");
+  return out;
+}
+
 bool CachedConnection::reusable() const {
   if (altered_ || sqlite3_get_autocommit(conn_) == 0) return false;
   for (sqlite3_stmt* s = sqlite3_next_stmt(conn_, nullptr); s; s = sqlite3_next_stmt(conn_, s))

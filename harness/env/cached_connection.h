@@ -35,6 +35,13 @@ class CachedConnection final : public RawConnection {
   // small database), so that read is the committed state. Without it, the
   // ack-time check read "no credit" and reported a false ack_before_commit.
   Result query_committed(std::string_view sql) override;
+  // Each query as query() answers it, all inside one read transaction
+  // (BEGIN ... COMMIT) when none is open: the checker's oracle queries at
+  // quiescence, when no other connection can commit in between, so each
+  // answer is the one it would get alone. Seven autocommit reads took and
+  // dropped the file's SHARED lock seven times, each re-reading the header
+  // (a quarter of the checker's instructions, issue #12).
+  std::vector<Result> query_each(const std::vector<std::string>& sqls) override;
 
   // True when nothing is under way (no transaction, no statement stepping)
   // and no statement changed the connection itself (env/confinement.h): it
