@@ -1,6 +1,7 @@
 #include "env/journal_vfs.h"
 
 #include "env/lock_ledger.h"
+#include "env/sqlite_settings.h"
 
 #include <mutex>
 #include <set>
@@ -62,6 +63,7 @@ int access(sqlite3_vfs* self, const char* name, int flags, int* result) {
 }
 
 sqlite3_vfs* make() {
+  apply_sqlite_settings();  // before sqlite3_vfs_find() initializes SQLite
   sqlite3_vfs* base = sqlite3_vfs_find("unix");
   if (!base) throw std::runtime_error("SQLite has no unix VFS");
   static sqlite3_vfs vfs = *base;  // every other method is unix's own
