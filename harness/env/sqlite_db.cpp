@@ -66,6 +66,7 @@ namespace {
 Result step_all(sqlite3* conn, sqlite3_stmt* stmt) {
   Result result;
   const int ncols = sqlite3_column_count(stmt);
+  result.columns.reserve(static_cast<std::size_t>(ncols));
   for (int c = 0; c < ncols; ++c) result.columns.emplace_back(sqlite3_column_name(stmt, c));
   const sqlite3_int64 total_before = sqlite3_total_changes64(conn);
   for (;;) {

@@ -23,13 +23,20 @@ namespace {
 class RandomStrategy final : public Strategy {
  public:
   void on_spawn(int, Choices&) override {}
+  // The order drawn from: the task that ran last (when enabled), then the
+  // others as listed. Indexed in place: building that order as a vector was
+  // an allocation at every step (issue #12).
   int pick(const std::vector<int>& enabled, int last, Choices& choices) override {
-    std::vector<int> order;
-    order.reserve(enabled.size());
-    if (std::find(enabled.begin(), enabled.end(), last) != enabled.end()) order.push_back(last);
+    const auto others = static_cast<std::uint64_t>(std::count_if(enabled.begin(), enabled.end(), [last](int t) { return t != last; }));
+    const bool last_enabled = others < enabled.size();
+    std::uint64_t i = choices.draw(others + (last_enabled ? 1 : 0));
+    if (last_enabled) {
+      if (i == 0) return last;
+      --i;
+    }
     for (int t : enabled)
-      if (t != last) order.push_back(t);
-    return order[choices.draw(order.size())];
+      if (t != last && i-- == 0) return t;
+    return enabled.front();  // not reached: draw() answers below its bound
   }
 };
 
