@@ -219,4 +219,10 @@ int held_lock(sqlite3* conn) {
   return f ? f->level : -1;
 }
 
+std::optional<bool> shared_grantable(sqlite3* conn) {
+  const LedgerFile* f = ledger_of(conn);
+  if (!f) return std::nullopt;
+  return f->level >= SQLITE_LOCK_SHARED || others_strongest(*f) < SQLITE_LOCK_PENDING;
+}
+
 }  // namespace twice::env

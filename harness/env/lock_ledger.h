@@ -65,5 +65,10 @@ class RefusedLock final : public sim::LockWait {
 // The lock level `conn` holds on its database file (SQLITE_LOCK_NONE ...),
 // or -1 when `conn` is not on twice-unix. For tests.
 int held_lock(sqlite3* conn);
+// Whether `conn` would be granted SHARED now, by unixLock's rule above (it
+// holds SHARED or more already, or no other connection holds PENDING or
+// EXCLUSIVE); empty when `conn` is not on twice-unix. Asks without locking:
+// the pool asks it before handing out a kept connection (env/sqlite_db.h).
+std::optional<bool> shared_grantable(sqlite3* conn);
 
 }  // namespace twice::env

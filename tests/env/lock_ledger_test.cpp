@@ -149,3 +149,40 @@ TEST_F(LedgerTest, GrantableSaysWhatARetryMeets) {
 
 }  // namespace
 }  // namespace twice::env
+
+namespace twice::env {
+namespace {
+
+// shared_grantable() is what the connection pool asks instead of reading the
+// schema's page (env/sqlite_db.h, could_read_now): over a random walk of four
+// connections' statements, a fifth that holds no lock is granted SHARED (its
+// read succeeds) exactly when the ledger says it would be.
+TEST_F(LedgerTest, SharedGrantableSaysWhatAReadMeets) {
+  const std::vector<const char*> statements = {
+      "BEGIN", "BEGIN IMMEDIATE", "SELECT * FROM t", "INSERT OR REPLACE INTO t VALUES (1, 2)",
+      "COMMIT", "ROLLBACK", "UPDATE t SET v = v + 1",
+  };
+  for (int i = 0; i < 4; ++i) connect();
+  sqlite3* reader = connect();
+  std::mt19937 rng(11);
+  int granted = 0, refused = 0;
+  for (int step = 0; step < 4000; ++step) {
+    const std::size_t c = rng() % (conns.size() - 1);
+    (void)run(conns[c], statements[rng() % statements.size()]);
+    (void)RefusedLock::take(conns[c]);
+    const std::optional<bool> says = shared_grantable(reader);
+    ASSERT_TRUE(says.has_value());
+    const int rc = run(reader, "SELECT 1 FROM sqlite_master LIMIT 1");
+    (void)RefusedLock::take(reader);
+    EXPECT_EQ(*says, rc == SQLITE_OK) << "step " << step << ": the read answered " << rc;
+    (*says ? granted : refused)++;
+    ASSERT_EQ(held_lock(reader), SQLITE_LOCK_NONE);  // an autocommit read lets go
+    if (rng() % 20 == 0)  // now and then everyone lets go, so that the walk goes on
+      for (std::size_t k = 0; k + 1 < conns.size(); ++k) run(conns[k], "ROLLBACK");
+  }
+  EXPECT_GT(granted, 100);
+  EXPECT_GT(refused, 50);
+}
+
+}  // namespace
+}  // namespace twice::env
