@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,8 @@ class CachedConnection final : public RawConnection {
   // journal is in memory, and nothing spills uncommitted pages into a run's
   // small database), so that read is the committed state. Without it, the
   // ack-time check read "no credit" and reported a false ack_before_commit.
+  // Its answer from this connection is kept with the database's data version
+  // (below).
   Result query_committed(std::string_view sql) override;
   // Each query as query() answers it, all inside one read transaction
   // (BEGIN ... COMMIT) when none is open: the checker's oracle queries at
@@ -41,6 +44,14 @@ class CachedConnection final : public RawConnection {
   // answer is the one it would get alone. Seven autocommit reads took and
   // dropped the file's SHARED lock seven times, each re-reading the header
   // (a quarter of the checker's instructions, issue #12).
+  // A query that query_committed() answered while the database held what
+  // this transaction reads takes that answer instead of running again: the
+  // pager's data version (SQLITE_FCNTL_DATA_VERSION) changes whenever it
+  // finds the file's change counter moved, which every commit of another
+  // connection does, and the reset between runs does too (env/run_database.h).
+  // It is the test SQLite itself trusts its page cache by. So the ack-time
+  // read of credits_sql serves the checker at quiescence when nothing was
+  // committed after the ack.
   std::vector<Result> query_each(const std::vector<std::string>& sqls) override;
 
   // True when nothing is under way (no transaction, no statement stepping)
@@ -50,9 +61,23 @@ class CachedConnection final : public RawConnection {
   sqlite3* handle() const { return conn_; }
 
  private:
+  // The pager's data version: what this connection saw at its last read;
+  // empty when SQLite cannot tell.
+  std::optional<unsigned> data_version() const;
+  // Whether `sql` is prepared here and reads only.
+  bool reads_only(std::string_view sql) const;
+  // A kept answer of `sql` for the data version the open read transaction
+  // sees; nullptr when none, or when no read transaction is under way.
+  const Result* kept_answer(std::string_view sql) const;
+
+  struct KeptAnswer {
+    unsigned data_version;
+    Result result;
+  };
   std::string path_;
   sqlite3* conn_;
   std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+  std::map<std::string, KeptAnswer, std::less<>> kept_;  // by statement text, from query_committed()
   bool altered_ = false;
 };
 
