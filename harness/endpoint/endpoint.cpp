@@ -66,7 +66,8 @@ void Endpoint::serve(Served& served) {
   } else {
     if (env.in_transaction())
       scheduler_.record(sim::TraceKind::kTask, "returns with a transaction open: it is rolled back");
-    if (!served.sent) scheduler_.record(sim::TraceKind::kTask, "replies " + describe_reply(r));
+    if (!served.sent && scheduler_.tracing())  // no text is built for a trace nobody keeps
+      scheduler_.record(sim::TraceKind::kTask, "replies " + describe_reply(r));
   }
   served.reply = r;
   if (served.delivery.kind == DeliveryKind::kInvalid && env.committed_writes())

@@ -2,20 +2,31 @@
 // SQLite initializes (env/journal_vfs.cpp asks for them before it registers
 // its VFS, which is before any run's connection opens).
 //
-// What they change: memory bookkeeping only. SQLITE_CONFIG_MEMSTATUS off:
-// SQLite stops counting the bytes it allocates, which took a process-wide
-// mutex around every allocation (about 450 lock pairs a schedule, issue #12).
-// Nothing in twice reads sqlite3_memory_used() or sets a soft heap limit, the
-// two things the counting serves. Locking, journaling and every answer a
-// statement gives are untouched.
-// If SQLite was initialized first (another library of the process opened a
-// database before twice), the settings are refused and SQLite keeps its
-// defaults: slower, the same answers.
-// Thread-safe (std::call_once).
+// What they change: memory bookkeeping only (issue #12: Debian's SQLite is
+// built without lookaside, so each statement makes dozens of malloc() calls).
+// - SQLITE_CONFIG_MEMSTATUS off: SQLite stops counting the bytes it
+//   allocates, which took a process-wide mutex around every allocation.
+//   Nothing in twice reads sqlite3_memory_used() or sets a heap limit.
+// - SQLITE_CONFIG_MALLOC: small blocks (up to 4 KiB) come from per-thread
+//   free lists of power-of-two sizes, refilled by malloc() and never handed
+//   back before the thread ends; larger ones are malloc()'s. A run frees and
+//   takes the same sizes over and over. Not under ASan or TSan, whose checks
+//   of SQLite's memory need malloc() itself.
+// Locking, journaling and every answer a statement gives are untouched. If
+// SQLite was initialized first (a library of the process opened a database
+// before twice did), the settings are refused and SQLite keeps its defaults:
+// slower, the same answers.
+// Threads: apply_sqlite_settings() is safe from any thread (std::call_once);
+// the allocator's lists are per thread, and a block may be freed on another
+// thread than the one that took it.
 #pragma once
+
+#include <sqlite3.h>
 
 namespace twice::env {
 
 void apply_sqlite_settings();
+// The free-list allocator itself, for its tests.
+const sqlite3_mem_methods& free_list_allocator();
 
 }  // namespace twice::env
