@@ -12,9 +12,17 @@ class OracleReads {
  public:
   OracleReads(env::RawConnection& db, const std::vector<std::pair<const std::string*, const char*>>& queries,
               Facts& facts) {
-    std::vector<std::string> sqls;
-    for (const auto& [sql, what] : queries)
-      if (!sql->empty()) sqls.push_back(*sql);
+    // The same texts every run of a schema: kept per thread and compared,
+    // not copied again (seven strings a run, issue #12).
+    thread_local std::vector<std::string> sqls;
+    std::size_t n = 0;
+    for (const auto& [sql, what] : queries) {
+      if (sql->empty()) continue;
+      if (n == sqls.size()) sqls.emplace_back();
+      if (sqls[n] != *sql) sqls[n] = *sql;
+      ++n;
+    }
+    sqls.resize(n);
     std::vector<Result> answers = db.query_each(sqls);
     std::size_t next = 0;
     for (const auto& [sql, what] : queries) {

@@ -1,6 +1,7 @@
 #include "env/sqlite_settings.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -66,10 +67,10 @@ void register_drain() {
   lists.drain_registered = true;
 }
 
+// The smallest class whose blocks hold `total` bytes (total <= 2^kMaxShift).
 int class_of(std::size_t total) {
-  int c = 0;
-  while ((std::size_t{1} << (kMinShift + c)) < total) ++c;
-  return c;
+  const int shift = static_cast<int>(std::bit_width(total - 1));  // 2^shift >= total
+  return shift > kMinShift ? shift - kMinShift : 0;
 }
 
 Header* header_of(void* p) { return reinterpret_cast<Header*>(static_cast<char*>(p) - kHeader); }
