@@ -54,15 +54,13 @@ std::vector<engine::PgDatabase::Statement> seed_statements(const gateway::Scenar
 }
 
 // Everything seed_database() reads: runs with equal keys start from equal databases.
-std::string seed_key(const gateway::Scenario& scenario, const Schema& schema, Engine engine = Engine::kSqlite) {
-  std::string key;
-  // Appended by hand: fmt::format here cost 2% of a short run, once per run;
-  // and into room made first (the setup SQL alone is kilobytes).
-  std::size_t room = schema.setup_sql_for(engine).size() + schema.insert_order_sql.size() +
-                     schema.insert_account_sql.size() + 64;
-  for (const auto& o : scenario.orders) room += o.order_no.size() + o.user.size() + o.currency.size() + 64;
-  key.reserve(room);
-  auto add = [&key](std::string_view field) {
+// Appended by hand into one buffer per thread, valid until the thread's next
+// call: fmt::format here cost 2% of a short run, and a new string of the
+// setup SQL's kilobytes every run was an allocation past malloc's caches.
+const std::string& seed_key(const gateway::Scenario& scenario, const Schema& schema, Engine engine = Engine::kSqlite) {
+  thread_local std::string key;
+  key.clear();
+  auto add = [](std::string_view field) {
     key += std::to_string(field.size());
     key += ':';
     key += field;
