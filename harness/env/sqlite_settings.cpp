@@ -33,9 +33,15 @@ struct Header {
   std::uint32_t requested;   // what SQLite asked for: xSize() answers it
 };
 
-struct FreeBlock {
-  FreeBlock* next;
-};
+// A free block's first bytes hold the next free block of its class, where
+// its header was. Read and written with memcpy: the header and the link are
+// two types over the same bytes, and memcpy is what the language lets alias.
+void* next_of(void* block) {
+  void* next;
+  std::memcpy(&next, block, sizeof next);
+  return next;
+}
+void set_next(void* block, void* next) { std::memcpy(block, &next, sizeof next); }
 
 // This thread's free blocks by class. Trivially destructible, so that it is
 // still there for whatever frees during the thread's exit (a thread_local
@@ -43,7 +49,7 @@ struct FreeBlock {
 // on frees go to free(). A block freed on another thread than the one that
 // took it joins the freeing thread's list: memory moves, none is lost.
 struct FreeLists {
-  FreeBlock* heads[kClasses];
+  void* heads[kClasses];
   bool draining;
   bool drain_registered;
 };
@@ -52,10 +58,10 @@ thread_local FreeLists lists{};
 struct Drain {
   ~Drain() {
     lists.draining = true;
-    for (FreeBlock*& head : lists.heads)
+    for (void*& head : lists.heads)
       while (head) {
-        FreeBlock* b = head;
-        head = b->next;
+        void* b = head;
+        head = next_of(b);
         std::free(b);
       }
   }
@@ -84,10 +90,10 @@ void* x_malloc(int n) {
     if (!lists.drain_registered) register_drain();
     const int c = class_of(total);
     size_class = static_cast<std::uint32_t>(c);
-    FreeBlock*& head = lists.heads[c];
+    void*& head = lists.heads[c];
     if (head) {
       block = head;
-      head = head->next;
+      head = next_of(block);
     } else {
       block = std::malloc(std::size_t{1} << (kMinShift + c));
     }
@@ -108,9 +114,10 @@ void x_free(void* p) {
     std::free(h);
     return;
   }
-  auto* b = reinterpret_cast<FreeBlock*>(h);
-  b->next = lists.heads[h->size_class];
-  lists.heads[h->size_class] = b;
+  // The link overwrites the header: its class is read first.
+  const std::uint32_t c = h->size_class;
+  set_next(h, lists.heads[c]);
+  lists.heads[c] = h;
 }
 
 int x_size(void* p) { return p ? static_cast<int>(header_of(p)->requested) : 0; }
