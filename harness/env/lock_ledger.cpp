@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+
+#include "env/held_file.h"
 
 namespace twice::env {
 
@@ -23,6 +26,7 @@ struct LedgerFile {
   FileLocks* locks;
   int level;    // the lock this handle holds, as unix keeps it
   int refused;  // the level xLock last refused, SQLITE_LOCK_NONE once taken
+  std::shared_ptr<HeldBytes> memory;  // the file's bytes when it is held (env/held_file.h)
 };
 
 namespace {
@@ -89,17 +93,46 @@ int x_close(sqlite3_file* file) {
   sqlite3_file* r = real(file);
   const int rc = r->pMethods ? r->pMethods->xClose(r) : SQLITE_OK;
   detach(entry(file));
+  entry(file).memory.reset();
   return rc;
 }
+
+// A held file's bytes answer as unix's pread, pwrite, ftruncate and fstat would.
 int x_read(sqlite3_file* file, void* buf, int n, sqlite3_int64 offset) {
-  return real(file)->pMethods->xRead(real(file), buf, n, offset);
+  HeldBytes* held = entry(file).memory.get();
+  if (!held) return real(file)->pMethods->xRead(real(file), buf, n, offset);
+  const auto size = static_cast<sqlite3_int64>(held->bytes.size());
+  const int got = offset >= size ? 0 : static_cast<int>(std::min<sqlite3_int64>(n, size - offset));
+  if (got > 0) std::memcpy(buf, held->bytes.data() + offset, static_cast<std::size_t>(got));
+  if (got == n) return SQLITE_OK;
+  std::memset(static_cast<char*>(buf) + got, 0, static_cast<std::size_t>(n - got));  // as unixRead
+  return SQLITE_IOERR_SHORT_READ;
 }
 int x_write(sqlite3_file* file, const void* buf, int n, sqlite3_int64 offset) {
-  return real(file)->pMethods->xWrite(real(file), buf, n, offset);
+  HeldBytes* held = entry(file).memory.get();
+  if (!held) return real(file)->pMethods->xWrite(real(file), buf, n, offset);
+  const auto end = static_cast<std::size_t>(offset) + static_cast<std::size_t>(n);
+  if (held->bytes.size() < end) held->bytes.resize(end);  // a gap reads as zeros, as in a file
+  std::memcpy(held->bytes.data() + offset, buf, static_cast<std::size_t>(n));
+  return SQLITE_OK;
 }
-int x_truncate(sqlite3_file* file, sqlite3_int64 size) { return real(file)->pMethods->xTruncate(real(file), size); }
-int x_sync(sqlite3_file* file, int flags) { return real(file)->pMethods->xSync(real(file), flags); }
-int x_file_size(sqlite3_file* file, sqlite3_int64* size) { return real(file)->pMethods->xFileSize(real(file), size); }
+int x_truncate(sqlite3_file* file, sqlite3_int64 size) {
+  HeldBytes* held = entry(file).memory.get();
+  if (!held) return real(file)->pMethods->xTruncate(real(file), size);
+  held->bytes.resize(static_cast<std::size_t>(size));
+  return SQLITE_OK;
+}
+int x_sync(sqlite3_file* file, int flags) {
+  if (entry(file).memory) return SQLITE_OK;  // nothing to make durable
+  return real(file)->pMethods->xSync(real(file), flags);
+}
+int x_file_size(sqlite3_file* file, sqlite3_int64* size) {
+  HeldBytes* held = entry(file).memory.get();
+  if (!held) return real(file)->pMethods->xFileSize(real(file), size);
+  *size = static_cast<sqlite3_int64>(held->bytes.size());
+  if (*size == 1) *size = 0;  // unixFileSize's own rule (a byte it may write into an empty file)
+  return SQLITE_OK;
+}
 
 // unixLock (os_unix.c, SQLite 3.40) over the ledger, without the kernel.
 // Between the handles of one process unix decides from its own table
@@ -165,7 +198,8 @@ int x_shm_unmap(sqlite3_file* file, int remove) {
 }
 int x_fetch(sqlite3_file* file, sqlite3_int64 offset, int n, void** out) {
   sqlite3_file* r = real(file);
-  if (r->pMethods->iVersion >= 3 && r->pMethods->xFetch) return r->pMethods->xFetch(r, offset, n, out);
+  // A held file is never mapped: the file on disk is not its content.
+  if (!entry(file).memory && r->pMethods->iVersion >= 3 && r->pMethods->xFetch) return r->pMethods->xFetch(r, offset, n, out);
   *out = nullptr;
   return SQLITE_OK;
 }
@@ -205,6 +239,7 @@ int ledger_open(sqlite3_vfs* unix_vfs, const char* name, sqlite3_file* file, int
   f->locks = attach(name ? name : "");
   f->level = SQLITE_LOCK_NONE;
   f->refused = SQLITE_LOCK_NONE;
+  f->memory = name ? held_in_memory(name) : nullptr;
   f->base.pMethods = &kMethods;
   return SQLITE_OK;
 }

@@ -49,6 +49,7 @@ RunDatabase& RunDatabase::of_this_thread() {
     (void)instance.pool_.release();
     (void)instance.checker_.release();
     instance.fd_ = -1;
+    instance.held_.reset();
     instance.path_.clear();
     instance.key_.clear();
     instance.owner_ = 0;
@@ -67,6 +68,7 @@ void RunDatabase::discard() {
   path_.clear();
   key_.clear();
   image_.reset();
+  held_.reset();
   owner_ = 0;
 }
 
@@ -85,6 +87,9 @@ void RunDatabase::create(const std::string& key, std::shared_ptr<const std::stri
     discard();
     throw std::runtime_error("cannot write the run's database " + path);
   }
+  // Held from here on: its connections read and write memory, not the kernel.
+  hold_in_memory(path_, *image);
+  held_ = held_in_memory(path_);
   key_ = key;
   image_ = std::move(image);
   stamped_ = *image_;
@@ -100,14 +105,15 @@ bool RunDatabase::rewrite_in_place() {
   if (!pool_->idle() || !checker_->reusable()) return false;
   // The counter the last run left: every value the file had lies between the
   // image's and this one, and counter_ is the highest of all runs.
-  unsigned char header[4];
-  if (::pread(fd_, header, sizeof header, kChangeCounter) != static_cast<ssize_t>(sizeof header)) return false;
-  counter_ = std::max(counter_, get_u32(header));
+  // The file is held in memory (env/held_file.h): read and written there.
+  std::string& bytes = held_->bytes;
+  if (bytes.size() < kChangeCounter + 4) return false;
+  counter_ = std::max(counter_, get_u32(reinterpret_cast<const unsigned char*>(bytes.data()) + kChangeCounter));
   if (counter_ == UINT32_MAX) return false;  // a fresh file restarts the count
   ++counter_;
   put_u32(stamped_.data() + kChangeCounter, counter_);
   put_u32(stamped_.data() + kVersionValidFor, counter_);
-  if (!write_all(fd_, stamped_)) return false;
+  bytes.assign(stamped_);  // as the pwrite and ftruncate of the whole image did
   pool_->prepare_next_run();
   return true;
 }
