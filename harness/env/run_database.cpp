@@ -72,6 +72,13 @@ void RunDatabase::discard() {
   owner_ = 0;
 }
 
+void RunDatabase::remove_before_exit() {
+  (void)pool_.release();
+  (void)checker_.release();
+  if (!path_.empty()) remove_database(path_);
+  path_.clear();
+}
+
 void RunDatabase::create(const std::string& key, std::shared_ptr<const std::string> image) {
   discard();
   owner_ = ::getpid();

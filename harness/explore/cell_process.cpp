@@ -236,7 +236,7 @@ template <class Body>
   }
   // The runs' database file kept for this thread (env/run_database.h) is the
   // child's own: removed here, since _exit() runs no thread_local destructor.
-  env::RunDatabase::of_this_thread().discard();
+  env::RunDatabase::of_this_thread().remove_before_exit();
   // What the handler printed goes out; nothing of the parent's is left to
   // flush twice (it flushed before forking). No atexit handlers, no static
   // destructors: they belong to the parent.
