@@ -456,18 +456,19 @@ class CellSupervisor {
   void wait_for_children() {
     std::vector<pollfd> fds;
     std::vector<std::size_t> owner;
-    bool awaiting_exit = false;  // without a pidfd to tell when
-    for (std::size_t i = 0; i < running_.size(); ++i) {
-      const Child& c = running_[i];
-      if (c.fd >= 0) {
-        fds.push_back(pollfd{c.fd, POLLIN, 0});
+    for (std::size_t i = 0; i < running_.size(); ++i)
+      if (running_[i].fd >= 0) {
+        fds.push_back(pollfd{running_[i].fd, POLLIN, 0});
         owner.push_back(i);
       }
-      const bool exiting = c.fd < 0 || c.killed_as_hung;
-      // Its pidfd turns readable when it has exited: poll wakes then, not
-      // 5 ms later (537 exits in the main job, on the critical path).
-      if (exiting && c.pidfd >= 0) fds.push_back(pollfd{c.pidfd, POLLIN, 0});
-      if (exiting && c.pidfd < 0) awaiting_exit = true;
+    // After the pipes (fds[k] is owner[k]'s pipe for k < owner.size()): the
+    // pidfds of children about to exit. One turns readable when its child has
+    // exited, so poll wakes then, not 5 ms later (537 exits in the main job).
+    bool awaiting_exit = false;  // a child about to exit without a pidfd to tell when
+    for (const Child& c : running_) {
+      if (c.fd >= 0 && !c.killed_as_hung) continue;
+      if (c.pidfd >= 0) fds.push_back(pollfd{c.pidfd, POLLIN, 0});
+      else awaiting_exit = true;
     }
     // A child that closed its pipe is about to exit: look again soon.
     const int timeout_ms = awaiting_exit ? 5 : 200;
