@@ -1,6 +1,7 @@
 #include "env/cached_connection.h"
 
 #include "env/confinement.h"
+#include "env/journal_vfs.h"
 #include "env/sqlite_db.h"
 #include "env/statement_text.h"
 
@@ -106,7 +107,9 @@ Result CachedConnection::query_committed(std::string_view sql) {
   if (code != SQLITE_BUSY && code != SQLITE_LOCKED) return r;
   sqlite3* reader = nullptr;
   const std::string uri = "file:" + path_ + "?immutable=1";
-  if (sqlite3_open_v2(uri.c_str(), &reader, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) !=
+  // Through twice-unix: a run's file is held in memory there (env/held_file.h).
+  if (sqlite3_open_v2(uri.c_str(), &reader, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                      journal_vfs()) !=
       SQLITE_OK) {
     sqlite3_close(reader);
     return r;  // the locked answer, as it was

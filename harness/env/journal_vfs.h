@@ -8,10 +8,11 @@
 // allocates a negative dentry: 22% of `twice run`'s time (perf, issue #12).
 // This VFS records every journal and WAL file that a connection opened
 // through it creates (xOpen) and removes (xDelete), and answers from that
-// record for the files of databases opened through it. Locking, reading and
-// writing are unix's own, untouched: the same fcntl locks, the same pages
-// (a database file's lock calls pass through env/lock_ledger.h, which notes
-// the lock each connection holds).
+// record for the files of databases opened through it. Reading and writing
+// are unix's own, untouched; a database file's lock calls are answered by
+// env/lock_ledger.h, which keeps unix's in-process lock table itself and
+// applies unixLock's rules to it, so no fcntl lock is ever taken (within one
+// process fcntl never refuses, so unix's answers came from that table alone).
 // A journal that only another process or remove_database() could make or
 // remove is no concern: the runs' database names are fresh per process, and
 // nothing else writes into them.

@@ -1,9 +1,11 @@
 #include "env/run_database.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 
 #include "env/seeded_database.h"
@@ -38,17 +40,34 @@ bool write_all(int fd, const std::string& bytes) {
   return ::ftruncate(fd, static_cast<off_t>(bytes.size())) == 0;
 }
 
+// getpid(), asked of the kernel once per process: of_this_thread() and
+// reset() ask on every run (104,000 system calls in the main job). A fork
+// clears it in the child (pthread_atfork), so a forked child still sees the
+// file and connections as its parent's.
+pid_t this_process() {
+  static std::atomic<pid_t> cached{0};
+  [[maybe_unused]] static const bool cleared_at_fork =
+      ::pthread_atfork(nullptr, nullptr, [] { cached.store(0, std::memory_order_relaxed); }) == 0;
+  pid_t pid = cached.load(std::memory_order_relaxed);
+  if (pid == 0) {
+    pid = ::getpid();
+    cached.store(pid, std::memory_order_relaxed);
+  }
+  return pid;
+}
+
 }  // namespace
 
 RunDatabase& RunDatabase::of_this_thread() {
   thread_local RunDatabase instance;
-  if (instance.owner_ != 0 && instance.owner_ != ::getpid()) {
+  if (instance.owner_ != 0 && instance.owner_ != this_process()) {
     // Forked: the file and the connections are the parent's. Closing them
     // here would be safe for the parent's locks, removing the file would not;
     // forget them (a few kilobytes) and start over.
     (void)instance.pool_.release();
     (void)instance.checker_.release();
     instance.fd_ = -1;
+    instance.held_.reset();
     instance.path_.clear();
     instance.key_.clear();
     instance.owner_ = 0;
@@ -67,12 +86,20 @@ void RunDatabase::discard() {
   path_.clear();
   key_.clear();
   image_.reset();
+  held_.reset();
   owner_ = 0;
+}
+
+void RunDatabase::remove_before_exit() {
+  (void)pool_.release();
+  (void)checker_.release();
+  if (!path_.empty()) remove_database(path_);
+  path_.clear();
 }
 
 void RunDatabase::create(const std::string& key, std::shared_ptr<const std::string> image) {
   discard();
-  owner_ = ::getpid();
+  owner_ = this_process();
   path_ = fresh_database_path();
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) {
@@ -85,6 +112,9 @@ void RunDatabase::create(const std::string& key, std::shared_ptr<const std::stri
     discard();
     throw std::runtime_error("cannot write the run's database " + path);
   }
+  // Held from here on: its connections read and write memory, not the kernel.
+  hold_in_memory(path_, *image);
+  held_ = held_in_memory(path_);
   key_ = key;
   image_ = std::move(image);
   stamped_ = *image_;
@@ -100,20 +130,21 @@ bool RunDatabase::rewrite_in_place() {
   if (!pool_->idle() || !checker_->reusable()) return false;
   // The counter the last run left: every value the file had lies between the
   // image's and this one, and counter_ is the highest of all runs.
-  unsigned char header[4];
-  if (::pread(fd_, header, sizeof header, kChangeCounter) != static_cast<ssize_t>(sizeof header)) return false;
-  counter_ = std::max(counter_, get_u32(header));
+  // The file is held in memory (env/held_file.h): read and written there.
+  std::string& bytes = held_->bytes;
+  if (bytes.size() < kChangeCounter + 4) return false;
+  counter_ = std::max(counter_, get_u32(reinterpret_cast<const unsigned char*>(bytes.data()) + kChangeCounter));
   if (counter_ == UINT32_MAX) return false;  // a fresh file restarts the count
   ++counter_;
   put_u32(stamped_.data() + kChangeCounter, counter_);
   put_u32(stamped_.data() + kVersionValidFor, counter_);
-  if (!write_all(fd_, stamped_)) return false;
+  bytes.assign(stamped_);  // as the pwrite and ftruncate of the whole image did
   pool_->prepare_next_run();
   return true;
 }
 
 void RunDatabase::reset(const std::string& key, const std::function<void(sqlite3*)>& seed) {
-  if (owner_ == ::getpid() && key == key_ && rewrite_in_place()) return;
+  if (owner_ == this_process() && key == key_ && rewrite_in_place()) return;
   create(key, seeded_image(key, seed));
 }
 

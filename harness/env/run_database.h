@@ -8,7 +8,9 @@
 // only for its statements. What a fresh file and fresh connections gave must
 // still hold, so a reset:
 // - writes the seeded image's bytes over the file (and truncates what the run
-//   added), while no connection holds a lock or a transaction;
+//   added), while no connection holds a lock or a transaction. The file is
+//   held in memory (env/held_file.h), so that is a copy, and the runs'
+//   reads and writes are no system calls;
 // - stamps the image's file change counter (and its version-valid-for copy)
 //   with a value this file never had before. SQLite keeps a connection's page
 //   cache across transactions when the header's change counter is the one it
@@ -38,6 +40,7 @@
 #include <sqlite3.h>
 
 #include "env/cached_connection.h"
+#include "env/held_file.h"
 #include "env/sqlite_db.h"
 
 namespace twice::env {
@@ -62,6 +65,11 @@ class RunDatabase {
   // Closes every connection and removes the file: after a run that threw, or
   // to compare with fresh connections. The next reset() starts over.
   void discard();
+  // For a process about to _exit(): removes the file and leaves the
+  // connections open. Closing them (finalizing every prepared statement,
+  // freeing each page cache) was 1.5% of the main job, for memory the exit
+  // frees anyway; nothing of them outlives the process.
+  void remove_before_exit();
 
  private:
   void create(const std::string& key, std::shared_ptr<const std::string> image);
@@ -70,7 +78,8 @@ class RunDatabase {
   pid_t owner_ = 0;  // the process that made the file and connections
   std::string key_;
   std::string path_;
-  int fd_ = -1;  // onto path_, for the resets; closed only after the connections
+  int fd_ = -1;  // onto path_ (the file as created); closed only after the connections
+  std::shared_ptr<HeldBytes> held_;  // path_'s bytes, which its connections read and the resets write
   std::shared_ptr<const std::string> image_;
   std::string stamped_;        // image_ with this reset's change counter
   std::uint32_t counter_ = 0;  // the highest change counter the file has had

@@ -20,6 +20,7 @@
 
 #include "env/confinement.h"
 #include "env/journal_vfs.h"
+#include "env/held_file.h"
 #include "env/lock_ledger.h"
 
 namespace twice::env {
@@ -225,6 +226,7 @@ void remove_database(const std::string& path) {
   std::error_code ec;
   for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ec);
   forget_journals(path);
+  stop_holding(path);
 }
 
 void remove_process_databases(int pid) {

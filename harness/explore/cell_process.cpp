@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 
 #include "env/run_database.h"
 #include "env/sqlite_db.h"
+#include "gateway/signature.h"
 #include "run/simulate.h"
 #include "sim/heartbeat.h"
 
@@ -173,7 +175,6 @@ std::string cbor(const json& j) {
 
 // A child's messages: a kind byte, a 4-byte little-endian length, the payload.
 enum class Message : char {
-  kRun = 'P',           // [phase, run, seed]: the run now starting
   kCell = 'R',          // the CellResult
   kObserved = 'I',      // a re-check's invariants
   kError = 'E',         // the harness threw: the text
@@ -235,13 +236,46 @@ template <class Body>
   }
   // The runs' database file kept for this thread (env/run_database.h) is the
   // child's own: removed here, since _exit() runs no thread_local destructor.
-  env::RunDatabase::of_this_thread().discard();
+  env::RunDatabase::of_this_thread().remove_before_exit();
   // What the handler printed goes out; nothing of the parent's is left to
   // flush twice (it flushed before forking). No atexit handlers, no static
   // destructors: they belong to the parent.
   std::cout.flush();
   std::fflush(nullptr);
   ::_exit(code);
+}
+
+// --- the run under way, in memory the parent can read ------------------------
+
+// Each running child has a slot of memory shared with the parent (mapped
+// before the fork): the heartbeat (sim/heartbeat.h) and the run it started
+// last. The parent reads the run only once the child has exited, to name it
+// in a failure; sending it down the pipe instead cost a write in the child
+// and a wake-up, a read and a decode in the parent for every run (38,000 in
+// the main job), on cores the cells need.
+struct RunRecord {
+  int run = 0;
+  std::uint64_t seed = 0;
+  char phase[112] = {};  // "exploring", "shrinking <invariant>"; cut to fit
+};
+struct Slot {
+  std::atomic<std::uint64_t> beat;
+  // Which of `records` is the latest. A child writes the other one and then
+  // publishes it, so a child killed while writing leaves the last one whole.
+  std::atomic<std::uint32_t> latest;
+  RunRecord records[2];
+};
+
+void record_run(Slot& slot, std::string_view phase, int run, std::uint64_t seed) {
+  const std::uint32_t next = slot.latest.load(std::memory_order_relaxed) ^ 1u;
+  RunRecord& r = slot.records[next];
+  r.run = run;
+  r.seed = seed;
+  const std::size_t n = std::min(phase.size(), sizeof r.phase - 1);
+  std::memcpy(r.phase, phase.data(), n);
+  r.phase[n] = '\0';
+  slot.latest.store(next, std::memory_order_release);
+  slot.beat.fetch_add(1, std::memory_order_relaxed);  // starting a run is a sign of life
 }
 
 // --- the parent's side ---------------------------------------------------------
@@ -256,6 +290,7 @@ struct Child {
   Work work;
   pid_t pid = -1;
   int fd = -1;  // -1 once the child closed its end
+  int pidfd = -1;  // readable once the child has exited; -1 where the kernel has none
   std::size_t slot = 0;
   std::string inbox;
   std::uint64_t last_beat = 0;
@@ -290,7 +325,7 @@ class CellSupervisor {
     rechecks_left_.assign(total_, 0);
     for (std::size_t i = 0; i < total_; ++i) queue_.push_back(Work{Work::Kind::kExplore, i, 0});
     jobs_ = static_cast<std::size_t>(std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(total_, 1)))));
-    // One heartbeat counter per running child, on its own cache line.
+    // One Slot per running child (a heartbeat and the run under way), on cache lines of its own.
     beats_size_ = jobs_ * kSlotBytes;
     void* shared = ::mmap(nullptr, beats_size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map the cells' heartbeats: {}", std::strerror(errno)));
@@ -307,6 +342,7 @@ class CellSupervisor {
       ::waitpid(c.pid, &status, 0);
       env::remove_process_databases(c.pid);
       if (c.fd >= 0) ::close(c.fd);
+      if (c.pidfd >= 0) ::close(c.pidfd);
     }
     ::munmap(beats_, beats_size_);
   }
@@ -334,13 +370,12 @@ class CellSupervisor {
   }
 
  private:
-  static constexpr std::size_t kSlotBytes = 64;
+  static constexpr std::size_t kSlotBytes = (sizeof(Slot) + 63) & ~std::size_t{63};  // whole cache lines
 
   const HandlerInfo& handler_of(std::size_t cell) const { return *handlers_[cell / scenarios_.size()]; }
   const gateway::Scenario& scenario_of(std::size_t cell) const { return scenarios_[cell % scenarios_.size()]; }
-  std::atomic<std::uint64_t>* beat(std::size_t slot) {
-    return reinterpret_cast<std::atomic<std::uint64_t>*>(beats_ + slot * kSlotBytes);
-  }
+  Slot& slot_at(std::size_t slot) { return *reinterpret_cast<Slot*>(beats_ + slot * kSlotBytes); }
+  std::atomic<std::uint64_t>* beat(std::size_t slot) { return &slot_at(slot).beat; }
 
   // Starts the next piece of work; false when there is none to start. After
   // Ctrl-C no new cell starts, but the re-checks of cells under way do.
@@ -360,7 +395,7 @@ class CellSupervisor {
     if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
     const std::size_t slot = free_slots_.back();
     free_slots_.pop_back();
-    beat(slot)->store(0, std::memory_order_relaxed);
+    new (&slot_at(slot)) Slot{};  // no beat, no run yet
     // Nothing buffered may be written twice (once by the child's exit).
     std::cout.flush();
     std::cerr.flush();
@@ -374,12 +409,14 @@ class CellSupervisor {
     }
     if (pid == 0) {
       ::close(fds[0]);
+      slot_of_child_ = slot;
       child_main(fds[1], beat(slot), limits_, [&] { run_in_child(work); });
     }
     ::close(fds[1]);
     Child c;
     c.work = work;
     c.pid = pid;
+    c.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
     c.fd = fds[0];
     c.slot = slot;
     c.last_sign_of_life = Clock::now();
@@ -397,9 +434,8 @@ class CellSupervisor {
       ExploreOptions o = options_;
       o.jobs = 1;
       o.on_cell = nullptr;
-      o.on_run = [](std::string_view phase, int run, std::uint64_t seed) {
-        send(Message::kRun, cbor(json::array({std::string(phase), run, seed})));
-      };
+      Slot& mine = slot_at(slot_of_child_);
+      o.on_run = [&mine](std::string_view phase, int run, std::uint64_t seed) { record_run(mine, phase, run, seed); };
       send(Message::kCell, cbor(to_wire(explore_cell(s, h, o, expected_.get(h.name, s.name)))));
       return;
     }
@@ -420,19 +456,25 @@ class CellSupervisor {
   void wait_for_children() {
     std::vector<pollfd> fds;
     std::vector<std::size_t> owner;
-    bool awaiting_exit = false;
-    for (std::size_t i = 0; i < running_.size(); ++i) {
+    for (std::size_t i = 0; i < running_.size(); ++i)
       if (running_[i].fd >= 0) {
         fds.push_back(pollfd{running_[i].fd, POLLIN, 0});
         owner.push_back(i);
       }
-      if (running_[i].fd < 0 || running_[i].killed_as_hung) awaiting_exit = true;
+    // After the pipes (fds[k] is owner[k]'s pipe for k < owner.size()): the
+    // pidfds of children about to exit. One turns readable when its child has
+    // exited, so poll wakes then, not 5 ms later (537 exits in the main job).
+    bool awaiting_exit = false;  // a child about to exit without a pidfd to tell when
+    for (const Child& c : running_) {
+      if (c.fd >= 0 && !c.killed_as_hung) continue;
+      if (c.pidfd >= 0) fds.push_back(pollfd{c.pidfd, POLLIN, 0});
+      else awaiting_exit = true;
     }
     // A child that closed its pipe is about to exit: look again soon.
     const int timeout_ms = awaiting_exit ? 5 : 200;
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) throw std::runtime_error(fmt::format("poll: {}", std::strerror(errno)));
-    for (std::size_t k = 0; ready > 0 && k < fds.size(); ++k)
+    for (std::size_t k = 0; ready > 0 && k < owner.size(); ++k)
       if (fds[k].revents != 0) read_from(running_[owner[k]]);
 
     const auto now = Clock::now();
@@ -452,6 +494,7 @@ class CellSupervisor {
       // the handler forked may hold it): the cell's verdict does not wait.
       if ((running_[i].fd < 0 || running_[i].killed_as_hung) && reap(running_[i])) {
         if (running_[i].fd >= 0) ::close(running_[i].fd);
+        if (running_[i].pidfd >= 0) ::close(running_[i].pidfd);
         Child done = std::move(running_[i]);
         running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
         free_slots_.push_back(done.slot);
@@ -496,11 +539,7 @@ class CellSupervisor {
     }
     try {
       const json j = json::from_cbor(payload);
-      if (kind == Message::kRun) {
-        c.under_way.phase = j.at(0).get<std::string>();
-        c.under_way.run = j.at(1).get<int>();
-        c.under_way.seed = j.at(2).get<std::uint64_t>();
-      } else if (kind == Message::kCell) {
+      if (kind == Message::kCell) {
         CellResult cell;
         from_wire(j, cell);
         c.cell = std::move(cell);
@@ -523,6 +562,10 @@ class CellSupervisor {
       throw std::runtime_error(fmt::format("waitid: {}", std::strerror(errno)));
     }
     if (info.si_pid == 0) return false;
+    // Exited: its slot is still and still its own; the last run it started.
+    const Slot& slot = slot_at(c.slot);
+    const RunRecord& r = slot.records[slot.latest.load(std::memory_order_acquire)];
+    if (c.work.kind == Work::Kind::kExplore && r.run > 0) c.under_way = CellFailure{{}, {}, r.phase, r.run, r.seed, {}};
     const bool normal = (c.cell || c.observed) && info.si_code == CLD_EXITED && info.si_status == 0;
     if (!normal) env::remove_process_databases(c.pid);
     int status = 0;
@@ -628,6 +671,7 @@ class CellSupervisor {
   std::vector<Child> running_;
   std::vector<std::size_t> free_slots_;
   char* beats_ = nullptr;
+  std::size_t slot_of_child_ = 0;  // in a child: the slot it writes
   std::size_t beats_size_ = 0;
   int done_ = 0;
 };
@@ -649,6 +693,11 @@ MatrixResult explore_matrix_isolated(const std::vector<const HandlerInfo*>& hand
                                      const std::vector<gateway::Scenario>& scenarios, const ExploreOptions& options,
                                      const IsolationLimits& limits, const ExpectedMatrix& expected) {
   if (handlers.empty() || scenarios.empty()) return explore_matrix(handlers, scenarios, options, expected);
+  // Each child signs the gateway's notifies, and the first HMAC of a process
+  // fetches OpenSSL's implementation (providers, name tables): 8% of a
+  // one-seed cell's process. Done once here, before the forks, every child
+  // inherits it. It runs no handler code, so the parent stays as contained.
+  (void)gateway::hmac_sha256_hex("twice", "the children inherit this HMAC's set-up");
   CellSupervisor supervisor(handlers, scenarios, options, limits, expected);
   return supervisor.run();
 }

@@ -1,8 +1,8 @@
 // Cell isolation: explore_matrix() with each cell (handler × scenario, all its
 // seeds and its shrinking) run in a child process of its own, so that a
 // handler under test that crashes, exits or hangs takes down its cell, never
-// the run. The child sends its CellResult back over a pipe, with the run under
-// way before each one; a child that dies by a signal, exits without a result
+// the run. The child sends its CellResult back over a pipe and notes each run
+// it starts in memory shared with the parent; a child that dies by a signal, exits without a result
 // or stops reaching scheduling points for `timeout_seconds` becomes its cell's
 // verdict ("crashed: SIGSEGV", "exited: 0", "hung: no scheduling point for
 // 30 s") naming the phase, run and seed under way, with a replay command.

@@ -147,6 +147,67 @@ TEST_F(LedgerTest, GrantableSaysWhatARetryMeets) {
   EXPECT_GT(checked_false, 100);
 }
 
+// The ledger answers every lock call itself (unix's fcntl is never asked):
+// the same random statements on four connections of a twice-unix file and of
+// a plain unix one (SQLite's own locking, the kernel's fcntl under it) must
+// get the same answer, statement by statement, and read the same rows.
+TEST_F(LedgerTest, EveryStatementIsAnsweredAsSqlitesUnixVfsAnswersIt) {
+  const std::vector<const char*> statements = {
+      "BEGIN",  "BEGIN IMMEDIATE", "BEGIN EXCLUSIVE", "SELECT group_concat(k || ':' || v) FROM t",
+      "INSERT OR REPLACE INTO t VALUES (1, 7)", "INSERT OR REPLACE INTO t VALUES (3, 9)", "COMMIT", "ROLLBACK",
+      "UPDATE t SET v = v + 1", "DELETE FROM t WHERE k = 3",
+  };
+  const std::string unix_path = fresh_database_path();
+  std::vector<sqlite3*> unix_conns;
+  const auto open_unix = [&] {
+    sqlite3* c = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(unix_path.c_str(), &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "unix"), SQLITE_OK);
+    EXPECT_EQ(exec_script(c, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"), "");
+    unix_conns.push_back(c);
+    return c;
+  };
+  ASSERT_EQ(exec_script(open_unix(), "CREATE TABLE t(k INTEGER PRIMARY KEY, v INTEGER);"), "");
+  for (int i = 0; i < 3; ++i) open_unix();
+  for (int i = 0; i < 4; ++i) connect();
+  const auto read = [](sqlite3* c, const char* sql, int& rc) {
+    sqlite3_stmt* stmt = nullptr;
+    rc = sqlite3_prepare_v2(c, sql, -1, &stmt, nullptr);
+    std::string rows;
+    if (rc == SQLITE_OK) {
+      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+        for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+          const unsigned char* text = sqlite3_column_text(stmt, i);
+          rows += text ? reinterpret_cast<const char*>(text) : "null";
+          rows += ';';
+        }
+      sqlite3_finalize(stmt);
+    }
+    return rows;
+  };
+  std::mt19937 rng(11);
+  int busy = 0, ok = 0;
+  for (int step = 0; step < 6000; ++step) {
+    const std::size_t c = rng() % conns.size();
+    const char* sql = statements[rng() % statements.size()];
+    int rc_ledger = 0, rc_unix = 0;
+    const std::string rows_ledger = read(conns[c], sql, rc_ledger);
+    const std::string rows_unix = read(unix_conns[c], sql, rc_unix);
+    ASSERT_EQ(rc_ledger, rc_unix) << "step " << step << ", connection " << c << ": " << sql;
+    ASSERT_EQ(rows_ledger, rows_unix) << "step " << step << ", connection " << c << ": " << sql;
+    ASSERT_EQ(sqlite3_txn_state(conns[c], nullptr), sqlite3_txn_state(unix_conns[c], nullptr)) << "step " << step;
+    (rc_ledger == SQLITE_BUSY ? busy : ok) += 1;
+    if (rng() % 25 == 0)
+      for (std::size_t k = 0; k < conns.size(); ++k) {
+        run(conns[k], "ROLLBACK");
+        run(unix_conns[k], "ROLLBACK");
+      }
+  }
+  for (sqlite3* c : unix_conns) sqlite3_close(c);
+  remove_database(unix_path);
+  EXPECT_GT(busy, 500);
+  EXPECT_GT(ok, 1000);
+}
+
 }  // namespace
 }  // namespace twice::env
 

@@ -4,9 +4,12 @@
 // are in tests/hostile, run through the `twice` command.
 #include "explore/cell_process.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include "../support.h"
+#include "sim/choices.h"
 
 namespace twice::explore {
 namespace {
@@ -83,6 +86,60 @@ TEST(CellProcess, AMatrixInChildProcessesEqualsTheSameMatrixInThreads) {
   bool any_counterexample = false;
   for (const auto& c : children.cells) any_counterexample |= !c.violations.empty();
   EXPECT_TRUE(any_counterexample);
+}
+
+// A handler like `false-success` whose process aborts when it makes its
+// `n`th handler: the `n`th run of that process (a run makes one handler).
+HandlerInfo aborting_at_run(int n) {
+  HandlerInfo h = testing::handler("false-success");
+  h.name = "aborts-at-run-" + std::to_string(n);
+  h.make = [n, make = h.make] {
+    static int made = 0;  // in the cell's child: it starts at 0 there
+    if (++made == n) std::abort();
+    return make();
+  };
+  return h;
+}
+
+// The run under way when a child dies is read from memory the child shares
+// with its parent: it must name the run and seed that were running.
+TEST(CellProcess, ADeadChildNamesTheRunItWasExploring) {
+  const std::vector<gateway::Scenario> scenarios = {testing::concurrent_copies_scenario(1)};
+  const HandlerInfo h = aborting_at_run(7);
+  ExploreOptions o;
+  o.seeds = 20;
+  o.base_seed = 5;
+  const MatrixResult m = explore_matrix_isolated({&h}, scenarios, o, IsolationLimits{}, ExpectedMatrix{});
+  ASSERT_EQ(m.cells.size(), 1u);
+  ASSERT_EQ(m.cells[0].failures.size(), 1u);
+  const CellFailure& f = m.cells[0].failures[0];
+  EXPECT_EQ(f.verdict, "crashed: SIGABRT");
+  EXPECT_EQ(f.phase, "exploring");
+  EXPECT_EQ(f.run, 7);
+  EXPECT_EQ(f.seed, sim::derive_seed(5, 6));
+  EXPECT_NE(f.detail.find("while exploring run 7 (seed " + std::to_string(f.seed) + ")"), std::string::npos) << f.detail;
+}
+
+TEST(CellProcess, ADeadChildNamesTheRunItWasShrinking) {
+  const std::vector<gateway::Scenario> scenarios = {testing::concurrent_copies_scenario(1)};
+  ExploreOptions o;
+  o.seeds = 5;
+  o.shrink_budget = 50;
+  // Where the cell's first shrink starts from, explored in this process.
+  const CellResult whole = explore_cell(scenarios[0], testing::handler("false-success"), o, Expectation{});
+  ASSERT_FALSE(whole.violations.empty()) << "false-success must fail within 5 seeds";
+  const ViolationResult& first = whole.violations.front();
+  // Five runs explore, the sixth re-runs the failing seed, the seventh is the first candidate.
+  const HandlerInfo h = aborting_at_run(7);
+  const MatrixResult m = explore_matrix_isolated({&h}, scenarios, o, IsolationLimits{}, ExpectedMatrix{});
+  ASSERT_EQ(m.cells.size(), 1u);
+  ASSERT_EQ(m.cells[0].failures.size(), 1u);
+  const CellFailure& f = m.cells[0].failures[0];
+  EXPECT_EQ(f.verdict, "crashed: SIGABRT");
+  EXPECT_EQ(f.phase, "shrinking " + first.invariant);
+  EXPECT_EQ(f.run, first.schedules_to_first);
+  EXPECT_EQ(f.seed, first.seed);
+  EXPECT_NE(f.replay_command.find("--shrunk"), std::string::npos) << f.replay_command;
 }
 
 }  // namespace
