@@ -3,10 +3,12 @@
 // first use outside any timed loop.
 //   BM_EngineSchedulesPerSecond/<engine>: one simulate() of unique-key+cas on
 //     concurrent-duplicates per iteration, seed i of `twice run`'s base seed 1,
-//     no trace: schedules per second on one core, as (b) for SQLite.
+//     no trace: schedules per second on one core, as (b) for SQLite. The
+//     PostgreSQL ones also with the DELETE reset (_delete), which runs no
+//     longer use (not exact), to show what the exact one costs.
 //   BM_PgReset/<method>: bringing a PostgreSQL database back to the seeded
-//     state of that scenario: DELETE + setval() + the seed rows (what runs
-//     use), or TRUNCATE ... RESTART IDENTITY + the seed rows.
+//     state of that scenario: TRUNCATE ... RESTART IDENTITY + the seed rows
+//     (what runs use), or DELETE + setval() + the seed rows.
 //   BM_PgServerStart: initdb + start + stop of a throwaway server.
 //   BM_MariadbReset: bringing a MariaDB database back to the seeded state
 //     (TRUNCATE of every table + the seed rows, what runs use).
@@ -57,7 +59,8 @@ engine::MariadbCluster* mariadb(benchmark::State& state) {
   return instance.get();
 }
 
-void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine::Isolation isolation) {
+void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine::Isolation isolation,
+                                 engine::ResetMethod pg_reset = engine::ResetMethod::kTruncate) {
   const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
   const HandlerInfo* handler = find_handler("unique-key+cas");
   if (!handler) return state.SkipWithError("handler not registered");
@@ -67,6 +70,11 @@ void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine:
     spec.engine.isolation = isolation;
     spec.engine.postgres = cluster(state);
     if (!spec.engine.postgres) return;
+    // One thread: simulate() leases this same database again.
+    std::unique_ptr<engine::PgDatabase> db;
+    if (Status s = spec.engine.postgres->lease(db); !s.ok()) return state.SkipWithError(s.message().c_str());
+    db->set_reset_method(pg_reset);
+    spec.engine.postgres->give_back(std::move(db));
     spec.seed = sim::derive_seed(1, 0);
     (void)run::simulate(spec).value();  // the database and its schema exist before the timed loop
   }
@@ -86,6 +94,13 @@ void BM_EngineSchedulesPerSecond(benchmark::State& state, Engine engine, engine:
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["failing_share"] = static_cast<double>(failing) / static_cast<double>(state.iterations());
+  if (engine == Engine::kPostgres) {
+    std::unique_ptr<engine::PgDatabase> db;
+    if (spec.engine.postgres->lease(db).ok()) {
+      db->set_reset_method(engine::ResetMethod::kTruncate);
+      spec.engine.postgres->give_back(std::move(db));
+    }
+  }
 }
 BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, sqlite, Engine::kSqlite, engine::Isolation::kReadCommitted)
     ->UseRealTime();
@@ -94,6 +109,12 @@ BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, postgres_read_committed, Engine::
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, postgres_serializable, Engine::kPostgres,
                   engine::Isolation::kSerializable)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, postgres_read_committed_delete, Engine::kPostgres,
+                  engine::Isolation::kReadCommitted, engine::ResetMethod::kDelete)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, postgres_serializable_delete, Engine::kPostgres,
+                  engine::Isolation::kSerializable, engine::ResetMethod::kDelete)
     ->UseRealTime();
 
 BENCHMARK_CAPTURE(BM_EngineSchedulesPerSecond, mariadb_repeatable_read, Engine::kMariadb,
@@ -126,11 +147,11 @@ void BM_PgReset(benchmark::State& state, engine::ResetMethod method) {
     if (Status s = db->prepare(key, schema.postgres_setup_sql, seed); !s.ok())
       return state.SkipWithError(s.message().c_str());
   }
-  db->set_reset_method(engine::ResetMethod::kDelete);
+  db->set_reset_method(engine::ResetMethod::kTruncate);
   c->give_back(std::move(db));
 }
-BENCHMARK_CAPTURE(BM_PgReset, delete_setval, engine::ResetMethod::kDelete)->UseRealTime();
 BENCHMARK_CAPTURE(BM_PgReset, truncate_restart_identity, engine::ResetMethod::kTruncate)->UseRealTime();
+BENCHMARK_CAPTURE(BM_PgReset, delete_setval, engine::ResetMethod::kDelete)->UseRealTime();
 
 void BM_MariadbReset(benchmark::State& state) {
   engine::MariadbCluster* c = mariadb(state);

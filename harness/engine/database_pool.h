@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,7 +33,7 @@ class DatabasePool {
       idle_.pop_back();
       return Status::OK();
     }
-    const std::string name = fmt::format("twice_{}_{}", ::getpid(), created_.size());
+    const std::string name = fmt::format("twice_{}_{}", ::getpid(), next_number());
     if (Status s = create(name); !s.ok())
       return Status::error(fmt::format("cannot create database {}: {}", name, s.message()));
     created_.push_back(name);
@@ -53,6 +54,13 @@ class DatabasePool {
   }
 
  private:
+  // Numbered across every pool of the process: two clusters on one server
+  // (one of them an --engine-url naming it) must not make the same name.
+  static int next_number() {
+    static std::atomic<int> next{0};
+    return next++;
+  }
+
   std::mutex mutex_;
   std::vector<std::unique_ptr<Database>> idle_;
   std::vector<std::string> created_;

@@ -94,7 +94,10 @@ Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
   // byte for byte, as on SQLite and PostgreSQL (the default collation would
   // take 'paid' for 'PAID'). Deadlocks are detected at once (InnoDB's
   // default); a lock wait never times out during a run (the scheduler tells a
-  // wait from a stall itself).
+  // wait from a stall itself). No automatic statistics: InnoDB recalculates a
+  // table's persistent statistics in a background thread, at most every 10 s,
+  // once a tenth of its rows changed, so a plan could depend on when a run
+  // happens; with it off they are what TRUNCATE leaves, in every run.
   t0 = std::chrono::steady_clock::now();
   Status started;
   std::vector<std::string> argv = {*mariadbd, "--no-defaults", "--datadir=" + data, "--skip-networking",
@@ -104,7 +107,7 @@ Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
                                    "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=32M",
                                    "--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0",
                                    "--innodb-lock-wait-timeout=600", "--max-connections=500",
-                                   "--performance-schema=OFF"};
+                                   "--performance-schema=OFF", "--innodb-stats-auto-recalc=OFF"};
   // It runs as whoever runs twice; as root only when told so.
   if (::geteuid() == 0) argv.push_back("--user=root");
   server->pid_ = start_background(argv, RunAs{}, log + ".out", started);

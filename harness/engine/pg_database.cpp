@@ -18,8 +18,12 @@ namespace {
 // that much wall time, and deadlocks are rare.
 constexpr int kDeadlockTimeoutBaseMs = 100;
 constexpr int kDeadlockTimeoutStepMs = 100;
-// Dead rows of the DELETE resets are vacuumed away this often.
-constexpr int kVacuumEvery = 500;
+// Each TRUNCATE gives every table, index and sequence a new relfilenode: a
+// row of pg_class changed per relation per run, and the throwaway server runs
+// no autovacuum. The catalog's dead rows are vacuumed this often; a catalog's
+// VACUUM changes nothing a run's statements see (user tables are never
+// vacuumed: that is what made runs depend on the runs before, see prepare()).
+constexpr int kCatalogVacuumEvery = 1000;
 
 std::string quote_ident(const std::string& name) {
   std::string out = "\"";
@@ -59,28 +63,35 @@ Status PgDatabase::install(const std::string& setup_sql) {
   if (!tables.ok() || !sequences.ok()) return tables.ok() ? sequences.status : tables.status;
   reset_sql_.clear();
   std::string names;
+  std::string no_autovacuum;
   for (const auto& row : tables.rows) {
     const std::string t = quote_ident(row[0].as_text());
     reset_sql_ += fmt::format("DELETE FROM {};", t);
     names += (names.empty() ? "" : ", ") + t;
+    // Autovacuum's ANALYZE (and VACUUM) sets the statistics the planner
+    // reads, at a moment the wall clock picks: off for the run's tables, also
+    // on a server an --engine-url names (the throwaway server has it off).
+    no_autovacuum += fmt::format("ALTER TABLE {} SET (autovacuum_enabled = off, toast.autovacuum_enabled = off);", t);
   }
+  std::string setvals;
   for (const auto& row : sequences.rows)
-    reset_sql_ += fmt::format("SELECT setval({}, 1, false);", quote_literal("public." + quote_ident(row[0].as_text())));
-  truncate_sql_ = names.empty() ? std::string() : fmt::format("TRUNCATE {} RESTART IDENTITY;", names);
+    setvals += fmt::format("SELECT setval({}, 1, false);", quote_literal("public." + quote_ident(row[0].as_text())));
+  reset_sql_ += setvals;
+  // RESTART IDENTITY resets the sequences the tables own; setval() every
+  // other one the schema made.
+  truncate_sql_ = names.empty() ? setvals : fmt::format("TRUNCATE {} RESTART IDENTITY;", names) + setvals;
+  if (!no_autovacuum.empty())
+    if (Status s = checker_->exec_script(no_autovacuum); !s.ok()) return s;
   return Status::OK();
 }
 
 Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql, const std::vector<Statement>& seed) {
-  if (reset_sent_ && collect_reset_ahead() && key == key_) {
-    if (reset_method_ == ResetMethod::kDelete && ++resets_ % kVacuumEvery == 0)
-      return checker_->exec_script("VACUUM");
-    return Status::OK();
-  }
+  if (reset_sent_ && collect_reset_ahead() && key == key_) return vacuum_catalog_now_and_then();
   const bool fresh = key != key_;
   if (fresh) {
     if (Status s = install(setup_sql); !s.ok()) return s;
-  } else if (reset_method_ == ResetMethod::kDelete && ++resets_ % kVacuumEvery == 0) {
-    if (Status s = checker_->exec_script("VACUUM"); !s.ok()) return s;
+  } else if (Status s = vacuum_catalog_now_and_then(); !s.ok()) {
+    return s;
   }
   std::string script = "BEGIN;";
   if (!fresh) script += reset_method_ == ResetMethod::kDelete ? reset_sql_ : truncate_sql_;
@@ -97,6 +108,11 @@ Status PgDatabase::prepare(const std::string& key, const std::string& setup_sql,
   for (const auto& st : seed) reset_script_ += inline_parameters(st.sql, st.params) + ";";
   reset_script_ += "COMMIT;";
   return Status::OK();
+}
+
+Status PgDatabase::vacuum_catalog_now_and_then() {
+  if (reset_method_ != ResetMethod::kTruncate || ++resets_ % kCatalogVacuumEvery != 0) return Status::OK();
+  return checker_->exec_script("VACUUM pg_catalog.pg_class");
 }
 
 void PgDatabase::reset_ahead() {

@@ -60,6 +60,7 @@ PgDb::~PgDb() {
     if (in_flight_) abandon();
     roll_back_at_close();
   }
+  clear_results();
   leave_run();
   if (session_) run_.database().release(session_);
 }
@@ -72,22 +73,43 @@ bool PgDb::in_transaction() const {
 
 int PgDb::socket() const { return PQsocket(session_->conn); }
 
+// The answer is whole at ReadyForQuery, not at its result: PostgreSQL sends
+// an ERROR (a deadlock victim's 40P01) at once and only then aborts the
+// transaction and releases its locks, before ReadyForQuery. Taken at the
+// error, the victim's answer let twice ask who blocks the survivor while the
+// victim still held its locks: the survivor was seen blocked or not,
+// depending on that race (PgDeadlock flaked once under load). The results
+// read on the way are kept for take_answer().
+bool PgDb::whole_answer_read() {
+  PGconn* conn = session_->conn;
+  while (!PQisBusy(conn)) {
+    PGresult* r = PQgetResult(conn);
+    if (!r) return true;  // ReadyForQuery
+    results_.push_back(r);
+  }
+  return false;
+}
+
+void PgDb::clear_results() {
+  for (PGresult* r : results_) PQclear(r);
+  results_.clear();
+}
+
 bool PgDb::answer_arrived(int timeout_us) {
   if (answered_) return true;
   PGconn* conn = session_->conn;
   if (!PQconsumeInput(conn)) return answered_ = true;  // broken: PQgetResult reports it
-  if (!PQisBusy(conn)) return answered_ = true;
+  if (whole_answer_read()) return answered_ = true;
   if (timeout_us <= 0) return false;
   pollfd fd{PQsocket(conn), POLLIN, 0};
   poll_us(&fd, 1, timeout_us);
   if (!PQconsumeInput(conn)) return answered_ = true;
-  return answered_ = !PQisBusy(conn);
+  return answered_ = whole_answer_read();
 }
 
 void PgDb::abandon() {
   if (!cancel()) {
-    PQclear(kept_);
-    kept_ = nullptr;
+    clear_results();
     while (PGresult* r = PQgetResult(session_->conn)) PQclear(r);
     in_flight_ = false;
     answered_ = false;
@@ -104,15 +126,11 @@ bool PgDb::cancel() {
   // statement's own result if that came first (then it stays for finish()).
   while (!answer_arrived(100'000)) {
   }
-  PGresult* r = PQgetResult(session_->conn);
+  const PGresult* r = results_.empty() ? nullptr : results_.front();
   const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
   const bool cancelled = state && std::string_view(state) == "57014";
-  if (!cancelled) {
-    // Put it back: finish() reads it. libpq has no unget, so keep it here.
-    kept_ = r;
-    return false;
-  }
-  PQclear(r);
+  if (!cancelled) return false;  // the statement's own answer: take_answer() reads it
+  clear_results();
   while (PGresult* more = PQgetResult(session_->conn)) PQclear(more);
   in_flight_ = false;
   answered_ = false;
@@ -160,8 +178,12 @@ bool PgDb::is_transaction_control(std::string_view sql) const {
 }
 
 Result PgDb::take_answer(std::string_view sql) {
-  PGresult* last = kept_;
-  kept_ = nullptr;
+  PGresult* last = nullptr;
+  for (PGresult* r : results_) {
+    if (last) PQclear(last);
+    last = r;
+  }
+  results_.clear();
   while (PGresult* r = PQgetResult(session_->conn)) {
     if (last) PQclear(last);
     last = r;

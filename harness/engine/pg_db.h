@@ -91,12 +91,15 @@ class PgDb final : public env::TaskDb, public ServerSession {
   bool answer_kept() const override { return answered_; }
   void abandon() override;
   Result take_answer(std::string_view sql) override;
+  // Reads what has arrived; true once ReadyForQuery did (results go to results_).
+  bool whole_answer_read();
+  void clear_results();
 
   PgRun& run_;
   PgSession* session_ = nullptr;
   bool in_flight_ = false;  // sent, answer not yet taken
   bool answered_ = false;   // the whole answer arrived
-  PGresult* kept_ = nullptr;  // an answer read while cancelling, for take_answer()
+  std::vector<PGresult*> results_;  // read before ReadyForQuery, for take_answer()
   std::map<std::string, std::string, std::less<>> translated_;  // ? -> $n, per statement text
   const std::string* statement_ = nullptr;  // the prepared statement's text, in translated_
   std::vector<std::string> storage_;         // its parameters as text ...

@@ -45,19 +45,23 @@ std::set<std::string> pg_folders() {
   return out;
 }
 
-// A temporary folder of the test's own (TMPDIR for this process and its
-// children): other processes on the machine start servers under /tmp too, and
-// "nothing new under the temporary folder" must be about ours alone.
+// A temporary folder of the test's own (TMPDIR and TWICE_PG_DIR for this
+// process and its children): other processes on the machine start servers
+// under /dev/shm and /tmp too, and "nothing new under the temporary folder"
+// must be about ours alone.
 struct PrivateTmp {
   std::string dir;
   std::unique_ptr<ScopedEnv> env;
+  std::unique_ptr<ScopedEnv> pg_dir;
   PrivateTmp() {
     std::string pattern = "/tmp/twice-test-XXXXXX";
     dir = ::mkdtemp(pattern.data()) ? pattern : std::string();
     ::chmod(dir.c_str(), 0755);  // the postgres user must reach its folder inside
     env = std::make_unique<ScopedEnv>("TMPDIR", dir);
+    pg_dir = std::make_unique<ScopedEnv>("TWICE_PG_DIR", dir);
   }
   ~PrivateTmp() {
+    pg_dir.reset();
     env.reset();
     fs::remove_all(dir);
   }
@@ -79,6 +83,12 @@ TEST(PostgresServer, StartsAcceptsConnectionsAndLeavesNothingBehind) {
   std::string line;
   std::getline(opts, line);
   EXPECT_NE(line.find("listen_addresses="), std::string::npos) << line;
+  // Dynamic shared memory and nothing else of the server's outside its folder:
+  // a server killed with SIGKILL used to leave /dev/shm/PostgreSQL.* behind.
+  EXPECT_NE(line.find("dynamic_shared_memory_type=mmap"), std::string::npos) << line;
+  EXPECT_TRUE(fs::is_directory(folder + "/data/pg_dynshmem"));
+  // No autovacuum: it would set the planner's statistics at wall-clock moments.
+  EXPECT_NE(line.find("autovacuum=off"), std::string::npos) << line;
   server.reset();
   EXPECT_FALSE(fs::exists(folder));
   EXPECT_FALSE(process_exists(pid));
