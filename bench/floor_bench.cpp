@@ -7,7 +7,11 @@
 // kept, and the database reset in place to the seeded image before each
 // pass, as a run's is. BM_FloorResetOnly is that reset
 // alone. No scheduler, no fibers, no gateway, no checker: what a schedule
-// cannot cost less than. ratios.py sets BM_SimulateOneSchedule/
+// cannot cost less than. BM_FloorHeld is the same floor on a file held in
+// memory (env/held_file.h), as a run's has been since session 7: the floor
+// of the same storage, so that the ratio does not credit the simulator with
+// the system calls the held file saves (BM_Floor keeps the file on disk, as
+// on the revisions before, for before/after tables). ratios.py sets BM_SimulateOneSchedule/
 // concurrent_duplicates beside it; both run in the same benchmark run.
 //
 // BM_Growth/<spread|burst>/<n>: one schedule (no trace, as `twice run`
@@ -20,6 +24,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +32,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_support.h"
+#include "env/held_file.h"
 #include "env/seed.h"
 #include "env/seeded_database.h"
 #include "env/sqlite_db.h"
@@ -56,7 +62,8 @@ std::map<int, std::vector<std::string>> statements_per_task(const gateway::Scena
 // revision without one (bench/README.md compares before and after).
 class FloorDatabase {
  public:
-  FloorDatabase(const gateway::Scenario& scenario, const Schema& schema) : path_(env::fresh_database_path()) {
+  FloorDatabase(const gateway::Scenario& scenario, const Schema& schema, bool held = false)
+      : path_(env::fresh_database_path()) {
     env::create_seeded_database(path_, fmt::format("floor {} {}", scenario.name, schema.setup_sql), [&](sqlite3* conn) {
       std::vector<env::SeedOrder> orders;
       for (const auto& o : scenario.orders) orders.push_back({o.order_no, o.user, o.amount, o.currency});
@@ -65,6 +72,10 @@ class FloorDatabase {
     std::ifstream in(path_, std::ios::binary);
     image_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+    if (held) {  // before any connection opens: those opened earlier are not held
+      env::hold_in_memory(path_, image_);
+      held_ = env::held_in_memory(path_);
+    }
   }
   ~FloorDatabase() {
     for (auto& [task, c] : connections_) {
@@ -72,6 +83,7 @@ class FloorDatabase {
       sqlite3_close(c.handle);
     }
     ::close(fd_);
+    held_.reset();
     env::remove_database(path_);
   }
   bool reset() {
@@ -79,6 +91,10 @@ class FloorDatabase {
     ++counter_;
     for (std::size_t at : {std::size_t{24}, std::size_t{92}})
       for (int b = 0; b < 4; ++b) image_[at + static_cast<std::size_t>(b)] = static_cast<char>(counter_ >> (24 - 8 * b));
+    if (held_) {
+      held_->bytes = image_;
+      return true;
+    }
     return ::pwrite(fd_, image_.data(), image_.size(), 0) == static_cast<ssize_t>(image_.size()) &&
            ::ftruncate(fd_, static_cast<off_t>(image_.size())) == 0;
   }
@@ -96,17 +112,18 @@ class FloorDatabase {
   std::string path_;
   std::string image_;
   int fd_ = -1;
+  std::shared_ptr<env::HeldBytes> held_;  // null: the file is the kernel's
   std::uint32_t counter_ = 1u << 30;  // past any count a seeding reaches
   std::map<int, Connection> connections_;
 };
 
-void BM_Floor(benchmark::State& state) {
+void floor(benchmark::State& state, bool held) {
   const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
   const HandlerInfo* handler = find_handler("unique-key+cas");
   if (!handler) return state.SkipWithError("unique-key+cas is not registered");
   const auto per_task = statements_per_task(scenario, *handler);
   const auto instance = handler->make();
-  FloorDatabase db(scenario, instance->schema());
+  FloorDatabase db(scenario, instance->schema(), held);
   std::size_t statements = 0;
   for (auto _ : state) {
     if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
@@ -133,7 +150,10 @@ void BM_Floor(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   state.counters["statements"] = static_cast<double>(statements);
 }
+void BM_Floor(benchmark::State& state) { floor(state, false); }
 BENCHMARK(BM_Floor)->UseRealTime();
+void BM_FloorHeld(benchmark::State& state) { floor(state, true); }
+BENCHMARK(BM_FloorHeld)->UseRealTime();
 
 void BM_FloorResetOnly(benchmark::State& state) {
   const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
