@@ -15,6 +15,7 @@
 #include "env/held_file.h"
 #include "env/run_database.h"
 #include "env/sqlite_db.h"
+#include "tests/env/sqlite_rows.h"
 
 namespace twice::env {
 namespace {
@@ -28,20 +29,7 @@ std::string file_bytes(const std::string& path) {
   return bytes;
 }
 
-std::string answer(sqlite3* c, const char* sql, int& rc) {
-  sqlite3_stmt* stmt = nullptr;
-  rc = sqlite3_prepare_v2(c, sql, -1, &stmt, nullptr);
-  std::string rows;
-  if (rc != SQLITE_OK) return rows;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
-      const unsigned char* text = sqlite3_column_text(stmt, i);
-      rows += text ? reinterpret_cast<const char*>(text) : "null";
-      rows += ';';
-    }
-  sqlite3_finalize(stmt);
-  return rows;
-}
+std::string answer(sqlite3* c, const char* sql, int& rc) { return testing::sqlite_rows(c, sql, rc); }
 
 TEST(HeldFile, StatementsAnswerAsOnTheFileAndLeaveItsBytes) {
   const std::vector<const char*> statements = {

@@ -12,6 +12,7 @@
 
 #include "env/lock_ledger.h"
 #include "env/sqlite_db.h"
+#include "tests/env/sqlite_rows.h"
 
 namespace twice::env {
 namespace {
@@ -169,21 +170,7 @@ TEST_F(LedgerTest, EveryStatementIsAnsweredAsSqlitesUnixVfsAnswersIt) {
   ASSERT_EQ(exec_script(open_unix(), "CREATE TABLE t(k INTEGER PRIMARY KEY, v INTEGER);"), "");
   for (int i = 0; i < 3; ++i) open_unix();
   for (int i = 0; i < 4; ++i) connect();
-  const auto read = [](sqlite3* c, const char* sql, int& rc) {
-    sqlite3_stmt* stmt = nullptr;
-    rc = sqlite3_prepare_v2(c, sql, -1, &stmt, nullptr);
-    std::string rows;
-    if (rc == SQLITE_OK) {
-      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-        for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
-          const unsigned char* text = sqlite3_column_text(stmt, i);
-          rows += text ? reinterpret_cast<const char*>(text) : "null";
-          rows += ';';
-        }
-      sqlite3_finalize(stmt);
-    }
-    return rows;
-  };
+  const auto read = [](sqlite3* c, const char* sql, int& rc) { return testing::sqlite_rows(c, sql, rc); };
   std::mt19937 rng(11);
   int busy = 0, ok = 0;
   for (int step = 0; step < 6000; ++step) {
