@@ -36,25 +36,24 @@ class DatabasePool {
   Status lease(std::unique_ptr<Database>& out, Create create, Open open) {
     out.reset();
     std::lock_guard lock(mutex_);
-    const bool spare_missing = created_.size() < 2 * (leased_ + 1);
+    // Every database made is idle or out (one whose open failed counts as out:
+    // at worst one spare more).
+    const std::size_t leased = created_.size() - idle_.size();
+    const bool spare_missing = created_.size() < 2 * (leased + 1);
     if (idle_.size() >= 2 || (!idle_.empty() && !spare_missing)) {
       out = std::move(idle_.front());
       idle_.erase(idle_.begin());
-      ++leased_;
       return Status::OK();
     }
     const std::string name = fmt::format("twice_{}_{}", ::getpid(), next_number());
     if (Status s = create(name); !s.ok())
       return Status::error(fmt::format("cannot create database {}: {}", name, s.message()));
     created_.push_back(name);
-    Status opened = open(name, out);
-    if (opened.ok()) ++leased_;
-    return opened;
+    return open(name, out);
   }
 
   void give_back(std::unique_ptr<Database> db) {
     std::lock_guard lock(mutex_);
-    if (leased_ > 0) --leased_;
     idle_.push_back(std::move(db));
   }
 
@@ -77,7 +76,6 @@ class DatabasePool {
   std::mutex mutex_;
   std::vector<std::unique_ptr<Database>> idle_;  // oldest first
   std::vector<std::string> created_;
-  std::size_t leased_ = 0;  // out now
 };
 
 }  // namespace twice::engine
