@@ -47,19 +47,23 @@ std::vector<engine::PgDatabase::Statement> other_seed() {
   return seed;
 }
 
-// Leases the cluster's next database, resets it `n` times to another key's
-// state (what serving that many runs of another cell does to it), and gives
-// it back: the next run leases it.
+// Leases the two databases a run takes in turns (engine/database_pool.h),
+// resets each `n` times to another key's state (what serving that many runs
+// of another cell does to it), and gives them back: every later run of the
+// cluster gets one of them.
 template <class Cluster, class Database>
 void serve_resets(Cluster& cluster, int n, const std::string& setup_sql) {
-  std::unique_ptr<Database> db;
-  ASSERT_TRUE(cluster.lease(db).ok());
+  std::unique_ptr<Database> first, second;
+  ASSERT_TRUE(cluster.lease(first).ok());
+  ASSERT_TRUE(cluster.lease(second).ok());
   const auto seed = other_seed();
-  for (int i = 0; i < n; ++i) {
-    const Status s = db->prepare("reset history", setup_sql, seed);
-    ASSERT_TRUE(s.ok()) << s.to_string();
-  }
-  cluster.give_back(std::move(db));
+  for (Database* db : {first.get(), second.get()})
+    for (int i = 0; i < n; ++i) {
+      const Status s = db->prepare("reset history", setup_sql, seed);
+      ASSERT_TRUE(s.ok()) << s.to_string();
+    }
+  cluster.give_back(std::move(first));
+  cluster.give_back(std::move(second));
 }
 
 // The shared server's address, as --engine-url would name it.
