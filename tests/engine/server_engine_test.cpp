@@ -182,6 +182,26 @@ TEST_P(ServerRegression, TheBlockedUpdateResumesAfterTheOtherCommitAndCreditsAga
   EXPECT_LT(commit_at, resumed_at);
 }
 
+// Runs `handler` on `s`, seeds 1-10, at read committed and at the engine's
+// level: no violation, and in some seed the refund's UPDATE waited for the
+// order's lock (else the race the test is about never happened).
+void expect_no_violation_and_a_refund_that_waited(const gateway::Scenario& s, const char* handler,
+                                                  const engine::EngineChoice& read_committed,
+                                                  const engine::EngineChoice& own_level) {
+  for (const engine::EngineChoice& at : {read_committed, own_level}) {
+    const std::string level(engine::isolation_name(at.isolation));
+    bool refund_waited = false;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      const run::RunResult r = run_on(s, handler, seed, at);
+      EXPECT_TRUE(r.verdict.violations.empty()) << level << " seed " << seed << "\n" << trace_text(r);
+      for (const auto& ev : r.trace.events())
+        refund_waited |= ev.text.starts_with("UPDATE orders SET status = 'REFUNDED'") &&
+                         ev.result == "waits for a lock another transaction holds";
+    }
+    EXPECT_TRUE(refund_waited) << level << ": the race this test is about never happened";
+  }
+}
+
 // refund-races-shipment with each refund landing while the outbox relay's
 // first tick (at one minute) is still waiting for the slow warehouse. The
 // relay's BEGIN takes no lock on a server engine and a plain SELECT none
@@ -194,18 +214,7 @@ TEST_P(ServerRun, TheOutboxRelayHoldsTheOrderSoARefundWaitsForTheShipment) {
   ASSERT_EQ(s.orders.size(), 2u);
   s.orders[0].refund_after = 61 * kSecond;  // paid at 0 s
   s.orders[1].refund_after = 42 * kSecond;  // paid at 20 s
-  for (auto i : {Isolation::kReadCommitted, e().level}) {
-    bool refund_waited = false;
-    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-      const run::RunResult r = run_on(s, "outbox", seed, e().at(i));
-      EXPECT_TRUE(r.verdict.violations.empty()) << engine::isolation_name(i) << " seed " << seed << "\n"
-                                                 << trace_text(r);
-      for (const auto& ev : r.trace.events())
-        refund_waited |= ev.text.starts_with("UPDATE orders SET status = 'REFUNDED'") &&
-                         ev.result == "waits for a lock another transaction holds";
-    }
-    EXPECT_TRUE(refund_waited) << engine::isolation_name(i) << ": the race this test is about never happened";
-  }
+  expect_no_violation_and_a_refund_that_waited(s, "outbox", e().at(Isolation::kReadCommitted), at_default());
 }
 
 // idempotency-key's calls after the commit each run in a transaction that
@@ -214,19 +223,8 @@ TEST_P(ServerRun, TheOutboxRelayHoldsTheOrderSoARefundWaitsForTheShipment) {
 // refund committed and was acknowledged during the inventory call (88 of 100
 // seeds, on every level of both engines). The order row is now locked first.
 TEST_P(ServerRun, TheEffectTransactionHoldsTheOrderSoARefundWaitsForTheCall) {
-  const gateway::Scenario s = bundled_scenario("refund-races-shipment");
-  for (auto i : {Isolation::kReadCommitted, e().level}) {
-    bool refund_waited = false;
-    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-      const run::RunResult r = run_on(s, "idempotency-key", seed, e().at(i));
-      EXPECT_TRUE(r.verdict.violations.empty()) << engine::isolation_name(i) << " seed " << seed << "\n"
-                                                 << trace_text(r);
-      for (const auto& ev : r.trace.events())
-        refund_waited |= ev.text.starts_with("UPDATE orders SET status = 'REFUNDED'") &&
-                         ev.result == "waits for a lock another transaction holds";
-    }
-    EXPECT_TRUE(refund_waited) << engine::isolation_name(i) << ": the race this test is about never happened";
-  }
+  expect_no_violation_and_a_refund_that_waited(bundled_scenario("refund-races-shipment"), "idempotency-key",
+                                               e().at(Isolation::kReadCommitted), at_default());
 }
 
 // Three copies queue behind one row lock: when it is released, the server
