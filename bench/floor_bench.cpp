@@ -89,12 +89,14 @@ class FloorDatabase {
   bool reset() {
     if (image_.size() < 100) return false;
     ++counter_;
-    for (std::size_t at : {std::size_t{24}, std::size_t{92}})
-      for (int b = 0; b < 4; ++b) image_[at + static_cast<std::size_t>(b)] = static_cast<char>(counter_ >> (24 - 8 * b));
-    if (held_) {
-      held_->bytes = image_;
+    char stamp[4];
+    for (int b = 0; b < 4; ++b) stamp[b] = static_cast<char>(counter_ >> (24 - 8 * b));
+    if (held_) {  // as RunDatabase: the chunks the pass wrote copied back, then the header stamped
+      held_->restore(image_);
+      for (std::size_t at : {std::size_t{24}, std::size_t{92}}) held_->write(at, stamp, sizeof stamp);
       return true;
     }
+    for (std::size_t at : {std::size_t{24}, std::size_t{92}}) image_.replace(at, 4, stamp, 4);
     return ::pwrite(fd_, image_.data(), image_.size(), 0) == static_cast<ssize_t>(image_.size()) &&
            ::ftruncate(fd_, static_cast<off_t>(image_.size())) == 0;
   }

@@ -101,9 +101,9 @@ int x_close(sqlite3_file* file) {
 int x_read(sqlite3_file* file, void* buf, int n, sqlite3_int64 offset) {
   HeldBytes* held = entry(file).memory.get();
   if (!held) return real(file)->pMethods->xRead(real(file), buf, n, offset);
-  const auto size = static_cast<sqlite3_int64>(held->bytes.size());
+  const auto size = static_cast<sqlite3_int64>(held->bytes().size());
   const int got = offset >= size ? 0 : static_cast<int>(std::min<sqlite3_int64>(n, size - offset));
-  if (got > 0) std::memcpy(buf, held->bytes.data() + offset, static_cast<std::size_t>(got));
+  if (got > 0) std::memcpy(buf, held->bytes().data() + offset, static_cast<std::size_t>(got));
   if (got == n) return SQLITE_OK;
   std::memset(static_cast<char*>(buf) + got, 0, static_cast<std::size_t>(n - got));  // as unixRead
   return SQLITE_IOERR_SHORT_READ;
@@ -111,15 +111,13 @@ int x_read(sqlite3_file* file, void* buf, int n, sqlite3_int64 offset) {
 int x_write(sqlite3_file* file, const void* buf, int n, sqlite3_int64 offset) {
   HeldBytes* held = entry(file).memory.get();
   if (!held) return real(file)->pMethods->xWrite(real(file), buf, n, offset);
-  const auto end = static_cast<std::size_t>(offset) + static_cast<std::size_t>(n);
-  if (held->bytes.size() < end) held->bytes.resize(end);  // a gap reads as zeros, as in a file
-  std::memcpy(held->bytes.data() + offset, buf, static_cast<std::size_t>(n));
+  held->write(static_cast<std::size_t>(offset), buf, static_cast<std::size_t>(n));
   return SQLITE_OK;
 }
 int x_truncate(sqlite3_file* file, sqlite3_int64 size) {
   HeldBytes* held = entry(file).memory.get();
   if (!held) return real(file)->pMethods->xTruncate(real(file), size);
-  held->bytes.resize(static_cast<std::size_t>(size));
+  held->resize(static_cast<std::size_t>(size));
   return SQLITE_OK;
 }
 int x_sync(sqlite3_file* file, int flags) {
@@ -129,7 +127,7 @@ int x_sync(sqlite3_file* file, int flags) {
 int x_file_size(sqlite3_file* file, sqlite3_int64* size) {
   HeldBytes* held = entry(file).memory.get();
   if (!held) return real(file)->pMethods->xFileSize(real(file), size);
-  *size = static_cast<sqlite3_int64>(held->bytes.size());
+  *size = static_cast<sqlite3_int64>(held->bytes().size());
   if (*size == 1) *size = 0;  // unixFileSize's own rule (a byte it may write into an empty file)
   return SQLITE_OK;
 }

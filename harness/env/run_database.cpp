@@ -117,7 +117,6 @@ void RunDatabase::create(const std::string& key, std::shared_ptr<const std::stri
   held_ = held_in_memory(path_);
   key_ = key;
   image_ = std::move(image);
-  stamped_ = *image_;
   counter_ = image_->size() >= kHeaderSize
                  ? get_u32(reinterpret_cast<const unsigned char*>(image_->data()) + kChangeCounter)
                  : 0;
@@ -131,14 +130,18 @@ bool RunDatabase::rewrite_in_place() {
   // The counter the last run left: every value the file had lies between the
   // image's and this one, and counter_ is the highest of all runs.
   // The file is held in memory (env/held_file.h): read and written there.
-  std::string& bytes = held_->bytes;
+  const std::string& bytes = held_->bytes();
   if (bytes.size() < kChangeCounter + 4) return false;
   counter_ = std::max(counter_, get_u32(reinterpret_cast<const unsigned char*>(bytes.data()) + kChangeCounter));
   if (counter_ == UINT32_MAX) return false;  // a fresh file restarts the count
   ++counter_;
-  put_u32(stamped_.data() + kChangeCounter, counter_);
-  put_u32(stamped_.data() + kVersionValidFor, counter_);
-  bytes.assign(stamped_);  // as the pwrite and ftruncate of the whole image did
+  // As the pwrite and ftruncate of the whole image did, copying only the
+  // chunks the last run wrote (and the header, stamped last time).
+  held_->restore(*image_);
+  char stamp[4];
+  put_u32(stamp, counter_);
+  held_->write(kChangeCounter, stamp, sizeof stamp);
+  held_->write(kVersionValidFor, stamp, sizeof stamp);
   pool_->prepare_next_run();
   return true;
 }

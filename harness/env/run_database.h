@@ -9,8 +9,8 @@
 // still hold, so a reset:
 // - writes the seeded image's bytes over the file (and truncates what the run
 //   added), while no connection holds a lock or a transaction. The file is
-//   held in memory (env/held_file.h), so that is a copy, and the runs'
-//   reads and writes are no system calls;
+//   held in memory (env/held_file.h), so that is a copy of the chunks the
+//   run wrote, and the runs' reads and writes are no system calls;
 // - stamps the image's file change counter (and its version-valid-for copy)
 //   with a value this file never had before. SQLite keeps a connection's page
 //   cache across transactions when the header's change counter is the one it
@@ -81,7 +81,6 @@ class RunDatabase {
   int fd_ = -1;  // onto path_ (the file as created); closed only after the connections
   std::shared_ptr<HeldBytes> held_;  // path_'s bytes, which its connections read and the resets write
   std::shared_ptr<const std::string> image_;
-  std::string stamped_;        // image_ with this reset's change counter
   std::uint32_t counter_ = 0;  // the highest change counter the file has had
   std::unique_ptr<ConnectionPool> pool_;
   std::unique_ptr<CachedConnection> checker_;

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 
 #include "env/held_file.h"
 #include "env/run_database.h"
@@ -85,7 +87,7 @@ TEST(HeldFile, StatementsAnswerAsOnTheFileAndLeaveItsBytes) {
     answer(held[k], "ROLLBACK", rc_held);
     answer(disk[k], "ROLLBACK", rc_disk);
   }
-  const std::size_t before = held_in_memory(held_path)->bytes.size();
+  const std::size_t before = held_in_memory(held_path)->bytes().size();
   // A run's connections may not VACUUM (env/confinement.h); these two may.
   sqlite3_set_authorizer(held[0], nullptr, nullptr);
   sqlite3_set_authorizer(disk[0], nullptr, nullptr);
@@ -95,14 +97,14 @@ TEST(HeldFile, StatementsAnswerAsOnTheFileAndLeaveItsBytes) {
     EXPECT_EQ(rc_held, SQLITE_DONE) << sql;
     EXPECT_EQ(rc_disk, SQLITE_DONE) << sql;
   }
-  EXPECT_LT(held_in_memory(held_path)->bytes.size(), before);
+  EXPECT_LT(held_in_memory(held_path)->bytes().size(), before);
   for (std::size_t k = 0; k < held.size(); ++k) {
     sqlite3_close(held[k]);
     sqlite3_close(disk[k]);
   }
   const std::shared_ptr<HeldBytes> bytes = held_in_memory(held_path);
   ASSERT_TRUE(bytes);
-  EXPECT_EQ(bytes->bytes, file_bytes(disk_path));
+  EXPECT_EQ(bytes->bytes(), file_bytes(disk_path));
   EXPECT_EQ(file_bytes(held_path), "") << "a held file's reads and writes never reach the disk";
   EXPECT_GT(ok, 500);
   EXPECT_GT(busy, 100);
@@ -125,12 +127,56 @@ TEST(HeldFile, TheRunDatabaseIsHeld) {
   sqlite3_close(probe);
   const std::shared_ptr<HeldBytes> bytes = held_in_memory(path);
   ASSERT_TRUE(bytes);
-  EXPECT_NE(bytes->bytes, file_bytes(path)) << "the insert went to memory";
+  EXPECT_NE(bytes->bytes(), file_bytes(path)) << "the insert went to memory";
   db.reset("held-file-test", seed);
   probe = open_database(path);
   EXPECT_EQ(answer(probe, "SELECT count(*) FROM t", rc), "0;") << "the reset wrote the image over the insert";
   sqlite3_close(probe);
   db.discard();
+}
+
+
+// restore() copies back only what changed since the last assign() or
+// restore(): after any writes and resizes, of any sizes and at any offsets
+// (across chunk edges, past the end, truncates that cut into the image and
+// grow again), the bytes are the image again, exactly.
+RC_GTEST_PROP(HeldBytesProperty, RestoreGivesBackTheImageAfterAnyWritesAndResizes, ()) {
+  const auto image_size = *rc::gen::inRange<std::size_t>(0, 5 * 4096 + 100);
+  std::string image(image_size, '\0');
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = static_cast<char>(i * 131 + image_size);
+  HeldBytes held(image);
+  const auto rounds = *rc::gen::inRange(1, 4);
+  for (int round = 0; round < rounds; ++round) {
+    const auto steps = *rc::gen::inRange(0, 12);
+    for (int step = 0; step < steps; ++step) {
+      const std::size_t size = held.bytes().size();
+      if (*rc::gen::inRange(0, 4) == 0) {
+        held.resize(*rc::gen::inRange<std::size_t>(0, size + 2 * 4096 + 1));
+      } else {
+        const auto offset = *rc::gen::inRange<std::size_t>(0, size + 4096 + 1);
+        const auto n = *rc::gen::inRange<std::size_t>(1, 3 * 4096);
+        const std::string data(n, static_cast<char>('a' + step));
+        held.write(offset, data.data(), data.size());
+        RC_ASSERT(held.bytes().size() >= offset + n);
+        RC_ASSERT(held.bytes().compare(offset, n, data) == 0);
+      }
+    }
+    held.restore(image);
+    RC_ASSERT(held.bytes() == image);
+  }
+}
+
+// A write past the end leaves a gap that reads as zeros, as a file's does.
+TEST(HeldBytes, AGapReadsAsZerosAndAnAssignStartsTheRecordOver) {
+  HeldBytes held(std::string(10, 'x'));
+  held.write(20, "yz", 2);
+  EXPECT_EQ(held.bytes(), std::string(10, 'x') + std::string(10, '\0') + "yz");
+  const std::string other(8192, 'o');
+  held.assign(other);
+  EXPECT_EQ(held.bytes(), other);
+  held.write(5000, "p", 1);
+  held.restore(other);
+  EXPECT_EQ(held.bytes(), other) << "restored against the assigned image, not the first";
 }
 
 }  // namespace
