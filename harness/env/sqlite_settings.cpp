@@ -154,6 +154,7 @@ void apply_sqlite_settings() {
   static std::once_flag once;
   std::call_once(once, [] {
     (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    (void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, nullptr, 0, 0);
     // Under a sanitizer SQLite keeps malloc(), so that its memory is checked.
     if (!kSanitized) (void)sqlite3_config(SQLITE_CONFIG_MALLOC, &kFreeLists);
   });
