@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "env/journal_vfs.h"
 #include "env/run_database.h"
 #include "env/sqlite_db.h"
 #include "gateway/signature.h"
@@ -698,6 +699,10 @@ MatrixResult explore_matrix_isolated(const std::vector<const HandlerInfo*>& hand
   // one-seed cell's process. Done once here, before the forks, every child
   // inherits it. It runs no handler code, so the parent stays as contained.
   (void)gateway::hmac_sha256_hex("twice", "the children inherit this HMAC's set-up");
+  // Likewise SQLite's own set-up (its settings, built-in functions, the
+  // twice-unix VFS): made in each child, it was page faults and work every
+  // cell repeated. No database is opened here.
+  (void)env::journal_vfs();
   CellSupervisor supervisor(handlers, scenarios, options, limits, expected);
   return supervisor.run();
 }
