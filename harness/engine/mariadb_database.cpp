@@ -43,12 +43,24 @@ Status MariadbDatabase::install(const std::string& setup_sql) {
   if (Status s = checker_->exec_script(drop); !s.ok()) return s;
   if (Status s = checker_->exec_script(setup_sql); !s.ok())
     return Status::error("the handler's schema (MariaDB setup SQL): " + s.message());
+  // Every table and sequence as the schema left them, with their counters'
+  // starts: TRUNCATE sets a table's AUTO_INCREMENT back to 1, not to the
+  // start its CREATE TABLE gave, and leaves a SEQUENCE where the run left it.
   const Result tables = checker_->query(
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' "
-      "ORDER BY table_name");
+      "SELECT table_name, table_type, auto_increment FROM information_schema.tables "
+      "WHERE table_schema = DATABASE() AND table_type IN ('BASE TABLE', 'SEQUENCE') ORDER BY table_name");
   if (!tables.ok()) return tables.status;
   reset_sql_ = "SET FOREIGN_KEY_CHECKS = 0;";
-  for (const auto& row : tables.rows) reset_sql_ += fmt::format("TRUNCATE TABLE {};", quote_ident(row[0].as_text()));
+  for (const auto& row : tables.rows) {
+    const std::string name = quote_ident(row[0].as_text());
+    if (row[1].as_text() == "SEQUENCE") {
+      reset_sql_ += fmt::format("ALTER SEQUENCE {} RESTART;", name);  // at its START WITH
+      continue;
+    }
+    reset_sql_ += fmt::format("TRUNCATE TABLE {};", name);
+    if (!row[2].is_null() && row[2].as_int() > 1)
+      reset_sql_ += fmt::format("ALTER TABLE {} AUTO_INCREMENT = {};", name, row[2].as_int());
+  }
   reset_sql_ += "SET FOREIGN_KEY_CHECKS = 1;";
   return Status::OK();
 }

@@ -59,7 +59,7 @@ Status PgDatabase::install(const std::string& setup_sql) {
   const Result tables = checker_->query(
       "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
   const Result sequences = checker_->query(
-      "SELECT sequencename FROM pg_sequences WHERE schemaname = 'public' ORDER BY sequencename");
+      "SELECT sequencename, start_value FROM pg_sequences WHERE schemaname = 'public' ORDER BY sequencename");
   if (!tables.ok() || !sequences.ok()) return tables.ok() ? sequences.status : tables.status;
   reset_sql_.clear();
   std::string names;
@@ -75,7 +75,8 @@ Status PgDatabase::install(const std::string& setup_sql) {
   }
   std::string setvals;
   for (const auto& row : sequences.rows)
-    setvals += fmt::format("SELECT setval({}, 1, false);", quote_literal("public." + quote_ident(row[0].as_text())));
+    setvals += fmt::format("SELECT setval({}, {}, false);", quote_literal("public." + quote_ident(row[0].as_text())),
+                           row[1].as_int());
   reset_sql_ += setvals;
   // RESTART IDENTITY resets the sequences the tables own; setval() every
   // other one the schema made.

@@ -55,6 +55,27 @@ TEST(MariadbProtocol, UrlsNameASocketOrAHost) {
   EXPECT_EQ(error, "--engine-url 'mysql://root@host:99999/x': '99999' is not a port");
 }
 
+// A reset leaves every counter as the schema made it, as on a fresh database:
+// a table's AUTO_INCREMENT start and a SEQUENCE of its own, both at 1000.
+TEST(MariadbDatabase, AResetRestartsEveryCounterAtItsOwnStart) {
+  const std::string setup =
+      "CREATE SEQUENCE voucher_no START WITH 1000 MINVALUE 1000;"
+      "CREATE TABLE vouchers (id BIGINT AUTO_INCREMENT PRIMARY KEY, no BIGINT NOT NULL) AUTO_INCREMENT = 1000;";
+  std::unique_ptr<engine::MariadbDatabase> db;
+  ASSERT_TRUE(mariadb().lease(db).ok());
+  for (int run = 0; run < 3; ++run) {
+    const Status s = db->prepare("counter-start", setup, {});
+    ASSERT_TRUE(s.ok()) << "run " << run << ": " << s.to_string();
+    ASSERT_TRUE(db->checker().exec_script("INSERT INTO vouchers (no) VALUES (NEXT VALUE FOR voucher_no)").ok());
+    const Result r = db->checker().query("SELECT id, no FROM vouchers");
+    ASSERT_TRUE(r.ok()) << r.status.to_string();
+    ASSERT_EQ(r.rows.size(), 1u) << "run " << run;
+    EXPECT_EQ(r.rows[0][0].as_int(), 1000) << "run " << run;
+    EXPECT_EQ(r.rows[0][1].as_int(), 1000) << "run " << run;
+  }
+  mariadb().give_back(std::move(db));
+}
+
 TEST(MariadbDatabase, ADeadlockVictimGetsTheDeadlockKind) {
   std::unique_ptr<engine::MariadbDatabase> db;
   ASSERT_TRUE(mariadb().lease(db).ok());
