@@ -98,17 +98,33 @@ Status MariadbDatabase::set_isolation(Isolation isolation) {
   return Status::OK();
 }
 
+Status MariadbDatabase::configure(MYSQL* conn) const {
+  // A lock wait never times out on its own during a run: the scheduler tells
+  // a wait from a stall, and a timeout would be wall-clock, not the seed.
+  // One statement, one round trip: it runs again after every delivery.
+  std::string level(isolation_sql(isolation_));
+  std::replace(level.begin(), level.end(), ' ', '-');  // tx_isolation spells READ COMMITTED as READ-COMMITTED
+  const std::string setup =
+      fmt::format("SET SESSION tx_isolation = '{}', SESSION innodb_lock_wait_timeout = 600", level);
+  if (mysql_real_query(conn, setup.data(), setup.size()) != 0)
+    return Status::error(fmt::format("cannot configure a MariaDB session: {}", mysql_error(conn)));
+  return Status::OK();
+}
+
+Status MariadbDatabase::forget_session_state(MariadbSession& session) {
+  // COM_RESET_CONNECTION: temporary tables, user and session variables,
+  // prepared statements and named locks (GET_LOCK) go, as on a new
+  // connection, without one. Idle here: a blocking call is allowed.
+  if (mysql_reset_connection(session.conn) == 0) return configure(session.conn);
+  return Status::error(fmt::format("cannot reset a MariaDB session: {}", mysql_error(session.conn)));
+}
+
 Status MariadbDatabase::acquire(MariadbSession*& out) {
   return sessions_.acquire(out, [this](int, std::unique_ptr<MariadbSession>& session) {
     std::string error;
     MYSQL* conn = connect_mariadb(address_, name_, false, true, error);
     if (!conn) return Status::error(error);
-    // A lock wait never times out on its own during a run: the scheduler tells
-    // a wait from a stall, and a timeout would be wall-clock, not the seed.
-    const std::string setup = set_isolation_sql(isolation_);
-    if (mysql_real_query(conn, setup.data(), setup.size()) != 0 ||
-        mysql_query(conn, "SET SESSION innodb_lock_wait_timeout = 600") != 0) {
-      Status s = Status::error(fmt::format("cannot configure a MariaDB session: {}", mysql_error(conn)));
+    if (Status s = configure(conn); !s.ok()) {
       mysql_close(conn);
       return s;
     }

@@ -61,9 +61,16 @@ class MariadbDatabase {
   // A session with no transaction open; give it back with release().
   Status acquire(MariadbSession*& out);
   void release(MariadbSession* session) { sessions_.release(session); }
+  // Drops what a closed connection would take with it (temporary tables,
+  // user and session variables, prepared statements, GET_LOCK locks) and
+  // applies the session's own settings again: a task's connection "closes"
+  // when its delivery ends, but the session is kept for the next one.
+  Status forget_session_state(MariadbSession& session);
 
  private:
   MariadbDatabase() = default;
+  // The session settings every task session runs with.
+  Status configure(MYSQL* conn) const;
   Status install(const std::string& setup_sql);
 
   MariadbAddress address_;

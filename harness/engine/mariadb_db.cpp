@@ -81,6 +81,10 @@ MariadbDb::~MariadbDb() {
     if (in_flight()) abandon();
     has_kept_ = false;
     roll_back_at_close();
+    // The rest of what a closed connection loses, before leave_run() lets
+    // the tasks waiting for this session's locks go. Should it fail, the
+    // next statements on the session answer the error.
+    (void)run_.database().forget_session_state(*session_);
   }
   leave_run();
   if (session_) run_.database().release(session_);

@@ -141,35 +141,58 @@ bool PgDatabase::collect_reset_ahead() {
 Status PgDatabase::set_isolation(Isolation isolation) {
   if (isolation == isolation_) return Status::OK();
   isolation_ = isolation;
-  for (auto& s : sessions_.all()) {
-    PGresult* r = PQexec(s->conn, fmt::format("SET default_transaction_isolation = '{}'", isolation_sql(isolation)).c_str());
-    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    PQclear(r);
-    if (!ok) return Status::error(fmt::format("cannot set the isolation level: {}", PQerrorMessage(s->conn)));
-  }
+  // The level is one of a session's options: new sessions, opened as needed.
+  sessions_.close_all();
   return Status::OK();
+}
+
+std::string PgDatabase::session_options(int index) const {
+  // A value's spaces are escaped in libpq's options; these are the values
+  // RESET goes back to, since the server got them at connection start.
+  std::string isolation(isolation_sql(isolation_));
+  for (std::size_t at = isolation.find(' '); at != std::string::npos; at = isolation.find(' ', at + 2))
+    isolation.replace(at, 1, "\\ ");
+  return fmt::format("-c default_transaction_isolation={} -c deadlock_timeout={}ms -c lock_timeout=0", isolation,
+                     kDeadlockTimeoutBaseMs + kDeadlockTimeoutStepMs * index);
+}
+
+Status PgDatabase::forget_session_state(PgSession& session) {
+  // DISCARD ALL: temporary tables, session settings (back to the ones the
+  // session started with, its options), advisory locks, prepared
+  // statements, cursors, LISTENs. One statement, about as cheap as SELECT 1.
+  PGresult* r = PQexec(session.conn, "DISCARD ALL");
+  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  PQclear(r);
+  if (ok) return Status::OK();
+  // Then as a closed connection, for real: a new backend with the same options.
+  PQreset(session.conn);
+  if (PQstatus(session.conn) == CONNECTION_OK) {
+    session.backend_pid = PQbackendPID(session.conn);
+    quiet_notices(session.conn);
+    return Status::OK();
+  }
+  return Status::error(fmt::format("cannot reset a PostgreSQL session: {}", PQerrorMessage(session.conn)));
 }
 
 Status PgDatabase::acquire(PgSession*& out) {
   return sessions_.acquire(out, [this](int index, std::unique_ptr<PgSession>& session) {
-    PGconn* conn = PQconnectdb(conninfo_.c_str());
+    // The session's settings go in its options, ahead of any the conninfo
+    // gives (a later -c wins), so that DISCARD ALL keeps them.
+    std::string options = session_options(index);
+    if (PQconninfoOption* given = PQconninfoParse(conninfo_.c_str(), nullptr)) {
+      for (PQconninfoOption* o = given; o->keyword; ++o)
+        if (std::string_view(o->keyword) == "options" && o->val && *o->val) options = std::string(o->val) + " " + options;
+      PQconninfoFree(given);
+    }
+    const char* keywords[] = {"dbname", "options", nullptr};
+    const char* values[] = {conninfo_.c_str(), options.c_str(), nullptr};
+    PGconn* conn = PQconnectdbParams(keywords, values, 1);
     if (PQstatus(conn) != CONNECTION_OK) {
       Status s = Status::error(fmt::format("cannot connect to PostgreSQL: {}", PQerrorMessage(conn)));
       PQfinish(conn);
       return s;
     }
     quiet_notices(conn);
-    const std::string setup =
-        fmt::format("SET default_transaction_isolation = '{}'; SET deadlock_timeout = '{}ms'; SET lock_timeout = 0",
-                    isolation_sql(isolation_), kDeadlockTimeoutBaseMs + kDeadlockTimeoutStepMs * index);
-    PGresult* r = PQexec(conn, setup.c_str());
-    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    PQclear(r);
-    if (!ok) {
-      Status s = Status::error(fmt::format("cannot configure a PostgreSQL session: {}", PQerrorMessage(conn)));
-      PQfinish(conn);
-      return s;
-    }
     session = std::make_unique<PgSession>();
     session->conn = conn;
     session->backend_pid = PQbackendPID(conn);

@@ -77,6 +77,14 @@ class PgDatabase {
   PgConnection& monitor() { return *monitor_; }
   // A session with no transaction open; give it back with release().
   Status acquire(PgSession*& out);
+  // Drops what a closed connection would take with it (temporary tables,
+  // session settings, advisory locks, prepared statements, LISTENs) and
+  // applies the session's own settings again: a task's connection "closes"
+  // when its delivery ends, but the session is kept for the next one. The
+  // session must have no transaction open. If that fails, the session
+  // reconnects (a new backend, as a closed connection would give).
+  // set_isolation() closes the sessions: the level is one of their options.
+  Status forget_session_state(PgSession& session);
   void release(PgSession* session) { sessions_.release(session); }
   // How runs are reset (kTruncate; kDelete only to measure it).
   void set_reset_method(ResetMethod m) { reset_method_ = m; }
@@ -85,6 +93,9 @@ class PgDatabase {
  private:
   PgDatabase() = default;
   Status install(const std::string& setup_sql);
+  // The settings every task session starts with (isolation, deadlock_timeout
+  // by index), as libpq options.
+  std::string session_options(int index) const;
   // Waits for the reset reset_ahead() sent; true when it left the seeded
   // state of key_ (else key_ is cleared: the next prepare() installs).
   bool collect_reset_ahead();

@@ -59,6 +59,11 @@ PgDb::~PgDb() {
   if (session_) {
     if (in_flight_) abandon();
     roll_back_at_close();
+    // The rest of what a closed connection loses; before leave_run(), which
+    // lets the tasks waiting for this session's locks (advisory ones too) go.
+    // Should even a new connection fail, the next statements on the session
+    // answer that error, as on any broken connection.
+    (void)run_.database().forget_session_state(*session_);
   }
   clear_results();
   leave_run();

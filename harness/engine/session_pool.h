@@ -42,6 +42,11 @@ class SessionPool {
     return Status::OK();
   }
   void release(Session* session) { idle_.push_back(session); }
+  // Closes every session (all must be idle); the next ones open afresh, from index 0.
+  void close_all() {
+    idle_.clear();
+    sessions_.clear();
+  }
   // Every session opened, idle or not (to change a setting on each).
   const std::vector<std::unique_ptr<Session>>& all() const { return sessions_; }
 

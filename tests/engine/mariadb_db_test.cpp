@@ -76,6 +76,39 @@ TEST(MariadbDatabase, AResetRestartsEveryCounterAtItsOwnStart) {
   mariadb().give_back(std::move(db));
 }
 
+// A task session's settings survive the reset a delivery's end makes
+// (COM_RESET_CONNECTION goes back to the server's defaults; the session's own
+// are applied again), at every isolation level.
+TEST(MariadbDatabase, SessionSettingsSurviveTheResetAndFollowTheLevel) {
+  std::unique_ptr<engine::MariadbDatabase> db;
+  ASSERT_TRUE(mariadb().lease(db).ok());
+  const auto settings = [](engine::MariadbSession* s) {
+    std::string out;
+    if (mysql_query(s->conn, "SELECT @@SESSION.tx_isolation, @@SESSION.innodb_lock_wait_timeout") != 0)
+      return std::string(mysql_error(s->conn));
+    MYSQL_RES* res = mysql_store_result(s->conn);
+    if (MYSQL_ROW row = res ? mysql_fetch_row(res) : nullptr) out = std::string(row[0]) + " " + row[1];
+    if (res) mysql_free_result(res);
+    return out;
+  };
+  const std::vector<std::pair<engine::Isolation, std::string>> levels = {
+      {engine::Isolation::kSerializable, "SERIALIZABLE 600"},
+      {engine::Isolation::kReadCommitted, "READ-COMMITTED 600"},
+      {engine::Isolation::kRepeatableRead, "REPEATABLE-READ 600"}};
+  for (const auto& [level, expected] : levels) {
+    ASSERT_TRUE(db->set_isolation(level).ok());
+    engine::MariadbSession* s = nullptr;
+    ASSERT_TRUE(db->acquire(s).ok());
+    for (int round = 0; round < 2; ++round) {
+      EXPECT_EQ(settings(s), expected) << "round " << round;
+      ASSERT_EQ(mysql_query(s->conn, "SET SESSION tx_isolation = 'READ-UNCOMMITTED', SESSION innodb_lock_wait_timeout = 5"), 0);
+      ASSERT_TRUE(db->forget_session_state(*s).ok());
+    }
+    db->release(s);
+  }
+  mariadb().give_back(std::move(db));
+}
+
 TEST(MariadbDatabase, ADeadlockVictimGetsTheDeadlockKind) {
   std::unique_ptr<engine::MariadbDatabase> db;
   ASSERT_TRUE(mariadb().lease(db).ok());

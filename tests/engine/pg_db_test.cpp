@@ -3,6 +3,8 @@
 // blocked statements parking their task, the queueing savepoint, the oracle
 // queries in one round trip. What both server engines must do is
 // server_engine_test.cpp.
+#include <cctype>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -143,6 +145,42 @@ TEST(PgDatabase, AResetRestartsEverySequenceAtItsOwnStart) {
     }
     postgres().give_back(std::move(db));
   }
+}
+
+// A task session's settings survive the reset a delivery's end makes
+// (DISCARD ALL goes back to the options the session started with), and a
+// new isolation level reaches every session.
+TEST(PgDatabase, SessionSettingsSurviveTheResetAndFollowTheLevel) {
+  std::unique_ptr<engine::PgDatabase> db;
+  ASSERT_TRUE(postgres().lease(db).ok());
+  const auto show = [](engine::PgSession* s, const char* what) {
+    PGresult* r = PQexec(s->conn, fmt::format("SHOW {}", what).c_str());
+    std::string v = PQresultStatus(r) == PGRES_TUPLES_OK ? PQgetvalue(r, 0, 0) : PQresultErrorMessage(r);
+    PQclear(r);
+    return v;
+  };
+  for (const Isolation level : {Isolation::kSerializable, Isolation::kReadCommitted, Isolation::kRepeatableRead}) {
+    ASSERT_TRUE(db->set_isolation(level).ok());
+    engine::PgSession* a = nullptr;
+    engine::PgSession* b = nullptr;
+    ASSERT_TRUE(db->acquire(a).ok());
+    ASSERT_TRUE(db->acquire(b).ok());
+    std::string expected(engine::isolation_sql(level));
+    for (char& c : expected) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (int round = 0; round < 2; ++round) {
+      for (engine::PgSession* s : {a, b}) {
+        EXPECT_EQ(show(s, "default_transaction_isolation"), expected) << "round " << round;
+        EXPECT_EQ(show(s, "lock_timeout"), "0") << "round " << round;
+        PGresult* r = PQexec(s->conn, "SET default_transaction_isolation = 'read uncommitted'; SET lock_timeout = '5s'");
+        PQclear(r);
+        ASSERT_TRUE(db->forget_session_state(*s).ok());
+      }
+    }
+    EXPECT_NE(show(a, "deadlock_timeout"), show(b, "deadlock_timeout")) << "a timeout of its own per session";
+    db->release(a);
+    db->release(b);
+  }
+  postgres().give_back(std::move(db));
 }
 
 TEST(PgConnection, QueryEachAnswersEachQueryAsItWouldAlone) {

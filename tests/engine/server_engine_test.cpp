@@ -43,6 +43,11 @@ struct ServerEngine {
   // connection, and gives the database back.
   void (*with_checker)(const std::function<void(env::RawConnection&)>& body);
   std::string kv_table_sql;  // CREATE TABLE kv (k text key, n integer, r double)
+  // Session state a handler may leave behind: a temporary table, and a
+  // session value (set, and read back as NULL or '' when it is not set).
+  std::string create_temp_sql;
+  std::string set_session_sql;
+  std::string read_session_sql;
 };
 
 void with_postgres_checker(const std::function<void(env::RawConnection&)>& body) {
@@ -67,7 +72,10 @@ const ServerEngine kPostgres{"postgres",
                              25,
                              on_postgres,
                              with_postgres_checker,
-                             "CREATE TABLE kv (k TEXT PRIMARY KEY, n BIGINT, r DOUBLE PRECISION)"};
+                             "CREATE TABLE kv (k TEXT PRIMARY KEY, n BIGINT, r DOUBLE PRECISION)",
+                             "CREATE TEMP TABLE leak (x INTEGER)",
+                             "SET application_name = 'left-by-a-handler'",
+                             "SELECT current_setting('application_name')"};
 const ServerEngine kMariadb{"mariadb",
                             Isolation::kRepeatableRead,
                             {Isolation::kRepeatableRead, Isolation::kSerializable},
@@ -76,7 +84,10 @@ const ServerEngine kMariadb{"mariadb",
                             8,
                             on_mariadb,
                             with_mariadb_checker,
-                            "CREATE TABLE kv (k VARCHAR(8) PRIMARY KEY, n BIGINT, r DOUBLE)"};
+                            "CREATE TABLE kv (k VARCHAR(8) PRIMARY KEY, n BIGINT, r DOUBLE)",
+                            "CREATE TEMPORARY TABLE leak (x INTEGER)",
+                            "SET @left_by_a_handler = 'left-by-a-handler'",
+                            "SELECT @left_by_a_handler"};
 
 // gtest prints a parameter with its name, not its bytes.
 void PrintTo(const ServerEngine& e, std::ostream* os) { *os << e.name; }
@@ -88,6 +99,27 @@ class ServerEngineTest : public ::testing::TestWithParam<ServerEngine> {
 };
 
 std::string engine_name(const ::testing::TestParamInfo<ServerEngine>& info) { return info.param.name; }
+
+// A handler that leaves state on its connection (a temporary table, a
+// session value) and records what each delivery found there first.
+class LeavesSessionState final : public Handler {
+ public:
+  LeavesSessionState(const ServerEngine& e, std::vector<std::string>& seen) : e_(e), seen_(seen) {}
+  Reply handle(const Notify& notify, Env& env) override {
+    const Result before = env.db().exec(e_.read_session_sql);
+    const Result temp = env.db().exec(e_.create_temp_sql);
+    (void)env.db().exec(e_.set_session_sql);
+    std::string value = before.ok() && !before.rows.empty() && !before.rows[0].empty() && !before.rows[0][0].is_null()
+                            ? before.rows[0][0].as_text()
+                            : "";
+    seen_.push_back("value '" + value + "', temp table " + (temp.ok() ? "made" : temp.status.to_string()));
+    return Reply::ack(notify);
+  }
+
+ private:
+  const ServerEngine& e_;
+  std::vector<std::string>& seen_;
+};
 
 }  // namespace
 
@@ -126,6 +158,24 @@ TEST_P(ServerRun, SequentialPaymentPassesAndTheDatabaseIsResetBetweenRuns) {
     ASSERT_EQ(r.verdict.accounts.size(), 1u);
     EXPECT_EQ(r.verdict.accounts[0].balance, 100) << "seed " << seed;
   }
+}
+
+// A task's connection closes when its delivery ends (a crash included), and a
+// closed connection's session state goes with it: the next delivery, in this
+// run or the next, finds no temporary table and no session value an earlier
+// one left, as on a connection of its own. Sessions are kept open between
+// runs for speed; they must not carry a handler's state from one to the next.
+TEST_P(ServerRun, NoDeliveryFindsTheSessionStateAnEarlierOneLeft) {
+  std::vector<std::string> seen;
+  const HandlerInfo leaves{"leaves-session-state", "", [&] { return std::make_unique<LeavesSessionState>(e(), seen); }};
+  const gateway::Scenario s = bundled_scenario("sequential-duplicates");
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    run::RunSpec spec{&s, &leaves, {}, seed, std::nullopt};
+    spec.engine = at_default();
+    ASSERT_TRUE(run::simulate(spec).ok());
+  }
+  ASSERT_GE(seen.size(), 6u);  // at least two deliveries a run
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], "value '', temp table made") << "delivery " << i;
 }
 
 TEST_P(ServerRun, CheckInTxnDoubleCreditsAtTheDefaultLevel) {
