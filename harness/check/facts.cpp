@@ -6,42 +6,19 @@ namespace twice::check {
 
 namespace {
 
-// The oracle queries read_facts() runs, in one round trip on a server engine
-// (RawConnection::query_each). An empty query reads as no rows.
-class OracleReads {
- public:
-  OracleReads(env::RawConnection& db, const std::vector<std::pair<const std::string*, const char*>>& queries,
-              Facts& facts) {
-    // The same texts every run of a schema: kept per thread and compared,
-    // not copied again (seven strings a run, issue #12).
-    thread_local std::vector<std::string> sqls;
-    std::size_t n = 0;
-    for (const auto& [sql, what] : queries) {
-      if (sql->empty()) continue;
-      if (n == sqls.size()) sqls.emplace_back();
-      if (sqls[n] != *sql) sqls[n] = *sql;
-      ++n;
-    }
-    sqls.resize(n);
-    std::vector<Result> answers = db.query_each(sqls);
-    std::size_t next = 0;
-    for (const auto& [sql, what] : queries) {
-      if (sql->empty()) {
-        results_.emplace_back();
-        continue;
-      }
-      Result r = std::move(answers[next++]);
-      // A failure is recorded, and reads as no rows.
-      if (!r.ok())
-        facts.oracle_errors.emplace_back(Invariant::kOracleError, "database",
-                                         fmt::format("the checker could not read {}: {}", what, r.status.to_string()));
-      results_.push_back(std::move(r));
-    }
-  }
-  const Result& operator[](std::size_t i) const { return results_[i]; }
+// The oracle queries read_facts() runs, in the order a server engine gets
+// them in its one round trip (RawConnection::read_each).
+enum Oracle { kCredits, kRefunds, kReversals, kPayloads, kStatuses, kTransitions, kBalances, kOracles };
 
- private:
-  std::vector<Result> results_;
+// Column `c` of `row`, or what a missing column reads as (a null Value).
+std::string text(const env::RowView& row, std::size_t c) {
+  return c < row.size() ? std::string(row.text(c)) : std::string();
+}
+std::int64_t integer(const env::RowView& row, std::size_t c) { return c < row.size() ? row.integer(c) : 0; }
+
+struct Balance {
+  std::string user;
+  std::int64_t balance, ledger_sum;
 };
 
 }  // namespace
@@ -52,26 +29,69 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
   f.schema = &schema;
   f.options = options;
 
-  const OracleReads read(db,
-                         {{&schema.credits_sql, "credits (Schema::credits_sql)"},
-                          {&schema.refunds_sql, "refunds (Schema::refunds_sql)"},
-                          {&schema.reversals_sql, "reversals (Schema::reversals_sql)"},
-                          {&schema.payloads_sql, "payloads (Schema::payloads_sql)"},
-                          {&schema.statuses_sql, "statuses (Schema::statuses_sql)"},
-                          {&schema.transitions_sql, "transitions (Schema::transitions_sql)"},
-                          {&schema.balances_sql, "balances (Schema::balances_sql)"}},
-                         f);
-  for (const auto& row : read[0].rows) f.credits_per_order[row[0].as_text()] = static_cast<int>(row[1].as_int());
-  for (const auto& row : read[1].rows)
-    if (!row.empty()) f.refunded.insert(row[0].as_text());
+  const std::pair<const std::string*, const char*> queries[kOracles] = {
+      {&schema.credits_sql, "credits (Schema::credits_sql)"},
+      {&schema.refunds_sql, "refunds (Schema::refunds_sql)"},
+      {&schema.reversals_sql, "reversals (Schema::reversals_sql)"},
+      {&schema.payloads_sql, "payloads (Schema::payloads_sql)"},
+      {&schema.statuses_sql, "statuses (Schema::statuses_sql)"},
+      {&schema.transitions_sql, "transitions (Schema::transitions_sql)"},
+      {&schema.balances_sql, "balances (Schema::balances_sql)"}};
+  // The same texts every run of a schema: kept per thread and compared, not
+  // copied again. An empty query is not sent and reads as no rows.
+  thread_local std::vector<std::string> sqls;
+  Oracle sent[kOracles];
+  std::size_t n = 0;
+  for (int q = 0; q < kOracles; ++q) {
+    const std::string& sql = *queries[q].first;
+    if (sql.empty()) continue;
+    if (n == sqls.size()) sqls.emplace_back();
+    if (sqls[n] != sql) sqls[n] = sql;
+    sent[n++] = static_cast<Oracle>(q);
+  }
+  sqls.resize(n);
+
   std::map<std::string, int> reversals;
-  for (const auto& row : read[2].rows) reversals[row[0].as_text()] = static_cast<int>(row[1].as_int());
   std::set<std::string> payloads;
-  for (const auto& row : read[3].rows)
-    if (!row.empty()) payloads.insert(row[0].as_text());
   std::map<std::string, std::string> status;
-  for (const auto& row : read[4].rows) status[row[0].as_text()] = row[1].as_text();
-  for (const auto& row : read[5].rows) f.transitions.push_back({row[0].as_text(), row[1].as_text(), row[2].as_text()});
+  std::vector<Balance> balances;
+  // Each query fills its own container, so a failed one is emptied again.
+  auto drop = [&](Oracle q) {
+    switch (q) {
+      case kCredits: f.credits_per_order.clear(); break;
+      case kRefunds: f.refunded.clear(); break;
+      case kReversals: reversals.clear(); break;
+      case kPayloads: payloads.clear(); break;
+      case kStatuses: status.clear(); break;
+      case kTransitions: f.transitions.clear(); break;
+      case kBalances: balances.clear(); break;
+      case kOracles: break;
+    }
+  };
+  const std::vector<Status> read = db.read_each(sqls, [&](std::size_t i, const env::RowView& row) {
+    switch (sent[i]) {
+      case kCredits: f.credits_per_order[text(row, 0)] = static_cast<int>(integer(row, 1)); break;
+      case kRefunds:
+        if (row.size() > 0) f.refunded.insert(text(row, 0));
+        break;
+      case kReversals: reversals[text(row, 0)] = static_cast<int>(integer(row, 1)); break;
+      case kPayloads:
+        if (row.size() > 0) payloads.insert(text(row, 0));
+        break;
+      case kStatuses: status[text(row, 0)] = text(row, 1); break;
+      case kTransitions: f.transitions.push_back({text(row, 0), text(row, 1), text(row, 2)}); break;
+      case kBalances: balances.push_back({text(row, 0), integer(row, 1), integer(row, 2)}); break;
+      case kOracles: break;
+    }
+  });
+  // A failure is recorded, and reads as no rows.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (read[i].ok()) continue;
+    drop(sent[i]);
+    f.oracle_errors.emplace_back(Invariant::kOracleError, "database",
+                                 fmt::format("the checker could not read {}: {}", queries[sent[i]].second,
+                                             read[i].to_string()));
+  }
 
   std::map<std::string, std::size_t> index;
   for (const auto& p : payments) {
@@ -97,8 +117,8 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
     o.accepted_invalid = accepted_invalid.count(o.order_no) > 0;
   }
 
-  for (const auto& row : read[6].rows) {
-    AccountState a{row[0].as_text(), row[1].as_int(), row[2].as_int(), 0};
+  for (auto& b : balances) {
+    AccountState a{std::move(b.user), b.balance, b.ledger_sum, 0};
     // Each order the user paid, once: its payments the gateway did not give
     // back, less the one flagged for the merchant to refund.
     std::map<std::string, int> kept;

@@ -1,11 +1,87 @@
 #include "env/cached_connection.h"
 
+#include <charconv>
+
+#include <fmt/format.h>
+
 #include "env/confinement.h"
 #include "env/journal_vfs.h"
 #include "env/sqlite_db.h"
 #include "env/statement_text.h"
 
 namespace twice::env {
+
+namespace {
+
+// The row a statement stands on. Each column's type is read once, first: it
+// is what column() (env/sqlite_db.h) turns into a Value, and after
+// sqlite3_column_text() converted a value its type is no longer reliable.
+class StatementRowView final : public RowView {
+ public:
+  explicit StatementRowView(sqlite3_stmt* stmt) : stmt_(stmt), size_(static_cast<std::size_t>(sqlite3_column_count(stmt))) {
+    // A row's types in place: a vector per row was an allocation per row.
+    if (size_ > kInline) wide_.resize(size_);
+    int* types = size_ > kInline ? wide_.data() : inline_;
+    for (std::size_t c = 0; c < size_; ++c) types[c] = sqlite3_column_type(stmt, static_cast<int>(c));
+  }
+  std::size_t size() const override { return size_; }
+  std::string_view text(std::size_t c) const override {
+    const int i = static_cast<int>(c);
+    switch (type(c)) {
+      case SQLITE_INTEGER: return keep(c, std::to_string(sqlite3_column_int64(stmt_, i)));
+      case SQLITE_FLOAT: return keep(c, fmt::format("{}", sqlite3_column_double(stmt_, i)));
+      case SQLITE_NULL: return {};
+      default: return raw_text(i);
+    }
+  }
+  std::int64_t integer(std::size_t c) const override {
+    const int i = static_cast<int>(c);
+    switch (type(c)) {
+      case SQLITE_INTEGER: return sqlite3_column_int64(stmt_, i);
+      case SQLITE_FLOAT: return static_cast<std::int64_t>(sqlite3_column_double(stmt_, i));
+      case SQLITE_NULL: return 0;
+      default: {
+        const std::string_view s = raw_text(i);
+        std::int64_t out = 0;
+        std::from_chars(s.data(), s.data() + s.size(), out);
+        return out;
+      }
+    }
+  }
+
+ private:
+  // A text or blob value as column() copies it.
+  std::string_view raw_text(int i) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, i));
+    return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i))) : std::string_view();
+  }
+  std::string_view keep(std::size_t c, std::string s) const {
+    if (scratch_.size() < size_) scratch_.resize(size_);
+    scratch_[c] = std::move(s);
+    return scratch_[c];
+  }
+  int type(std::size_t c) const { return size_ > kInline ? wide_[c] : inline_[c]; }
+
+  static constexpr std::size_t kInline = 8;
+  sqlite3_stmt* stmt_;
+  std::size_t size_;
+  int inline_[kInline] = {};
+  std::vector<int> wide_;
+  mutable std::vector<std::string> scratch_;
+};
+
+// Steps `stmt` (no parameters) to its end, each row to `sink` as query
+// number `query`, and resets it. The status is step_all()'s
+// (env/sqlite_db.cpp).
+Status read_rows(sqlite3* conn, sqlite3_stmt* stmt, std::size_t query, const RowSink& sink) {
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) sink(query, StatementRowView(stmt));
+  Status status = status_from(conn, rc);
+  sqlite3_reset(stmt);
+  return status;
+}
+
+}  // namespace
 
 CachedConnection::CachedConnection(const std::string& path) : path_(path), conn_(open_database(path)) {
   confine(conn_, &altered_);
@@ -16,19 +92,24 @@ CachedConnection::~CachedConnection() {
   sqlite3_close(conn_);
 }
 
-Result CachedConnection::query(std::string_view sql, const std::vector<Value>& params) {
+sqlite3_stmt* CachedConnection::statement(std::string_view sql, Status& error) {
   auto it = statements_.find(sql);
   if (it == statements_.end()) {
     sqlite3_stmt* stmt = nullptr;
     const int rc = sqlite3_prepare_v2(conn_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
     if (rc != SQLITE_OK || !stmt) {
-      Result r;
-      r.status = Status::error(rc != SQLITE_OK ? prepare_error(conn_) : kNoStatement);
-      return r;
+      error = Status::error(rc != SQLITE_OK ? prepare_error(conn_) : kNoStatement);
+      return nullptr;
     }
     it = statements_.emplace(std::string(sql), stmt).first;
   }
-  return query_prepared(conn_, it->second, params);
+  return it->second;
+}
+
+Result CachedConnection::query(std::string_view sql, const std::vector<Value>& params) {
+  Result r;
+  sqlite3_stmt* stmt = statement(sql, r.status);
+  return stmt ? query_prepared(conn_, stmt, params) : r;
 }
 
 Status CachedConnection::exec_script(const std::string& sql) {
@@ -83,6 +164,43 @@ std::vector<Result> CachedConnection::query_each(const std::vector<std::string>&
   return out;
 }
 
+std::vector<Status> CachedConnection::read_each(const std::vector<std::string>& sqls, const RowSink& sink) {
+  std::vector<Status> out(sqls.size());
+  auto read = [&](std::size_t i) {
+    // The checker sends the same texts every run: one comparison with the
+    // last batch's text at this place instead of a search of statements_.
+    if (batch_.size() <= i) batch_.resize(i + 1);
+    sqlite3_stmt* stmt = batch_[i].first == sqls[i] ? batch_[i].second : nullptr;
+    if (!stmt && (stmt = statement(sqls[i], out[i]))) batch_[i] = {sqls[i], stmt};
+    if (stmt) out[i] = read_rows(conn_, stmt, i, sink);
+  };
+  // As query_each(): one read transaction of our own, the queries with no
+  // kept answer first.
+  const bool own_transaction =
+      sqls.size() > 1 && sqlite3_get_autocommit(conn_) != 0 && query("BEGIN").ok();
+  if (!own_transaction) {
+    for (std::size_t i = 0; i < sqls.size(); ++i) read(i);
+    return out;
+  }
+  std::vector<bool> done(sqls.size(), false);
+  for (std::size_t i = 0; i < sqls.size(); ++i)
+    if (!kept_.count(sqls[i])) {
+      read(i);
+      done[i] = true;
+    }
+  for (std::size_t i = 0; i < sqls.size(); ++i) {
+    if (done[i]) continue;
+    if (const Result* kept = kept_answer(sqls[i])) {
+      for (const Row& row : kept->rows) sink(i, ValueRowView(row));
+      out[i] = kept->status;
+    } else {
+      read(i);
+    }
+  }
+  if (sqlite3_get_autocommit(conn_) == 0) (void)query("COMMIT");
+  return out;
+}
+
 bool CachedConnection::reusable() const {
   if (altered_ || sqlite3_get_autocommit(conn_) == 0) return false;
   for (sqlite3_stmt* s = sqlite3_next_stmt(conn_, nullptr); s; s = sqlite3_next_stmt(conn_, s))
@@ -90,21 +208,34 @@ bool CachedConnection::reusable() const {
   return true;
 }
 
-Result CachedConnection::query_committed(std::string_view sql) {
-  Result r = query(sql);
+Result CachedConnection::query_committed(std::string_view sql) { return read_committed(sql); }
+
+bool CachedConnection::find_committed(std::string_view sql, std::string_view key,
+                                      const std::function<bool(const RowView&)>& visit) {
+  for (const Row& row : read_committed(sql).rows) {
+    const ValueRowView view(row);
+    if (!row.empty() && view.text(0) == key && visit(view)) return true;
+  }
+  return false;
+}
+
+const Result& CachedConnection::read_committed(std::string_view sql) {
+  last_ = query(sql);
   const int code = sqlite3_extended_errcode(conn_) & 0xff;
-  if (r.ok()) {
+  if (last_.ok()) {
     // Read on this connection, in a read transaction of its own (autocommit):
     // the data version now is the one this answer was read at.
     const std::optional<unsigned> version = data_version();
     if (sqlite3_get_autocommit(conn_) != 0 && version && reads_only(sql)) {
       auto it = kept_.find(sql);
       if (it == kept_.end()) it = kept_.emplace(std::string(sql), KeptAnswer{0, {}}).first;
-      it->second = KeptAnswer{*version, r};
+      it->second.data_version = *version;
+      it->second.result = std::move(last_);
+      return it->second.result;
     }
-    return r;
+    return last_;
   }
-  if (code != SQLITE_BUSY && code != SQLITE_LOCKED) return r;
+  if (code != SQLITE_BUSY && code != SQLITE_LOCKED) return last_;
   sqlite3* reader = nullptr;
   const std::string uri = "file:" + path_ + "?immutable=1";
   // Through twice-unix: a run's file is held in memory there (env/held_file.h).
@@ -112,14 +243,14 @@ Result CachedConnection::query_committed(std::string_view sql) {
                       journal_vfs()) !=
       SQLITE_OK) {
     sqlite3_close(reader);
-    return r;  // the locked answer, as it was
+    return last_;  // the locked answer, as it was
   }
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(reader, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) == SQLITE_OK && stmt)
-    r = query_prepared(reader, stmt, {});
+    last_ = query_prepared(reader, stmt, {});
   sqlite3_finalize(stmt);
   sqlite3_close(reader);
-  return r;
+  return last_;
 }
 
 }  // namespace twice::env

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <sqlite3.h>
@@ -53,6 +54,14 @@ class CachedConnection final : public RawConnection {
   // read of credits_sql serves the checker at quiescence when nothing was
   // committed after the ack.
   std::vector<Result> query_each(const std::vector<std::string>& sqls) override;
+  // query_each(), its rows read straight off each statement (or off the
+  // kept answer) into `sink`: no Result is built.
+  std::vector<Status> read_each(const std::vector<std::string>& sqls, const RowSink& sink) override;
+  // query_committed()'s rows visited where they are kept (the answer that
+  // query_each() and read_each() may take again) instead of copied out: the
+  // ack-time check, at every ack.
+  bool find_committed(std::string_view sql, std::string_view key,
+                      const std::function<bool(const RowView&)>& visit) override;
 
   // True when nothing is under way (no transaction, no statement stepping)
   // and no statement changed the connection itself (env/confinement.h): it
@@ -64,6 +73,12 @@ class CachedConnection final : public RawConnection {
   // The pager's data version: what this connection saw at its last read;
   // empty when SQLite cannot tell.
   std::optional<unsigned> data_version() const;
+  // The statement for `sql`, prepared on first use and kept; nullptr (and
+  // `error` set) when it does not prepare.
+  sqlite3_stmt* statement(std::string_view sql, Status& error);
+  // query_committed()'s answer, where it is kept (kept_, or last_ when it
+  // is not kept): valid until the next call.
+  const Result& read_committed(std::string_view sql);
   // Whether `sql` is prepared here and reads only.
   bool reads_only(std::string_view sql) const;
   // A kept answer of `sql` for the data version the open read transaction
@@ -78,6 +93,8 @@ class CachedConnection final : public RawConnection {
   sqlite3* conn_;
   std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
   std::map<std::string, KeptAnswer, std::less<>> kept_;  // by statement text, from query_committed()
+  Result last_;  // read_committed()'s answer when it was not kept
+  std::vector<std::pair<std::string, sqlite3_stmt*>> batch_;  // read_each()'s last texts and their statements
   bool altered_ = false;
 };
 

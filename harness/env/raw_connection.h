@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "env/row_view.h"
 #include "twice/db.h"
 #include "twice/engine.h"
 
@@ -36,6 +37,34 @@ class RawConnection {
     out.reserve(sqls.size());
     for (const auto& sql : sqls) out.push_back(query(sql));
     return out;
+  }
+  // query_each(), with each query's rows handed to `sink` as they are read
+  // rather than returned (the checker's oracle queries at quiescence), and
+  // only its status returned. A query that fails may have handed rows before
+  // it failed: the caller drops them, as a failed Result holds none. The
+  // default hands on query_each()'s rows.
+  virtual std::vector<Status> read_each(const std::vector<std::string>& sqls, const RowSink& sink) {
+    std::vector<Status> out;
+    out.reserve(sqls.size());
+    std::vector<Result> answers = query_each(sqls);
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      for (const Row& row : answers[i].rows) sink(i, ValueRowView(row));
+      out.push_back(std::move(answers[i].status));
+    }
+    return out;
+  }
+  // Hands `visit` the rows of query_committed(sql) whose first column reads
+  // as `key` (RowView::text(0)), in order, until `visit` returns true; returns
+  // whether it did. The ack-time check, at every ack: a connection that keeps
+  // its answer (env/cached_connection.h) hands on the kept rows instead of a
+  // copy of them.
+  virtual bool find_committed(std::string_view sql, std::string_view key,
+                              const std::function<bool(const RowView&)>& visit) {
+    for (const Row& row : query_committed(sql).rows) {
+      const ValueRowView view(row);
+      if (!row.empty() && view.text(0) == key && visit(view)) return true;
+    }
+    return false;
   }
 };
 

@@ -4,6 +4,10 @@
 // answer it takes from an earlier query_committed() (the ack-time check) is
 // the one a fresh connection reads, whatever other connections committed or
 // rolled back in between, and after the file is rewritten as between runs.
+// read_each() hands on the same rows without building Results (each value
+// read in place as Value::as_text()/as_int() read it), and find_committed()
+// visits query_committed()'s rows for one key and keeps the answer as
+// query_committed() does.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,6 +18,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "env/cached_connection.h"
 #include "env/sqlite_db.h"
@@ -29,6 +35,37 @@ std::string text_of(const Result& r) {
     for (const auto& v : row) out += v.to_sql() + ",";
   }
   return out;
+}
+
+// Each row of each query as read_each() hands it on, as text() and integer()
+// read every column, and each query's status.
+std::vector<std::string> streamed(RawConnection& db, const std::vector<std::string>& sqls) {
+  std::vector<std::string> out(sqls.size());
+  const std::vector<Status> status = db.read_each(sqls, [&](std::size_t i, const RowView& row) {
+    out[i] += "\n";
+    for (std::size_t c = 0; c < row.size(); ++c) out[i] += std::string(row.text(c)) + "/" + std::to_string(row.integer(c)) + ",";
+  });
+  EXPECT_EQ(status.size(), sqls.size());
+  for (std::size_t i = 0; i < sqls.size() && i < status.size(); ++i)
+    out[i] = status[i].to_string() + "|" + (status[i].ok() ? out[i] : "");
+  return out;
+}
+
+// The same from a Result, as the checker read it before.
+std::string materialised(const Result& r) {
+  std::string out = r.status.to_string() + "|";
+  for (const auto& row : r.rows) {
+    out += "\n";
+    for (const auto& v : row) out += v.as_text() + "/" + std::to_string(v.as_int()) + ",";
+  }
+  return out;
+}
+
+// How many times the statement prepared on `conn` for `sql` has run.
+int runs_of(sqlite3* conn, const std::string& sql) {
+  for (sqlite3_stmt* s = sqlite3_next_stmt(conn, nullptr); s; s = sqlite3_next_stmt(conn, s))
+    if (sql == sqlite3_sql(s)) return sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
+  return 0;
 }
 
 class CheckerReads : public ::testing::Test {
@@ -111,10 +148,18 @@ TEST_F(CheckerReads, KeptAnswersAreWhatAFreshConnectionReads) {
         kept = true;
         break;
       default: {
-        const std::vector<Result> together = db_->query_each(reads);
+        // query_each() and read_each() in turns: both take kept answers.
+        const bool whole = rng() % 2 == 0;
+        const std::vector<Result> together = whole ? db_->query_each(reads) : std::vector<Result>{};
+        const std::vector<std::string> rows = whole ? std::vector<std::string>{} : streamed(*db_, reads);
         sqlite3* fresh = open_database(path_);
-        for (std::size_t i = 0; i < reads.size(); ++i)
-          ASSERT_EQ(text_of(together[i]), text_of(query(fresh, reads[i]))) << "step " << step << ": " << reads[i];
+        for (std::size_t i = 0; i < reads.size(); ++i) {
+          const Result alone = query(fresh, reads[i]);
+          if (whole)
+            ASSERT_EQ(text_of(together[i]), text_of(alone)) << "step " << step << ": " << reads[i];
+          else
+            ASSERT_EQ(rows[i], materialised(alone)) << "step " << step << ": " << reads[i];
+        }
         sqlite3_close(fresh);
         kept_then_asked += kept;
         kept = false;
@@ -145,6 +190,95 @@ TEST_F(CheckerReads, AKeptAnswerDoesNotOutliveARewrite) {
   ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(image.size())), 0);
   ::close(fd);
   EXPECT_EQ(text_of(db_->query_each(queries_)[0]), seeded);
+}
+
+TEST_F(CheckerReads, ReadEachHandsOnWhatQueryEachAnswers) {
+  std::vector<std::string> whole;
+  for (const Result& r : db_->query_each(queries_)) whole.push_back(materialised(r));
+  const std::vector<std::string> rows = streamed(*db_, queries_);
+  ASSERT_EQ(rows.size(), queries_.size());
+  for (std::size_t i = 0; i < queries_.size(); ++i) EXPECT_EQ(rows[i], whole[i]) << queries_[i];
+  EXPECT_NE(rows[1].find("no such table"), std::string::npos);
+  EXPECT_TRUE(db_->reusable());
+  // One query, and inside a transaction of the caller's: no transaction of
+  // its own, the same rows.
+  EXPECT_EQ(streamed(*db_, {queries_[0]})[0], whole[0]);
+  ASSERT_TRUE(db_->query("BEGIN").ok());
+  EXPECT_EQ(streamed(*db_, queries_), rows);
+  EXPECT_FALSE(db_->reusable());
+  ASSERT_TRUE(db_->query("ROLLBACK").ok());
+}
+
+// Every storage class, and the texts whose integer reading is lenient: a
+// value read in place converts as the Value query() builds of it.
+TEST_F(CheckerReads, RowsReadInPlaceConvertAsValuesDo) {
+  ASSERT_TRUE(db_->exec_script("CREATE TABLE typed (v);"
+                               "INSERT INTO typed VALUES (42), (-7), (9223372036854775807), (1.5), (12.0), (-0.25),"
+                               " (1e300), (NULL), (''), ('O-1'), ('12abc'), (' 7'), ('-3'), ('+4'),"
+                               " ('99999999999999999999'), (x'3132'), (x'00ff41'), (x'');")
+                  .ok());
+  const std::vector<std::string> sqls = {"SELECT v, typeof(v), v FROM typed ORDER BY rowid", "SELECT 1"};
+  const std::vector<std::string> rows = streamed(*db_, sqls);
+  EXPECT_EQ(rows[0], materialised(db_->query(sqls[0])));
+  EXPECT_EQ(rows[1], materialised(db_->query(sqls[1])));
+  EXPECT_NE(rows[0].find("1.5/1,"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[0].find("12abc/12,"), std::string::npos) << rows[0];
+  // The kept answer of query_committed() is handed on through Values: the
+  // same again.
+  ASSERT_TRUE(db_->query_committed(sqls[0]).ok());
+  EXPECT_EQ(streamed(*db_, sqls)[0], rows[0]);
+}
+
+// find_committed() visits exactly the rows of query_committed() whose first
+// column reads as the key, in order, and stops at the first the visitor
+// takes.
+TEST_F(CheckerReads, FindCommittedVisitsTheKeysRowsOnly) {
+  ASSERT_TRUE(db_->exec_script("INSERT INTO ledger VALUES ('O-3', 0), (3, 1), ('3', 2), (NULL, 3), ('', 4);").ok());
+  const std::string sql = "SELECT order_no, amount FROM ledger ORDER BY rowid";
+  const Result all = db_->query(sql);
+  for (const std::string key : {"O-1", "O-2", "O-3", "3", "", "O-9"}) {
+    std::vector<std::string> seen;
+    EXPECT_FALSE(db_->find_committed(sql, key, [&](const RowView& row) {
+      seen.push_back(std::string(row.text(0)) + "=" + std::to_string(row.integer(1)));
+      return false;
+    }));
+    std::vector<std::string> expected;
+    for (const Row& row : all.rows)
+      if (row[0].as_text() == key) expected.push_back(row[0].as_text() + "=" + std::to_string(row[1].as_int()));
+    EXPECT_EQ(seen, expected) << "key '" << key << "'";
+    EXPECT_FALSE(expected.empty() && key != "O-9") << key;
+    // The default (RawConnection's, over query_committed()) agrees.
+    std::vector<std::string> by_default;
+    db_->RawConnection::find_committed(sql, key, [&](const RowView& row) {
+      by_default.push_back(std::string(row.text(0)) + "=" + std::to_string(row.integer(1)));
+      return false;
+    });
+    EXPECT_EQ(by_default, expected) << "key '" << key << "'";
+  }
+  int visited = 0;
+  EXPECT_TRUE(db_->find_committed(sql, "O-1", [&](const RowView&) { return ++visited == 1; }));
+  EXPECT_EQ(visited, 1);
+  EXPECT_FALSE(db_->find_committed("SELECT order_no FROM no_such_table", "O-1", [](const RowView&) { return true; }));
+}
+
+// The ack-time read serves the checker at quiescence when nothing committed
+// after it: credits_sql runs once, not twice. After another connection's
+// commit it runs again, and answers what is committed.
+TEST_F(CheckerReads, TheAckTimeAnswerIsTakenAgainAtQuiescence) {
+  const std::string& credits = queries_[0];
+  ASSERT_TRUE(db_->find_committed(credits, "O-1", [](const RowView& row) { return row.integer(1) > 0; }));
+  const int before = runs_of(db_->handle(), credits);
+  ASSERT_GT(before, 0);
+  std::vector<std::string> rows = streamed(*db_, queries_);
+  EXPECT_EQ(runs_of(db_->handle(), credits), before);
+  EXPECT_EQ(rows[0], materialised(db_->query(credits)));
+
+  ASSERT_TRUE(db_->find_committed(credits, "O-1", [](const RowView& row) { return row.integer(1) > 0; }));
+  ASSERT_EQ(exec_script(open_and_keep(), "INSERT INTO ledger VALUES ('O-4', 9)"), "");
+  const int after_commit = runs_of(db_->handle(), credits);
+  rows = streamed(*db_, queries_);
+  EXPECT_EQ(runs_of(db_->handle(), credits), after_commit + 1);
+  EXPECT_NE(rows[0].find("O-4"), std::string::npos) << rows[0];
 }
 
 }  // namespace

@@ -6,14 +6,14 @@ namespace twice::check {
 
 namespace {
 
+// Whether query `sql` has a committed row for `order_no` (its first column),
+// with a count above zero in its second when `count_column`.
 bool has_row_for(env::RawConnection& db, const std::string& sql, const std::string& order_no, bool count_column) {
   if (sql.empty()) return false;
-  for (const auto& row : db.query_committed(sql).rows) {
-    if (row.empty() || row[0].as_text() != order_no) continue;
-    if (!count_column) return true;
-    if (row.size() >= 2 && row[1].as_int() > 0) return true;
-  }
-  return false;
+  return db.find_committed(sql, order_no, [&](const env::RowView& row) {
+    if (row.size() == 0 || row.text(0) != order_no) return false;
+    return !count_column || (row.size() >= 2 && row.integer(1) > 0);
+  });
 }
 
 }  // namespace
