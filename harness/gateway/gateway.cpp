@@ -207,13 +207,16 @@ void Gateway::send(std::size_t notification, int number) {
   ++p.attempts;
   const int request = static_cast<int>(attempts_.size());
   attempts_.push_back(Attempt{notification, number});
-  const std::string named_event = nt.second_signal || nt.kind != EventKind::kPaid ? " (" + nt.event_type + ")" : "";
+  // The task's name is part of the result (the transcript's columns); what
+  // the trace calls the request is built only for a trace that is kept.
+  std::string task_name = "notify " + p.order.order_no + " #" + std::to_string(number);
+  if (nt.second_signal || nt.kind != EventKind::kPaid) task_name += " (" + nt.event_type + ")";
   p.deliveries += transport_.send(Request{build(nt.payment, nt.event_id, nt.event_type, nt.kind), request,
-                                          describe(request),
-                                          fmt::format("notify {} #{}{}", p.order.order_no, number, named_event)});
+                                          scheduler_.tracing() ? describe(request) : std::string(),
+                                          std::move(task_name)});
   scheduler_.at(scheduler_.now() + profile_.timeout, [this, request] {
     if (attempts_[static_cast<std::size_t>(request)].resolved) return;
-    fail_attempt(request, fmt::format("no answer within {}", format_duration(profile_.timeout)));
+    fail_attempt(request, [this] { return fmt::format("no answer within {}", format_duration(profile_.timeout)); });
   });
 }
 
@@ -234,7 +237,7 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
   const std::size_t notification = attempt.notification;
   const Notification& nt = notifications_[notification];
   if (!profile_.is_ack(reply)) {
-    fail_attempt(request, fmt::format("not acked (HTTP {})", reply.http_status));
+    fail_attempt(request, [&reply] { return fmt::format("not acked (HTTP {})", reply.http_status); });
     return std::nullopt;
   }
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
@@ -253,23 +256,23 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
   return acked;
 }
 
-void Gateway::fail_attempt(int request, const std::string& why) {
+void Gateway::fail_attempt(int request, const std::function<std::string()>& why) {
   Attempt& a = attempts_[static_cast<std::size_t>(request)];
   a.resolved = true;
   const Attempt attempt = a;  // finish() below may send again, and grow attempts_
-  const std::string what = describe(request);
   const int max_attempts = scenario_.max_attempts > 0 ? scenario_.max_attempts
                                                       : static_cast<int>(profile_.retry_after.size()) + 1;
   const std::size_t retry_index = static_cast<std::size_t>(attempt.number) - 1;
   if (attempt.number >= max_attempts || retry_index >= profile_.retry_after.size()) {
     if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-      scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries exhausted", what, why));
+      scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries exhausted", describe(request), why()));
     finish(attempt.notification);
     return;
   }
   const Micros delay = profile_.retry_after[retry_index];
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-    scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries in {}", what, why, format_duration(delay)));
+    scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries in {}", describe(request), why(),
+                                                                format_duration(delay)));
   const std::size_t notification = attempt.notification;
   const int next = attempt.number + 1;
   scheduler_.at(scheduler_.now() + delay, [this, notification, next] { send(notification, next); });

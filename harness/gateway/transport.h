@@ -15,7 +15,7 @@ namespace twice::gateway {
 struct Request {
   Notify notify;
   int id = 0;             // the attempt: a reply to it comes back with this id
-  std::string what;       // "notify O-1 TRANSACTION.SUCCESS attempt 2", for the trace
+  std::string what;       // "notify O-1 TRANSACTION.SUCCESS attempt 2", for the trace; empty when none is kept
   std::string task_name;  // what the merchant's task serving it is called: "notify O-1 #2"
 };
 
