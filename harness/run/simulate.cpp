@@ -176,7 +176,7 @@ class Simulation final : public endpoint::ReplySink {
   void replied(const endpoint::Delivery& delivery, std::optional<Reply> reply, bool early) override {
     if (delivery.request == endpoint::kNoRequest) return;  // a copy: answered into the void
     if (!reply) return;  // no answer left the process: the gateway times out
-    if (!network_.reply_arrives(gateway_.describe(delivery.request))) return;
+    if (!network_.reply_arrives([&] { return gateway_.describe(delivery.request); })) return;
     if (const std::optional<std::size_t> payment = gateway_.receive(delivery.request, *reply))
       acks_.acked(*payment, gateway_.payments()[*payment].order.order_no, scheduler_.now(), early);
   }

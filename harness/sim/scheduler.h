@@ -62,6 +62,8 @@ class Scheduler final : private TaskView {
   void set_process_faults(ProcessFaults* faults) { faults_ = faults; }
   // A task that becomes runnable at virtual time `at`; `on_finish` runs on the
   // scheduler's side when the body returns (or is killed). Returns the task id.
+  // Both are kept until the scheduler goes, so on_finish may point at what
+  // the body owns.
   int spawn(std::string name, Micros at, std::function<void()> body,
             std::function<void(bool killed)> on_finish = {});
   // `fn` runs on the scheduler's side once the clock reaches `at`.
