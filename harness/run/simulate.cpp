@@ -161,7 +161,7 @@ class Simulation final : public endpoint::ReplySink {
     result_.choice_points = scheduler_.choice_points();
     result_.interleaving = scheduler_.interleaving();
     result_.end_time = scheduler_.now();
-    result_.tasks = endpoint_.tasks();
+    result_.tasks = endpoint_.take_tasks();
     result_.effects = services_.applied();
     check::CheckOptions options;
     options.payload_required = scenario_.payload_required;
