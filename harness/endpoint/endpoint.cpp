@@ -23,7 +23,7 @@ std::string describe_reply(const Reply& r) {
 // One delivery in service: what its task answered, and whether the answer
 // already left early.
 struct Endpoint::Served final : env::Responder {
-  Served(Endpoint& e, Delivery d) : endpoint(e), delivery(std::move(d)) {}
+  Served(Endpoint& e, Delivery&& d) : endpoint(e), delivery(std::move(d)) {}
   void respond_now(const Reply& r) override {
     sent = true;
     endpoint.replies_.replied(delivery, r, /*early=*/true);
@@ -41,9 +41,13 @@ Endpoint::Endpoint(sim::Scheduler& scheduler, Handler& handler, Backends backend
 int Endpoint::accept(Delivery delivery) {
   auto served = std::make_shared<Served>(*this, std::move(delivery));
   const Delivery& d = served->delivery;
+  // The body owns the Served; on_finish, which the task keeps as long as its
+  // body (Scheduler::spawn), holds a plain pointer: two pointers fit inside a
+  // std::function, a shared_ptr beside `this` is an allocation per delivery.
+  Served* const finishing = served.get();
   const int id = scheduler_.spawn(
       d.task_name, d.at, [this, served] { serve(*served); },
-      [this, served](bool killed) { finished(*served, killed); });
+      [this, finishing](bool killed) { finished(*finishing, killed); });
   tasks_[id] = TaskInfo{d.task_name, d.notify.out_trade_no};
   return id;
 }

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "endpoint/delivery.h"
 #include "env/gateway_port.h"
@@ -71,6 +72,9 @@ class Endpoint final : public sim::ProcessFaults {
   bool down() const { return scheduler_.now() < down_until_; }
   // Every task the endpoint started, by id.
   const std::map<int, TaskInfo>& tasks() const { return tasks_; }
+  // The same, handed over when the run is over (tasks() is empty after):
+  // the run's result keeps them, and a copy was a map node and a name per task.
+  std::map<int, TaskInfo> take_tasks() { return std::move(tasks_); }
 
   // sim::ProcessFaults
   std::optional<Micros> pause_before(int task, const std::string& pending) override;

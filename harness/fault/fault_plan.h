@@ -14,6 +14,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/scheduler.h"
@@ -78,7 +79,9 @@ struct FaultRates {
 
 class FaultPlan {
  public:
-  FaultPlan(const FaultRates& rates, sim::Scheduler& scheduler) : rates_(rates), scheduler_(scheduler) {}
+  // Takes `rates` by value: a run builds them for its plan alone, and moving
+  // them in saves copying the services' list once per run.
+  FaultPlan(FaultRates rates, sim::Scheduler& scheduler) : rates_(std::move(rates)), scheduler_(scheduler) {}
 
   // Does the fault at `site` happen now? Draws from the Choices only when the
   // site's rate is neither 0 nor 1.

@@ -8,6 +8,19 @@
 
 namespace twice::gateway {
 
+namespace {
+
+// `prefix` and `n` in six digits at least: "4200000001", as fmt's
+// "4200{:06}" writes it, without its formatting engine (built every run).
+std::string transaction_id(std::string_view prefix, std::size_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out(prefix);
+  if (digits.size() < 6) out.append(6 - digits.size(), '0');
+  return out + digits;
+}
+
+}  // namespace
+
 Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Transport& transport,
                  fault::FaultPlan& faults)
     : scenario_(scenario),
@@ -19,11 +32,11 @@ Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Sch
   for (std::size_t i = 0; i < scenario.orders.size(); ++i) {
     PaymentRecord p;
     p.order = scenario.orders[i];
-    p.transaction_id = fmt::format("4200{:06}", i + 1);
+    p.transaction_id = transaction_id("4200", i + 1);
     payments_.push_back(p);
     if (p.order.paid_twice) {
       // The same order paid again over another channel, a second later.
-      p.transaction_id = fmt::format("4300{:06}", i + 1);
+      p.transaction_id = transaction_id("4300", i + 1);
       p.second_payment = true;
       p.order.paid_at += kSecond;
       p.order.refund_after = 0;  // a refund is of the first payment
@@ -127,8 +140,7 @@ void Gateway::settle_payment(std::size_t i) {
     scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
                                                             p.order.amount, p.order.currency, p.order.order_no,
                                                             p.transaction_id));
-  const std::string event_id =
-      p.second_payment ? fmt::format("evt-{}-p2", p.order.order_no) : fmt::format("evt-{}", p.order.order_no);
+  const std::string event_id = "evt-" + p.order.order_no + (p.second_payment ? "-p2" : "");
   notify_later(i, event_id, profile_.paid_event_type, EventKind::kPaid, scheduler_.now());
   // A second success signal for the same payment (Alipay TRADE_FINISHED,
   // a second Stripe event): a notification of its own, with its own id.
@@ -207,13 +219,16 @@ void Gateway::send(std::size_t notification, int number) {
   ++p.attempts;
   const int request = static_cast<int>(attempts_.size());
   attempts_.push_back(Attempt{notification, number});
-  const std::string named_event = nt.second_signal || nt.kind != EventKind::kPaid ? " (" + nt.event_type + ")" : "";
+  // The task's name is part of the result (the transcript's columns); what
+  // the trace calls the request is built only for a trace that is kept.
+  std::string task_name = "notify " + p.order.order_no + " #" + std::to_string(number);
+  if (nt.second_signal || nt.kind != EventKind::kPaid) task_name += " (" + nt.event_type + ")";
   p.deliveries += transport_.send(Request{build(nt.payment, nt.event_id, nt.event_type, nt.kind), request,
-                                          describe(request),
-                                          fmt::format("notify {} #{}{}", p.order.order_no, number, named_event)});
+                                          scheduler_.tracing() ? describe(request) : std::string(),
+                                          std::move(task_name)});
   scheduler_.at(scheduler_.now() + profile_.timeout, [this, request] {
     if (attempts_[static_cast<std::size_t>(request)].resolved) return;
-    fail_attempt(request, fmt::format("no answer within {}", format_duration(profile_.timeout)));
+    fail_attempt(request, [this] { return fmt::format("no answer within {}", format_duration(profile_.timeout)); });
   });
 }
 
@@ -234,7 +249,7 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
   const std::size_t notification = attempt.notification;
   const Notification& nt = notifications_[notification];
   if (!profile_.is_ack(reply)) {
-    fail_attempt(request, fmt::format("not acked (HTTP {})", reply.http_status));
+    fail_attempt(request, [&reply] { return fmt::format("not acked (HTTP {})", reply.http_status); });
     return std::nullopt;
   }
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
@@ -253,23 +268,23 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
   return acked;
 }
 
-void Gateway::fail_attempt(int request, const std::string& why) {
+void Gateway::fail_attempt(int request, const std::function<std::string()>& why) {
   Attempt& a = attempts_[static_cast<std::size_t>(request)];
   a.resolved = true;
   const Attempt attempt = a;  // finish() below may send again, and grow attempts_
-  const std::string what = describe(request);
   const int max_attempts = scenario_.max_attempts > 0 ? scenario_.max_attempts
                                                       : static_cast<int>(profile_.retry_after.size()) + 1;
   const std::size_t retry_index = static_cast<std::size_t>(attempt.number) - 1;
   if (attempt.number >= max_attempts || retry_index >= profile_.retry_after.size()) {
     if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-      scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries exhausted", what, why));
+      scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries exhausted", describe(request), why()));
     finish(attempt.notification);
     return;
   }
   const Micros delay = profile_.retry_after[retry_index];
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
-    scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries in {}", what, why, format_duration(delay)));
+    scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} {}; retries in {}", describe(request), why(),
+                                                                format_duration(delay)));
   const std::size_t notification = attempt.notification;
   const int next = attempt.number + 1;
   scheduler_.at(scheduler_.now() + delay, [this, notification, next] { send(notification, next); });

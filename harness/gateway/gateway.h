@@ -17,6 +17,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -100,7 +101,9 @@ class Gateway final : public env::GatewayPort {
   void enqueue(std::size_t notification);
   void pump();
   void send(std::size_t notification, int number);
-  void fail_attempt(int request, const std::string& why);
+  // `why` says why the attempt failed ("no answer within 5s"); called only
+  // when the trace is kept, so an untraced run formats nothing.
+  void fail_attempt(int request, const std::function<std::string()>& why);
   void finish(std::size_t notification);
   void schedule_attacks();
 

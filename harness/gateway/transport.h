@@ -15,7 +15,7 @@ namespace twice::gateway {
 struct Request {
   Notify notify;
   int id = 0;             // the attempt: a reply to it comes back with this id
-  std::string what;       // "notify O-1 TRANSACTION.SUCCESS attempt 2", for the trace
+  std::string what;       // "notify O-1 TRANSACTION.SUCCESS attempt 2", for the trace; empty when none is kept
   std::string task_name;  // what the merchant's task serving it is called: "notify O-1 #2"
 };
 
@@ -24,7 +24,8 @@ class Transport {
   virtual ~Transport() = default;
   // Sends `request` on its way; returns how many copies of it reach the
   // merchant (0 when it is lost, more when the network duplicates it).
-  virtual int send(const Request& request) = 0;
+  // By value: the last copy delivered takes the request's notify over.
+  virtual int send(Request request) = 0;
   // An attacker's request, straight to the merchant at once: nobody waits for
   // its reply. `invalid_reason` says what is wrong with it.
   virtual void inject(const Notify& notify, std::string task_name, std::string invalid_reason) = 0;

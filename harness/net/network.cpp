@@ -8,7 +8,7 @@ using endpoint::Delivery;
 using endpoint::DeliveryKind;
 using fault::FaultSite;
 
-int Network::send(const gateway::Request& request) {
+int Network::send(gateway::Request request) {
   const int copies = 1 + faults_.copies();
   int delivered = 0;
   for (int copy = 0; copy < copies; ++copy) {
@@ -23,7 +23,8 @@ int Network::send(const gateway::Request& request) {
     if (!original) delay += faults_.duration(FaultSite::kDuplicateDelay);
     // Only the gateway's own request can carry a reply back: the network's
     // copies are answered into the void.
-    const int task = merchant_.accept(Delivery{request.notify,
+    // The last copy takes the notify over; the others copy it (a delivery owns its notify).
+    const int task = merchant_.accept(Delivery{copy + 1 == copies ? std::move(request.notify) : request.notify,
                                                request.task_name + (original ? "" : " (network copy)"),
                                                scheduler_.now() + delay,
                                                original ? DeliveryKind::kGateway : DeliveryKind::kNetworkCopy,
@@ -50,9 +51,9 @@ void Network::inject(const Notify& notify, std::string task_name, std::string in
                             endpoint::kNoRequest, std::move(invalid_reason)});
 }
 
-bool Network::reply_arrives(const std::string& what) {
+bool Network::reply_arrives(const std::function<std::string()>& what) {
   if (!faults_.fires(FaultSite::kAckLoss)) return true;
-  faults_.trace(FaultSite::kAckLoss, [&] { return fmt::format("the reply to {} is lost on the way back", what); });
+  faults_.trace(FaultSite::kAckLoss, [&] { return fmt::format("the reply to {} is lost on the way back", what()); });
   return false;
 }
 

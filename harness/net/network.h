@@ -6,6 +6,9 @@
 // Runs on the scheduler's side, or on the task holding the baton.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "endpoint/endpoint.h"
 #include "fault/fault_plan.h"
 #include "gateway/transport.h"
@@ -18,11 +21,11 @@ class Network final : public gateway::Transport {
   Network(sim::Scheduler& scheduler, fault::FaultPlan& faults, endpoint::Endpoint& merchant)
       : scheduler_(scheduler), faults_(faults), merchant_(merchant) {}
 
-  int send(const gateway::Request& request) override;
+  int send(gateway::Request request) override;
   void inject(const Notify& notify, std::string task_name, std::string invalid_reason) override;
-  // Does the reply to `what` (a request, as the gateway describes it) make it
-  // back to the gateway?
-  bool reply_arrives(const std::string& what);
+  // Does the reply to a request make it back to the gateway? `what` says
+  // which request, as the gateway describes it; called only for the trace.
+  bool reply_arrives(const std::function<std::string()>& what);
 
  private:
   sim::Scheduler& scheduler_;

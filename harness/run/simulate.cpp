@@ -161,7 +161,7 @@ class Simulation final : public endpoint::ReplySink {
     result_.choice_points = scheduler_.choice_points();
     result_.interleaving = scheduler_.interleaving();
     result_.end_time = scheduler_.now();
-    result_.tasks = endpoint_.tasks();
+    result_.tasks = endpoint_.take_tasks();
     result_.effects = services_.applied();
     check::CheckOptions options;
     options.payload_required = scenario_.payload_required;
@@ -176,7 +176,7 @@ class Simulation final : public endpoint::ReplySink {
   void replied(const endpoint::Delivery& delivery, std::optional<Reply> reply, bool early) override {
     if (delivery.request == endpoint::kNoRequest) return;  // a copy: answered into the void
     if (!reply) return;  // no answer left the process: the gateway times out
-    if (!network_.reply_arrives(gateway_.describe(delivery.request))) return;
+    if (!network_.reply_arrives([&] { return gateway_.describe(delivery.request); })) return;
     if (const std::optional<std::size_t> payment = gateway_.receive(delivery.request, *reply))
       acks_.acked(*payment, gateway_.payments()[*payment].order.order_no, scheduler_.now(), early);
   }

@@ -9,6 +9,7 @@ namespace twice::services {
 
 std::vector<fault::ServiceFaultRates> fault_rates(const std::vector<gateway::ServiceSpec>& specs) {
   std::vector<fault::ServiceFaultRates> out;
+  out.reserve(specs.size());  // built every run: one allocation, not one per doubling
   for (const auto& s : specs)
     out.push_back({s.name, s.slow, s.slow_min, s.slow_max, s.unavailable, s.timeout, s.duplicate});
   return out;
@@ -16,6 +17,7 @@ std::vector<fault::ServiceFaultRates> fault_rates(const std::vector<gateway::Ser
 
 Services::Services(const std::vector<gateway::ServiceSpec>& specs, sim::Scheduler& scheduler, fault::FaultPlan& faults)
     : scheduler_(scheduler), faults_(faults) {
+  states_.reserve(specs.size());
   for (const auto& s : specs) states_.push_back(State{&s, {}, s.stock});
 }
 

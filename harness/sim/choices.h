@@ -37,10 +37,11 @@ std::uint64_t derive_seed(std::uint64_t base, std::uint64_t index);
 
 class Choices {
  public:
-  explicit Choices(std::uint64_t seed) : rng_(seed) {}
+  explicit Choices(std::uint64_t seed) : rng_(seed) { consumed_.reserve(kDrawsReserved); }
   // Replays `sequence`; past its end every draw is 0.
-  explicit Choices(std::vector<std::uint64_t> sequence)
-      : rng_(0), replay_(std::move(sequence)) {}
+  explicit Choices(std::vector<std::uint64_t> sequence) : rng_(0), replay_(std::move(sequence)) {
+    consumed_.reserve(kDrawsReserved);
+  }
   // The exhaustive strategy's choices (sim/choice_guide.h): only the choices
   // the search branches on are drawn. A duration is its range's lower end
   // (no draw); a fault that may fire is a draw of 2 (1: it fires). Replays
@@ -71,6 +72,10 @@ class Choices {
   const std::vector<std::uint64_t>& consumed() const { return consumed_; }
 
  private:
+  // A short run draws about a hundred times: room for that up front, rather
+  // than seven reallocations of consumed_ as it doubles from one.
+  static constexpr std::size_t kDrawsReserved = 128;
+
   Rng rng_;
   std::optional<std::vector<std::uint64_t>> replay_;
   std::size_t pos_ = 0;

@@ -38,22 +38,32 @@ Scheduler::Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trac
       limits_(limits),
       keep_notes_(strategy.kind == StrategyKind::kScripted && !strategy.steps.empty()) {}
 
-const std::string& Scheduler::pending(int id) const { return tasks_.at(id)->pending; }
-const std::vector<std::string>& Scheduler::notes(int id) const { return tasks_.at(id)->notes; }
+Scheduler::Task* Scheduler::find_task(int id) const {
+  return id >= 1 && static_cast<std::size_t>(id) <= tasks_.size() ? tasks_[static_cast<std::size_t>(id) - 1].get()
+                                                                   : nullptr;
+}
+
+const std::string& Scheduler::pending(int id) const { return tasks_.at(static_cast<std::size_t>(id - 1))->pending; }
+const std::vector<std::string>& Scheduler::notes(int id) const {
+  return tasks_.at(static_cast<std::size_t>(id - 1))->notes;
+}
 
 void Scheduler::note(std::string text) {
   if (!keep_notes_) return;  // only a named script reads them
-  if (auto it = tasks_.find(current_); it != tasks_.end()) it->second->notes.push_back(std::move(text));
+  if (Task* t = find_task(current_)) t->notes.push_back(std::move(text));
 }
 
 Scheduler::~Scheduler() {
   // A run that ended early (an exception on the scheduler side) may leave
   // started tasks parked at a scheduling point: unwind them before their
   // stacks go (their destructors release what they hold).
-  for (auto& [id, t] : tasks_) {
+  // By index: an unwinding task may spawn another (a redelivery), which
+  // grows tasks_; it is visited too, as the id-ordered map this was visited.
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    Task* t = tasks_[i].get();
     if (t->started && t->state != State::kDone && t->fiber) {  // no fiber: making it threw
       t->kill_requested = true;
-      current_ = id;
+      current_ = t->id;
       t->fiber->resume();
     }
   }
@@ -74,22 +84,24 @@ int Scheduler::spawn(std::string name, Micros at, std::function<void()> body,
     t->wake_at = at;
   }
   live_.push_back(t.get());
-  tasks_.emplace(id, std::move(t));
+  tasks_.push_back(std::move(t));
   strategy_->on_spawn(id, choices_);
   return id;
 }
 
 void Scheduler::at(Micros when, std::function<void()> fn) {
-  timers_.push(Timer{std::max(when, now_), timer_seq_++, std::move(fn)});
+  timers_.push_back(Timer{std::max(when, now_), timer_seq_++, std::move(fn)});
+  std::push_heap(timers_.begin(), timers_.end(), std::greater<>{});
 }
 
 void Scheduler::fire_due_timers() {
-  if (ChoiceGuide* guide = choices_.guide(); guide && !timers_.empty() && timers_.top().at <= now_)
+  if (ChoiceGuide* guide = choices_.guide(); guide && !timers_.empty() && timers_.front().at <= now_)
     guide->outside_step();  // the gateway acts between the tasks' steps
-  while (!timers_.empty() && timers_.top().at <= now_) {
-    auto fn = timers_.top().fn;
-    timers_.pop();
-    fn();
+  while (!timers_.empty() && timers_.front().at <= now_) {
+    std::pop_heap(timers_.begin(), timers_.end(), std::greater<>{});
+    std::function<void()> fn = std::move(timers_.back().fn);
+    timers_.pop_back();
+    fn();  // may add timers of its own
   }
 }
 
@@ -103,12 +115,12 @@ void Scheduler::retire(Task& task) {
 }
 
 void Scheduler::wake_db_waiter(int id) {
-  auto it = tasks_.find(id);
-  if (it != tasks_.end() && it->second->state == State::kBlockedDb) it->second->state = State::kReady;
+  if (Task* t = find_task(id); t && t->state == State::kBlockedDb) t->state = State::kReady;
 }
 
 void Scheduler::run() {
   std::vector<int> enabled;
+  enabled.reserve(8);  // grown to the live tasks' number once, not doubled from 1 in every run
   for (;;) {
     fire_due_timers();
     enabled.clear();
@@ -136,7 +148,7 @@ void Scheduler::run() {
           any_blocked = true;
       }
     }
-    if (!timers_.empty()) next_wake = std::min(next_wake, timers_.top().at);
+    if (!timers_.empty()) next_wake = std::min(next_wake, timers_.front().at);
 
     if (enabled.empty()) {
       if (any_blocked && !any_sleeping) {
@@ -182,8 +194,8 @@ void Scheduler::run() {
       continue;
     }
     if (steps_ > limits_.run_step_budget) {
-      for (auto& [id, other] : tasks_)
-        if (other->state != State::kDone && other->started)
+      for (std::size_t i = 0; i < tasks_.size(); ++i)  // by index: killing may spawn
+        if (Task* other = tasks_[i].get(); other->state != State::kDone && other->started)
           kill(*other, fmt::format("the run exceeded {} scheduling points", limits_.run_step_budget), true);
       break;
     }
@@ -269,7 +281,8 @@ void Scheduler::crash() {
   // Every task of the process dies: running ones unwind (their connections
   // close, rolling back open transactions); requests that had arrived but not
   // started are lost with the process.
-  for (auto& [id, t] : tasks_) {
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {  // by index: a killed task's end may spawn another
+    Task* t = tasks_[i].get();
     if (t->state == State::kDone) continue;
     if (t->started || t->state == State::kReady || t->state == State::kBlockedDb)
       kill(*t, "the process died", false);
@@ -325,8 +338,8 @@ void Scheduler::sleep_for(Micros duration) {
 }
 
 bool Scheduler::killed() const {
-  auto it = tasks_.find(current_);
-  return it != tasks_.end() && (it->second->unwinding || it->second->kill_requested);
+  const Task* t = find_task(current_);
+  return t && (t->unwinding || t->kill_requested);
 }
 
 void Scheduler::record(TraceKind kind, std::string text, std::string result) {

@@ -19,9 +19,7 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -64,6 +62,8 @@ class Scheduler final : private TaskView {
   void set_process_faults(ProcessFaults* faults) { faults_ = faults; }
   // A task that becomes runnable at virtual time `at`; `on_finish` runs on the
   // scheduler's side when the body returns (or is killed). Returns the task id.
+  // Both are kept until the scheduler goes, so on_finish may point at what
+  // the body owns.
   int spawn(std::string name, Micros at, std::function<void()> body,
             std::function<void(bool killed)> on_finish = {});
   // `fn` runs on the scheduler's side once the clock reaches `at`.
@@ -125,7 +125,9 @@ class Scheduler final : private TaskView {
   void crash();  // every task of the process dies
   // What the step `t` just ran touched, for the exhaustive search's guide.
   Footprint step_footprint(Task& t, bool first_step, const std::string& operation);
-  Task& task(int id) { return *tasks_.at(id); }
+  // Task ids are 1, 2, 3, ... in spawn order: task `id` is tasks_[id - 1].
+  Task& task(int id) { return *tasks_.at(static_cast<std::size_t>(id - 1)); }
+  Task* find_task(int id) const;  // nullptr when no task has that id (0: none runs)
   // TaskView, for the strategy.
   const std::string& pending(int task) const override;
   const std::vector<std::string>& notes(int task) const override;
@@ -143,10 +145,15 @@ class Scheduler final : private TaskView {
     std::function<void()> fn;
     bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  // A min-heap by (at, seq) kept with std::push_heap/pop_heap rather than a
+  // std::priority_queue, whose top() is const: a due timer's function is
+  // moved out before it runs, not copied (its captures, the gateway's
+  // event ids, would be copied once more per timer). seq is unique, so the
+  // order timers fire in is the same with any heap.
+  std::vector<Timer> timers_;
   std::uint64_t timer_seq_ = 0;
 
-  std::map<int, std::unique_ptr<Task>> tasks_;
+  std::vector<std::unique_ptr<Task>> tasks_;  // every task of the run, by id - 1
   // The tasks not yet done, in id order (the order tasks_ iterates in): what
   // each step scans, so that a step costs time in live tasks only, however
   // many deliveries finished before.
