@@ -144,6 +144,10 @@ class Simulation final : public endpoint::ReplySink {
         acks_(checker_db_, handler_.schema()) {
     scheduler_.set_process_faults(&endpoint_);
   }
+  // A run that threw may leave tasks parked mid-delivery: they unwind here,
+  // while the endpoint, gateway, locks and jobs their frames use still exist
+  // (members go in reverse order, and the scheduler is older than they are).
+  ~Simulation() override { scheduler_.unwind_parked_tasks(); }
 
   void run() {
     gateway_.start();

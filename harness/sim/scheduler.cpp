@@ -53,7 +53,9 @@ void Scheduler::note(std::string text) {
   if (Task* t = find_task(current_)) t->notes.push_back(std::move(text));
 }
 
-Scheduler::~Scheduler() {
+Scheduler::~Scheduler() { unwind_parked_tasks(); }
+
+void Scheduler::unwind_parked_tasks() {
   // A run that ended early (an exception on the scheduler side) may leave
   // started tasks parked at a scheduling point: unwind them before their
   // stacks go (their destructors release what they hold).

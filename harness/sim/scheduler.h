@@ -53,6 +53,11 @@ class Scheduler final : private TaskView {
  public:
   Scheduler(const StrategySpec& strategy, Choices& choices, Trace& trace, SchedulerLimits limits);
   ~Scheduler();
+  // Unwinds every started task still parked (a run that threw): each is
+  // killed at its scheduling point and its frames' destructors run. The
+  // destructor does it too; an owner whose other members those frames use
+  // calls it first, while they exist.
+  void unwind_parked_tasks();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
