@@ -138,66 +138,52 @@ const Result* CachedConnection::kept_answer(std::string_view sql) const {
   return now && *now == it->second.data_version ? &it->second.result : nullptr;
 }
 
-std::vector<Result> CachedConnection::query_each(const std::vector<std::string>& sqls) {
+void CachedConnection::in_one_read(const std::vector<std::string>& sqls,
+                                   const std::function<void(std::size_t, const Result* kept)>& answer) {
   // Only around a read of our own: a transaction already open (or a BEGIN
   // refused) leaves the queries as they were, one by one.
   const bool own_transaction =
       sqls.size() > 1 && sqlite3_get_autocommit(conn_) != 0 && query("BEGIN").ok();
-  if (!own_transaction) return RawConnection::query_each(sqls);
+  if (!own_transaction) {
+    for (std::size_t i = 0; i < sqls.size(); ++i) answer(i, nullptr);
+    return;
+  }
   // Nothing commits between these reads, so their order is free: those with
   // no kept answer first (the first of them starts the read), then the rest.
-  std::vector<Result> out(sqls.size());
   std::vector<bool> done(sqls.size(), false);
   for (std::size_t i = 0; i < sqls.size(); ++i)
     if (!kept_.count(sqls[i])) {
-      out[i] = query(sqls[i]);
+      answer(i, nullptr);
       done[i] = true;
     }
-  for (std::size_t i = 0; i < sqls.size(); ++i) {
-    if (done[i]) continue;
-    const Result* kept = kept_answer(sqls[i]);
-    out[i] = kept ? *kept : query(sqls[i]);
-  }
+  for (std::size_t i = 0; i < sqls.size(); ++i)
+    if (!done[i]) answer(i, kept_answer(sqls[i]));
   // A query may have ended the transaction itself (an error that rolls back);
   // then there is nothing left to end.
   if (sqlite3_get_autocommit(conn_) == 0) (void)query("COMMIT");
+}
+
+std::vector<Result> CachedConnection::query_each(const std::vector<std::string>& sqls) {
+  std::vector<Result> out(sqls.size());
+  in_one_read(sqls, [&](std::size_t i, const Result* kept) { out[i] = kept ? *kept : query(sqls[i]); });
   return out;
 }
 
 std::vector<Status> CachedConnection::read_each(const std::vector<std::string>& sqls, const RowSink& sink) {
   std::vector<Status> out(sqls.size());
-  auto read = [&](std::size_t i) {
+  in_one_read(sqls, [&](std::size_t i, const Result* kept) {
+    if (kept) {
+      for (const Row& row : kept->rows) sink(i, ValueRowView(row));
+      out[i] = kept->status;
+      return;
+    }
     // The checker sends the same texts every run: one comparison with the
     // last batch's text at this place instead of a search of statements_.
     if (batch_.size() <= i) batch_.resize(i + 1);
     sqlite3_stmt* stmt = batch_[i].first == sqls[i] ? batch_[i].second : nullptr;
     if (!stmt && (stmt = statement(sqls[i], out[i]))) batch_[i] = {sqls[i], stmt};
     if (stmt) out[i] = read_rows(conn_, stmt, i, sink);
-  };
-  // As query_each(): one read transaction of our own, the queries with no
-  // kept answer first.
-  const bool own_transaction =
-      sqls.size() > 1 && sqlite3_get_autocommit(conn_) != 0 && query("BEGIN").ok();
-  if (!own_transaction) {
-    for (std::size_t i = 0; i < sqls.size(); ++i) read(i);
-    return out;
-  }
-  std::vector<bool> done(sqls.size(), false);
-  for (std::size_t i = 0; i < sqls.size(); ++i)
-    if (!kept_.count(sqls[i])) {
-      read(i);
-      done[i] = true;
-    }
-  for (std::size_t i = 0; i < sqls.size(); ++i) {
-    if (done[i]) continue;
-    if (const Result* kept = kept_answer(sqls[i])) {
-      for (const Row& row : kept->rows) sink(i, ValueRowView(row));
-      out[i] = kept->status;
-    } else {
-      read(i);
-    }
-  }
-  if (sqlite3_get_autocommit(conn_) == 0) (void)query("COMMIT");
+  });
   return out;
 }
 
@@ -212,11 +198,7 @@ Result CachedConnection::query_committed(std::string_view sql) { return read_com
 
 bool CachedConnection::find_committed(std::string_view sql, std::string_view key,
                                       const std::function<bool(const RowView&)>& visit) {
-  for (const Row& row : read_committed(sql).rows) {
-    const ValueRowView view(row);
-    if (!row.empty() && view.text(0) == key && visit(view)) return true;
-  }
-  return false;
+  return find_row(read_committed(sql), key, visit);  // the kept rows themselves, not a copy
 }
 
 const Result& CachedConnection::read_committed(std::string_view sql) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,6 +74,12 @@ class CachedConnection final : public RawConnection {
   // The pager's data version: what this connection saw at its last read;
   // empty when SQLite cannot tell.
   std::optional<unsigned> data_version() const;
+  // Calls answer(i, kept) for each of `sqls`, in one read transaction of our
+  // own when there are several and none is open: those with no kept answer
+  // first, then the rest with their kept answer for the data version read
+  // (null: none, query again). Otherwise in order, each with null.
+  void in_one_read(const std::vector<std::string>& sqls,
+                   const std::function<void(std::size_t, const Result* kept)>& answer);
   // The statement for `sql`, prepared on first use and kept; nullptr (and
   // `error` set) when it does not prepare.
   sqlite3_stmt* statement(std::string_view sql, Status& error);

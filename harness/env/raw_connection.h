@@ -60,7 +60,13 @@ class RawConnection {
   // copy of them.
   virtual bool find_committed(std::string_view sql, std::string_view key,
                               const std::function<bool(const RowView&)>& visit) {
-    for (const Row& row : query_committed(sql).rows) {
+    return find_row(query_committed(sql), key, visit);
+  }
+
+ protected:
+  // find_committed()'s walk over an answer's rows.
+  static bool find_row(const Result& answer, std::string_view key, const std::function<bool(const RowView&)>& visit) {
+    for (const Row& row : answer.rows) {
       const ValueRowView view(row);
       if (!row.empty() && view.text(0) == key && visit(view)) return true;
     }
