@@ -73,8 +73,7 @@ class FloorDatabase {
     image_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
     if (held) {  // before any connection opens: those opened earlier are not held
-      env::hold_in_memory(path_, image_);
-      held_ = env::held_in_memory(path_);
+      held_ = env::hold_in_memory(path_, image_);
     }
   }
   ~FloorDatabase() {

@@ -63,11 +63,12 @@ void HeldBytes::restore(std::string_view image) {
   last_dirty_ = 0;
 }
 
-void hold_in_memory(const std::string& path, std::string bytes) {
+std::shared_ptr<HeldBytes> hold_in_memory(const std::string& path, std::string bytes) {
   auto file = std::make_shared<HeldBytes>(std::move(bytes));
   Table& t = table();
   std::lock_guard lock(t.mutex);
-  t.files[path] = std::move(file);
+  t.files[path] = file;
+  return file;
 }
 
 std::shared_ptr<HeldBytes> held_in_memory(const std::string& path) {

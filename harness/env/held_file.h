@@ -63,8 +63,9 @@ class HeldBytes {
 
 // From now on `path` (as SQLite names it to the VFS: the path opened) is held
 // with `bytes` as its content; connections opened on it before are not.
+// Returns the held bytes (what held_in_memory(path) returns from now on).
 // Its bytes are only written through HeldBytes, so that restore() knows what changed.
-void hold_in_memory(const std::string& path, std::string bytes);
+std::shared_ptr<HeldBytes> hold_in_memory(const std::string& path, std::string bytes);
 // The held content of `path`, or null when it is not held.
 std::shared_ptr<HeldBytes> held_in_memory(const std::string& path);
 // `path` is no longer held (its file is being removed).

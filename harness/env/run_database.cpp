@@ -113,8 +113,7 @@ void RunDatabase::create(const std::string& key, std::shared_ptr<const std::stri
     throw std::runtime_error("cannot write the run's database " + path);
   }
   // Held from here on: its connections read and write memory, not the kernel.
-  hold_in_memory(path_, *image);
-  held_ = held_in_memory(path_);
+  held_ = hold_in_memory(path_, *image);
   key_ = key;
   image_ = std::move(image);
   counter_ = image_->size() >= kHeaderSize
