@@ -251,4 +251,13 @@ void stop_server(pid_t& pid, int stop_signal, const std::string& folder, Guardia
   guardian.dismiss();
 }
 
+std::string server_base_folder(const char* override_env) {
+  if (const char* dir = std::getenv(override_env)) return dir;
+  std::error_code ec;
+  if (std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
+  std::string base = std::filesystem::temp_directory_path(ec).string();
+  if (ec || base.size() + 32 > kMaxSocketPath) base = "/tmp";
+  return base;
+}
+
 }  // namespace twice::engine

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,6 +27,16 @@ struct RunAs {
 // RunAs for `user` when this process is root, else no switch. Fails when the
 // user does not exist.
 Status run_as_for(const std::string& user, RunAs& out);
+
+// A Unix socket's path must fit sockaddr_un.sun_path (108 bytes with its NUL).
+constexpr std::size_t kMaxSocketPath = 107;
+
+// Where a throwaway server's folder goes: the folder the environment variable
+// `override_env` names, when set; else /dev/shm (memory: each run's reset
+// makes files, and a disk under others' builds made that 35-53 ms instead of
+// 5.5); else the temporary directory, or /tmp when that would leave too little
+// room for the socket's path.
+std::string server_base_folder(const char* override_env);
 
 // The first of `candidates` (absolute paths, or names looked up in PATH) that
 // is an executable file; nullopt when none is.

@@ -20,8 +20,6 @@ namespace twice::engine {
 namespace {
 
 constexpr const char* kHint = "install the mariadb-server package (scripts/setup.sh)";
-// A Unix socket's path must fit sockaddr_un.sun_path (108 bytes with its NUL).
-constexpr std::size_t kMaxSocketPath = 107;
 
 Status cannot_start(const std::string& why) { return Status::error("cannot start MariaDB: " + why); }
 
@@ -40,17 +38,6 @@ bool answers(const std::string& socket) {
   return ok;
 }
 
-// Where the server's folder goes: TWICE_MARIADB_DIR, else /dev/shm, else the
-// temporary directory; /tmp when that would make the socket path too long.
-std::string base_folder() {
-  if (const char* dir = std::getenv("TWICE_MARIADB_DIR")) return dir;
-  std::error_code ec;
-  if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
-  std::string base = fs::temp_directory_path(ec).string();
-  if (ec || base.size() + 32 > kMaxSocketPath) base = "/tmp";
-  return base;
-}
-
 }  // namespace
 
 Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
@@ -66,7 +53,7 @@ Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
   const auto mariadbd = find("mariadbd", "mysqld");
   if (!mariadbd) return cannot_start(fmt::format("mariadbd not found; {}", kHint));
 
-  const std::string base = base_folder();
+  const std::string base = server_base_folder("TWICE_MARIADB_DIR");
   std::string pattern = base + "/twice-mariadb-XXXXXX";
   if (!::mkdtemp(pattern.data())) return cannot_start("cannot create a folder under " + base);
   std::unique_ptr<MariadbServer> server(new MariadbServer());

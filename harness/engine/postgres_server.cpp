@@ -21,8 +21,6 @@ namespace twice::engine {
 namespace {
 
 constexpr const char* kHint = "install the postgresql package (scripts/setup.sh)";
-// A Unix socket's path must fit sockaddr_un.sun_path (108 bytes with its NUL).
-constexpr std::size_t kMaxSocketPath = 107;
 constexpr const char* kSocketName = "/.s.PGSQL.5432";
 
 Status cannot_start(const std::string& why) { return Status::error("cannot start PostgreSQL: " + why); }
@@ -44,19 +42,6 @@ std::optional<std::string> find_pg_program(const std::string& name) {
   return find_program(candidates);
 }
 
-// Where the server's folder goes: TWICE_PG_DIR, else /dev/shm, else the
-// temporary directory; /tmp when that would make the socket path too long.
-// tmpfs because each run's reset is a TRUNCATE, which makes new files: 5.5 ms
-// per reset on tmpfs, 35 to 53 ms on the VM's disk while others build.
-std::string base_folder() {
-  if (const char* dir = std::getenv("TWICE_PG_DIR")) return dir;
-  std::error_code ec;
-  if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
-  std::string base = fs::temp_directory_path(ec).string();
-  if (ec || base.size() + 32 > kMaxSocketPath) base = "/tmp";
-  return base;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -72,7 +57,7 @@ Status PostgresServer::start(std::unique_ptr<PostgresServer>& out) {
   RunAs as;
   if (Status s = run_as_for("postgres", as); !s.ok()) return cannot_start(s.message() + "; " + kHint);
 
-  const std::string base = base_folder();
+  const std::string base = server_base_folder("TWICE_PG_DIR");
   std::string pattern = base + "/twice-pg-XXXXXX";
   if (!::mkdtemp(pattern.data())) return cannot_start("cannot create a folder under " + base);
   std::unique_ptr<PostgresServer> server(new PostgresServer());
