@@ -31,6 +31,10 @@ class Fiber {
   // From inside the fiber: returns to the resume() that ran it.
   void suspend();
   bool finished() const { return finished_; }
+  // How many stacks this thread has mapped so far. A finished fiber's stack
+  // is kept for the next one, so a run maps about as many as it had fibers
+  // alive at once (tests check that).
+  static std::size_t stacks_mapped();
 
  private:
   // libstdc++'s per-thread exception bookkeeping (__cxa_eh_globals): what
