@@ -8,7 +8,7 @@ Benchmark JSON files, one benchmark run per side:
     python3 bench/before_after.py before.json after.json
 
 with F='BM_SimulateOneSchedule|BM_SameStatementsOnOneConnection|BM_SeedDatabaseOnly|
-BM_SchedulesPerSecond|BM_Floor|BM_Growth'. Each side's ratios compare
+BM_SchedulesPerSecond|BM_Floor|BM_Growth' (BM_Floor matches every floor). Each side's ratios compare
 benchmarks of that side's one run. Times are CPU times of the one thread a
 simulated run uses: on a machine others share, the figure least disturbed by
 their load (real times are printed beside).
@@ -64,6 +64,9 @@ def main(before_path, after_path):
               f"{cpu(a) / cpu(b):.2f}x{extra} |")
 
     row("floor: the schedule's statements, open connections, prepared, reset in place", "BM_Floor", True)
+    row("floor: the same, the file held in memory as a run's is", "BM_FloorHeld", True)
+    row("floor: the statements of the schedules the rate benchmark runs, held file", "BM_FloorSeeds", True)
+    row("floor: those, plus the checker's oracle SQL", "BM_FloorSeedsChecked", True)
     row("floor: the reset alone", "BM_FloorResetOnly", True)
     for scenario in ("concurrent_duplicates", "concurrent_topups", "sequential_duplicates"):
         row(f"one schedule, {scenario.replace('_', '-')} (seed 1, traced)",
@@ -76,11 +79,16 @@ def main(before_path, after_path):
     print()
     print("| ratio to the floor (CPU) | before | after |")
     print("|---|---|---|")
-    fb, fa = both("BM_Floor")
-    for n in ("BM_SimulateOneSchedule/concurrent_duplicates", "BM_SchedulesPerSecond/unique_key_cas"):
-        b, a = both(n)
-        if fb and fa and b and a:
-            print(f"| {n} / BM_Floor | {cpu(b) / cpu(fb):.2f}x | {cpu(a) / cpu(fa):.2f}x |")
+    # A floor a side lacks (added after that revision) prints "-".
+    for floor in ("BM_Floor", "BM_FloorHeld", "BM_FloorSeeds", "BM_FloorSeedsChecked"):
+        fb, fa = both(floor)
+        for n in ("BM_SimulateOneSchedule/concurrent_duplicates", "BM_SchedulesPerSecond/unique_key_cas"):
+            b, a = both(n)
+            if not (b and a) or not (fb or fa):
+                continue
+            before = f"{cpu(b) / cpu(fb):.2f}x" if fb else "-"
+            after = f"{cpu(a) / cpu(fa):.2f}x" if fa else "-"
+            print(f"| {n} / {floor} | {before} | {after} |")
 
     print()
     print("| deliveries | spread before | spread after | burst before | burst after | steps (spread / burst) |")

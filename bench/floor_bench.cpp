@@ -151,6 +151,85 @@ void floor(benchmark::State& state, bool held) {
   state.SetItemsProcessed(state.iterations());
   state.counters["statements"] = static_cast<double>(statements);
 }
+// The statements of the first `n` schedules BM_SchedulesPerSecond/
+// unique_key_cas runs (seeds derive_seed(1, i), untraced there; traced here
+// to read them), each schedule's in the order its tasks ran them, the busy
+// attempts left out as in BM_Floor.
+std::vector<std::vector<std::pair<int, std::string>>> schedules_statements(const gateway::Scenario& scenario,
+                                                                           const HandlerInfo& handler, int n) {
+  std::vector<std::vector<std::pair<int, std::string>>> out;
+  for (int i = 0; i < n; ++i) {
+    const run::RunResult r = run::simulate(run::RunSpec{&scenario, &handler, sim::StrategySpec{},
+                                                        sim::derive_seed(1, static_cast<std::uint64_t>(i)),
+                                                        std::nullopt, true})
+                                 .value();
+    auto& order = out.emplace_back();
+    for (const auto& e : r.trace.events())
+      if (e.kind == sim::TraceKind::kSql && !e.result.starts_with("SQLITE_BUSY")) order.emplace_back(e.task, e.text);
+  }
+  return out;
+}
+
+// Runs `stmt` to its end and resets it: SQLite's work, no row read out.
+void step_through(sqlite3_stmt* stmt) {
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+  }
+  sqlite3_reset(stmt);
+}
+
+// BM_FloorSeeds: BM_FloorHeld over the same schedules the rate benchmark
+// runs, in their own interleaving. BM_FloorSeedsChecked: the same, plus the
+// SQL the checker cannot do without, on a connection of its own as a run's
+// checker has: credits_sql once (the ack-time read, whose answer the
+// quiescent read takes again when nothing committed after the ack, as in
+// every schedule of this cell), then the schema's other oracle queries in one
+// read transaction. What a schedule with its verdict cannot cost less than.
+void floor_seeds(benchmark::State& state, bool checked) {
+  const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
+  const HandlerInfo* handler = find_handler("unique-key+cas");
+  if (!handler) return state.SkipWithError("unique-key+cas is not registered");
+  constexpr int kSchedules = 200;
+  const auto schedules = schedules_statements(scenario, *handler, kSchedules);
+  const auto instance = handler->make();
+  const Schema& schema = instance->schema();
+  FloorDatabase db(scenario, schema, true);
+  constexpr int kChecker = -1;  // the checker's connection, apart from every task's
+  std::vector<std::string> oracles;
+  for (const std::string* sql : {&schema.refunds_sql, &schema.reversals_sql, &schema.payloads_sql,
+                                 &schema.statuses_sql, &schema.transitions_sql, &schema.balances_sql})
+    if (!sql->empty()) oracles.push_back(*sql);
+  auto prepared = [&](int task, const std::string& sql) {
+    FloorDatabase::Connection& c = db.connection(task);
+    auto it = c.statements.find(sql);
+    if (it == c.statements.end()) {
+      sqlite3_stmt* stmt = nullptr;
+      sqlite3_prepare_v2(c.handle, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
+      it = c.statements.emplace(sql, stmt).first;
+    }
+    return it->second;
+  };
+  double statements = 0;
+  std::size_t k = 0;
+  for (auto _ : state) {
+    if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
+    const auto& order = schedules[k++ % schedules.size()];
+    for (const auto& [task, sql] : order) step_through(prepared(task, sql));
+    if (checked) {
+      step_through(prepared(kChecker, schema.credits_sql));
+      step_through(prepared(kChecker, "BEGIN"));
+      for (const auto& sql : oracles) step_through(prepared(kChecker, sql));
+      step_through(prepared(kChecker, "COMMIT"));
+    }
+    statements += static_cast<double>(order.size());
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["statements"] = statements / static_cast<double>(state.iterations());
+}
+void BM_FloorSeeds(benchmark::State& state) { floor_seeds(state, false); }
+BENCHMARK(BM_FloorSeeds)->UseRealTime();
+void BM_FloorSeedsChecked(benchmark::State& state) { floor_seeds(state, true); }
+BENCHMARK(BM_FloorSeedsChecked)->UseRealTime();
+
 void BM_Floor(benchmark::State& state) { floor(state, false); }
 BENCHMARK(BM_Floor)->UseRealTime();
 void BM_FloorHeld(benchmark::State& state) { floor(state, true); }
