@@ -61,6 +61,7 @@ void detach(LedgerFile& f) {
   Table& t = table();
   std::lock_guard lock(t.mutex);
   --f.locks->holders[f.level];
+  sim::note_lock_change();
   if (--f.locks->handles > 0) return;
   for (auto it = t.files.begin(); it != t.files.end(); ++it)
     if (it->second.get() == f.locks) {
@@ -73,6 +74,7 @@ void set_level(LedgerFile& f, int level) {
   --f.locks->holders[f.level];
   ++f.locks->holders[level];
   f.level = level;
+  sim::note_lock_change();  // a parked task's grantable() may answer otherwise now
 }
 
 // The strongest lock another handle of the file holds.

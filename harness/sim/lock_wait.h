@@ -12,13 +12,25 @@
 //
 // Implemented by the database layer (env/lock_ledger.h for SQLite). Threads:
 // asked on the scheduler's thread, between steps; it must not change anything.
+// Whatever may change its answer calls note_lock_change() on that thread.
 #pragma once
+
+#include <cstdint>
 
 namespace twice::sim {
 
+// How many times a lock was taken or released on this thread. The database
+// layer counts every change (note_lock_change()), and the scheduler asks a
+// parked task's grantable() again only when the count moved since it last
+// asked: in a burst, a hundred tasks parked on the write lock were each asked
+// before every step, though most steps change no lock (issue #12).
+inline thread_local std::uint64_t lock_changes = 0;
+inline void note_lock_change() { ++lock_changes; }
+
 class LockWait {
  public:
-  // True when the waiting statement, retried now, would get its lock.
+  // True when the waiting statement, retried now, would get its lock. The
+  // answer may change only where note_lock_change() is called.
   virtual bool grantable() const = 0;
 
  protected:

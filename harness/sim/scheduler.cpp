@@ -11,12 +11,17 @@
 namespace twice::sim {
 
 struct Scheduler::Task {
+  // What run() reads of every live task before each step, first: one cache
+  // line per task (a burst keeps a hundred alive).
   int id = 0;
+  State state = State::kWaiting;
+  Micros wake_at = 0;
+  const LockWait* lock_wait = nullptr;  // while parked in block_on_db(until): what it waits for
+  std::uint64_t grant_asked = 0;        // lock_changes + 1 when lock_wait was last asked; 0: not yet
+  bool grant = false;                   // its answer then
   std::string name;
   std::function<void()> body;
   std::function<void(bool)> on_finish;
-  State state = State::kWaiting;
-  Micros wake_at = 0;
   int steps = 0;
   bool started = false;
   bool kill_requested = false;
@@ -25,7 +30,6 @@ struct Scheduler::Task {
   int dead_calls = 0;
   bool paused_here = false;  // this scheduling point already drew its pause
   bool in_transaction = false;  // the exhaustive search's footprints: inside BEGIN ... COMMIT
-  const LockWait* lock_wait = nullptr;  // while parked in block_on_db(until): what it waits for
   std::string pending;       // what the task will do when resumed
   std::vector<std::string> notes;  // what it wrote with Env::note
   std::unique_ptr<Fiber> fiber;  // from its start to its end
@@ -120,6 +124,17 @@ void Scheduler::wake_db_waiter(int id) {
   if (Task* t = find_task(id); t && t->state == State::kBlockedDb) t->state = State::kReady;
 }
 
+bool Scheduler::grantable(Task& t) {
+  // Asked again only when some lock changed since: the answer is the
+  // ledger's, which changes only with a lock (sim/lock_wait.h).
+  const std::uint64_t asked = lock_changes + 1;
+  if (t.grant_asked != asked) {
+    t.grant = t.lock_wait->grantable();
+    t.grant_asked = asked;
+  }
+  return t.grant;
+}
+
 void Scheduler::run() {
   std::vector<int> enabled;
   enabled.reserve(8);  // grown to the live tasks' number once, not doubled from 1 in every run
@@ -144,7 +159,7 @@ void Scheduler::run() {
       if (t->state == State::kBlockedDb) {
         // Asked afresh before every step: a lock grantable now may be taken
         // by the task that runs next, and the waiter is then not enabled.
-        if (t->lock_wait && t->lock_wait->grantable())
+        if (t->lock_wait && grantable(*t))
           enabled.push_back(id);
         else
           any_blocked = true;
@@ -326,6 +341,7 @@ bool Scheduler::block_on_db(const LockWait& until) {
   Task& t = task(current_);
   if (t.unwinding) return true;
   t.lock_wait = &until;
+  t.grant_asked = 0;  // a new wait: ask it
   const bool gives_up = block_on_db();
   t.lock_wait = nullptr;
   return gives_up;

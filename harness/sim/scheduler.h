@@ -164,6 +164,9 @@ class Scheduler final : private TaskView {
   // many deliveries finished before.
   std::vector<Task*> live_;
   void retire(Task& task);
+  // Whether parked task `t`'s lock could be granted now; asks its LockWait
+  // only when a lock changed since it last did.
+  bool grantable(Task& t);
   int next_id_ = 1;
   int current_ = 0;
   int last_ = 0;

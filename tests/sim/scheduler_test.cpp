@@ -152,8 +152,13 @@ TEST(Scheduler, WhenEveryTaskWaitsOnTheDatabaseOneIsChosenAsVictim) {
 }
 
 // A one-holder lock for the LockWait tests: grantable while nobody holds it.
+// Like the ledger, it tells the scheduler when it changes hands.
 struct FakeLock {
   int holder = 0;
+  void set(int task) {
+    holder = task;
+    note_lock_change();
+  }
   struct Wait final : LockWait {
     const FakeLock* lock;
     explicit Wait(const FakeLock* l) : lock(l) {}
@@ -186,10 +191,10 @@ TEST(Scheduler, ALockWaiterRunsOnlyWhenItsLockCanBeGranted) {
           ASSERT_FALSE(s.block_on_db(wait));
           if (lock.holder != 0) ++futile;  // resumed although the lock is held
         }
-        lock.holder = s.current();
+        lock.set(s.current());
         order.push_back(s.current());
         for (int p = 0; p < kHeld; ++p) (void)s.point();
-        lock.holder = 0;  // lets go within its last step: no wake call
+        lock.set(0);  // lets go within its last step: no wake call
       });
     s.run();
     EXPECT_EQ(futile, 0) << "seed " << seed;
