@@ -108,6 +108,17 @@ class FloorDatabase {
     if (!c.handle) c.handle = env::open_database(path_);
     return c;
   }
+  // `sql` on task `task`'s connection, prepared on first use and kept.
+  sqlite3_stmt* statement(int task, const std::string& sql) {
+    Connection& c = connection(task);
+    auto it = c.statements.find(sql);
+    if (it == c.statements.end()) {
+      sqlite3_stmt* stmt = nullptr;
+      sqlite3_prepare_v2(c.handle, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
+      it = c.statements.emplace(sql, stmt).first;
+    }
+    return it->second;
+  }
 
  private:
   std::string path_;
@@ -117,6 +128,13 @@ class FloorDatabase {
   std::uint32_t counter_ = 1u << 30;  // past any count a seeding reaches
   std::map<int, Connection> connections_;
 };
+
+// Runs `stmt` to its end and resets it: SQLite's work, no row read out.
+void step_through(sqlite3_stmt* stmt) {
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+  }
+  sqlite3_reset(stmt);
+}
 
 void floor(benchmark::State& state, bool held) {
   const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
@@ -132,18 +150,9 @@ void floor(benchmark::State& state, bool held) {
     // Task after task, each on its own connection (open after the first
     // pass), each statement prepared once per connection.
     for (const auto& [task, texts] : per_task) {
-      FloorDatabase::Connection& c = db.connection(task);
       for (const auto& sql : texts) {
-        auto it = c.statements.find(sql);
-        if (it == c.statements.end()) {
-          sqlite3_stmt* stmt = nullptr;
-          sqlite3_prepare_v2(c.handle, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
-          it = c.statements.emplace(sql, stmt).first;
-        }
         // Errors are part of the work: a duplicate's INSERT fails on the UNIQUE key in the run too.
-        while (sqlite3_step(it->second) == SQLITE_ROW) {
-        }
-        sqlite3_reset(it->second);
+        step_through(db.statement(task, sql));
         ++statements;
       }
     }
@@ -170,13 +179,6 @@ std::vector<std::vector<std::pair<int, std::string>>> schedules_statements(const
   return out;
 }
 
-// Runs `stmt` to its end and resets it: SQLite's work, no row read out.
-void step_through(sqlite3_stmt* stmt) {
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-  }
-  sqlite3_reset(stmt);
-}
-
 // BM_FloorSeeds: BM_FloorHeld over the same schedules the rate benchmark
 // runs, in their own interleaving. BM_FloorSeedsChecked: the same, plus the
 // SQL the checker cannot do without, on a connection of its own as a run's
@@ -198,27 +200,17 @@ void floor_seeds(benchmark::State& state, bool checked) {
   for (const std::string* sql : {&schema.refunds_sql, &schema.reversals_sql, &schema.payloads_sql,
                                  &schema.statuses_sql, &schema.transitions_sql, &schema.balances_sql})
     if (!sql->empty()) oracles.push_back(*sql);
-  auto prepared = [&](int task, const std::string& sql) {
-    FloorDatabase::Connection& c = db.connection(task);
-    auto it = c.statements.find(sql);
-    if (it == c.statements.end()) {
-      sqlite3_stmt* stmt = nullptr;
-      sqlite3_prepare_v2(c.handle, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
-      it = c.statements.emplace(sql, stmt).first;
-    }
-    return it->second;
-  };
   double statements = 0;
   std::size_t k = 0;
   for (auto _ : state) {
     if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
     const auto& order = schedules[k++ % schedules.size()];
-    for (const auto& [task, sql] : order) step_through(prepared(task, sql));
+    for (const auto& [task, sql] : order) step_through(db.statement(task, sql));
     if (checked) {
-      step_through(prepared(kChecker, schema.credits_sql));
-      step_through(prepared(kChecker, "BEGIN"));
-      for (const auto& sql : oracles) step_through(prepared(kChecker, sql));
-      step_through(prepared(kChecker, "COMMIT"));
+      step_through(db.statement(kChecker, schema.credits_sql));
+      step_through(db.statement(kChecker, "BEGIN"));
+      for (const auto& sql : oracles) step_through(db.statement(kChecker, sql));
+      step_through(db.statement(kChecker, "COMMIT"));
     }
     statements += static_cast<double>(order.size());
   }
