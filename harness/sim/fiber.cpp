@@ -127,7 +127,7 @@ class StackCache {
   // As many as a run keeps alive at once, within reason: a burst of 128
   // deliveries has over a hundred tasks parked on the write lock, and with
   // 16 kept every task past the sixteenth mapped, faulted in and unmapped a
-  // stack of its own (a third of BM_Growth/burst/128's time, issue #12).
+  // stack of its own (about 30% of the samples of BM_Growth/burst/32 and /128, issue #12).
   // A kept stack costs the pages its tasks touched (tens of KiB) and 8 MiB
   // of address space, reserved for nothing (MAP_NORESERVE).
   static constexpr std::size_t kKept = 1024;

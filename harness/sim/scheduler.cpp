@@ -157,8 +157,9 @@ void Scheduler::run() {
       }
       if (t->state == State::kReady) enabled.push_back(id);
       if (t->state == State::kBlockedDb) {
-        // Asked afresh before every step: a lock grantable now may be taken
-        // by the task that runs next, and the waiter is then not enabled.
+        // Its answer is for this step: a lock grantable now may be taken by
+        // the task that runs next, and the waiter is then not enabled. It is
+        // asked again whenever a lock changed (grantable(Task&)).
         if (t->lock_wait && grantable(*t))
           enabled.push_back(id);
         else
