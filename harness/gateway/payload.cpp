@@ -1,7 +1,7 @@
 #include "gateway/payload.h"
 
-#include <array>
 #include <cstddef>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -42,11 +42,14 @@ struct Entry {
 }  // namespace
 
 std::string cached_payload(const Notify& n) {
-  thread_local std::array<Entry, 16> entries;
-  thread_local std::size_t next = 0;
-  for (const Entry& e : entries)
-    if (e.matches(n)) return e.body;
-  Entry& e = entries[next++ % entries.size()];
+  // By event id, which tells the bodies of one run apart; a hit still
+  // compares every field the body holds. Bounded: past kMost distinct ids
+  // (runs with thousands of orders) it starts again empty.
+  constexpr std::size_t kMost = 4096;
+  thread_local std::unordered_map<std::string, Entry> entries;
+  if (auto it = entries.find(n.event_id); it != entries.end() && it->second.matches(n)) return it->second.body;
+  if (entries.size() >= kMost) entries.clear();
+  Entry& e = entries[n.event_id];
   e.used = true;
   e.event_id = n.event_id;
   e.event_type = n.event_type;

@@ -53,16 +53,17 @@ std::vector<Notify> neighbours() {
 
 TEST(Payload, CachedEqualsFreshForNeighboursAskedInAnyOrder) {
   std::vector<Notify> notifies = neighbours();
-  // More distinct bodies than the cache holds, so that entries are evicted and refilled.
-  for (int i = 0; i < 24; ++i) {
+  // More distinct bodies than the cache holds (4,096), so that it is emptied and refilled.
+  for (int i = 0; i < 4200; ++i) {
     Notify n = base_notify();
     n.out_trade_no = "O-" + std::to_string(100 + i);
+    n.event_id = "evt-" + n.out_trade_no;
     n.amount = 1000 + i;
     notifies.push_back(n);
   }
   std::mt19937_64 rng(20261201);
   std::uniform_int_distribution<std::size_t> pick(0, notifies.size() - 1);
-  for (int i = 0; i < 5000; ++i) {
+  for (int i = 0; i < 20000; ++i) {
     const Notify& n = notifies[pick(rng)];
     ASSERT_EQ(cached_payload(n), payload_of(n)) << "notify " << n.event_id << " " << n.out_trade_no;
   }
