@@ -262,6 +262,8 @@ bool RefusedLock::grantable() const {
   return true;
 }
 
+sim::LockWaitKey RefusedLock::key() const { return {file_->locks, file_->level, level_}; }
+
 int held_lock(sqlite3* conn) {
   const LedgerFile* f = ledger_of(conn);
   return f ? f->level : -1;

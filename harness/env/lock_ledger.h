@@ -55,6 +55,10 @@ class RefusedLock final : public sim::LockWait {
   // the caller then waits until some lock is released, as before).
   static std::optional<RefusedLock> take(sqlite3* conn);
   bool grantable() const override;
+  // grantable() reads the file's lock table, the lock this handle holds
+  // (which does not change while its task waits) and the refused level:
+  // waits on one file that agree on both levels answer alike.
+  sim::LockWaitKey key() const override;
   // The lock level refused (SQLITE_LOCK_SHARED ... SQLITE_LOCK_EXCLUSIVE).
   int level() const { return level_; }
 

@@ -11,14 +11,15 @@
 namespace twice::sim {
 
 struct Scheduler::Task {
-  // What run() reads of every live task before each step, first: one cache
-  // line per task (a burst keeps a hundred alive).
   int id = 0;
-  State state = State::kWaiting;
+  State state = State::kWaiting;  // changed by set_state() only
   Micros wake_at = 0;
   const LockWait* lock_wait = nullptr;  // while parked in block_on_db(until): what it waits for
-  std::uint64_t grant_asked = 0;        // lock_changes + 1 when lock_wait was last asked; 0: not yet
-  bool grant = false;                   // its answer then
+  int wait_group = -1;                  // its key's place in wait_groups_; -1: asked on its own, in `own`
+  WaitAnswer own;
+  Filed filed = Filed::kNone;  // the set it is in, and for a member of a group, which
+  int filed_group = -1;
+  std::uint64_t sleep_seq = 0;  // its entry in sleepers_ while filed as sleeping
   std::string name;
   std::function<void()> body;
   std::function<void(bool)> on_finish;
@@ -83,14 +84,14 @@ int Scheduler::spawn(std::string name, Micros at, std::function<void()> body,
   t->name = std::move(name);
   t->body = std::move(body);
   t->on_finish = std::move(on_finish);
-  if (at <= now_) {
-    t->state = State::kReady;
-  } else {
-    t->state = State::kSleeping;
-    t->wake_at = at;
-  }
-  live_.push_back(t.get());
+  Task& added = *t;
   tasks_.push_back(std::move(t));
+  if (at <= now_) {
+    set_state(added, State::kReady);
+  } else {
+    added.wake_at = at;
+    set_state(added, State::kSleeping);
+  }
   strategy_->on_spawn(id, choices_);
   return id;
 }
@@ -111,28 +112,103 @@ void Scheduler::fire_due_timers() {
   }
 }
 
-void Scheduler::wake_db_waiters() {
-  for (Task* t : live_)
-    if (t->state == State::kBlockedDb && !t->lock_wait) t->state = State::kReady;
+void Scheduler::set_state(Task& t, State state) {
+  t.state = state;
+  file(t);
 }
 
-void Scheduler::retire(Task& task) {
-  if (auto it = std::find(live_.begin(), live_.end(), &task); it != live_.end()) live_.erase(it);
+void Scheduler::file(Task& t) {
+  switch (t.filed) {
+    case Filed::kReady: ready_.erase(t.id); break;
+    case Filed::kWaitGroup: wait_groups_[static_cast<std::size_t>(t.filed_group)].members.erase(t.id); break;
+    case Filed::kOwnWait: own_waits_.erase(t.id); break;
+    case Filed::kPlainWait: plain_waits_.erase(t.id); break;
+    case Filed::kSleeping: --sleeping_; break;  // its entry in sleepers_ is left behind
+    case Filed::kNone: break;
+  }
+  t.filed = Filed::kNone;
+  switch (t.state) {
+    case State::kReady:
+      ready_.insert(t.id);
+      t.filed = Filed::kReady;
+      break;
+    case State::kBlockedDb:
+      if (!t.lock_wait) {
+        plain_waits_.insert(t.id);
+        t.filed = Filed::kPlainWait;
+      } else if (t.wait_group >= 0) {
+        wait_groups_[static_cast<std::size_t>(t.wait_group)].members.insert(t.id);
+        t.filed = Filed::kWaitGroup;
+        t.filed_group = t.wait_group;
+      } else {
+        own_waits_.insert(t.id);
+        t.filed = Filed::kOwnWait;
+      }
+      break;
+    case State::kSleeping:
+      t.sleep_seq = ++sleep_seq_;
+      sleepers_.push_back(Sleeper{t.wake_at, t.sleep_seq, t.id});
+      std::push_heap(sleepers_.begin(), sleepers_.end(), std::greater<>{});
+      ++sleeping_;
+      t.filed = Filed::kSleeping;
+      break;
+    case State::kWaiting:
+    case State::kDone: break;
+  }
+}
+
+void Scheduler::wake_sleepers() {
+  while (!sleepers_.empty()) {
+    const Sleeper top = sleepers_.front();
+    Task& t = task(top.id);
+    const bool current = t.filed == Filed::kSleeping && t.sleep_seq == top.seq;
+    if (current && top.at > now_) return;  // the next wake-up, still to come
+    std::pop_heap(sleepers_.begin(), sleepers_.end(), std::greater<>{});
+    sleepers_.pop_back();
+    // A waiter that was paused when picked waits for its lock again.
+    if (current) set_state(t, t.lock_wait ? State::kBlockedDb : State::kReady);
+  }
+}
+
+template <typename F>
+void Scheduler::each_blocked(F&& f) const {
+  std::size_t words = std::max(own_waits_.words(), plain_waits_.words());
+  for (const WaitGroup& g : wait_groups_) words = std::max(words, g.members.words());
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t bits = own_waits_.word(w) | plain_waits_.word(w);
+    for (const WaitGroup& g : wait_groups_) bits |= g.members.word(w);
+    IdSet::each(w, bits, f);
+  }
+}
+
+void Scheduler::wake_db_waiters() {
+  for (std::size_t w = 0; w < plain_waits_.words(); ++w)
+    IdSet::each(w, plain_waits_.word(w), [&](int id) { set_state(task(id), State::kReady); });
 }
 
 void Scheduler::wake_db_waiter(int id) {
-  if (Task* t = find_task(id); t && t->state == State::kBlockedDb) t->state = State::kReady;
+  if (Task* t = find_task(id); t && t->state == State::kBlockedDb) set_state(*t, State::kReady);
 }
 
+// Asked again only when some lock changed since: the answer is the ledger's,
+// which changes only with a lock (sim/lock_wait.h).
 bool Scheduler::grantable(Task& t) {
-  // Asked again only when some lock changed since: the answer is the
-  // ledger's, which changes only with a lock (sim/lock_wait.h).
   const std::uint64_t asked = lock_changes + 1;
-  if (t.grant_asked != asked) {
-    t.grant = t.lock_wait->grantable();
-    t.grant_asked = asked;
+  if (t.own.asked != asked) {
+    t.own.grant = t.lock_wait->grantable();
+    t.own.asked = asked;
   }
-  return t.grant;
+  return t.own.grant;
+}
+
+// Waits with one key share one answer, asked of the first of them.
+bool Scheduler::grantable(WaitGroup& g) {
+  const std::uint64_t asked = lock_changes + 1;
+  if (g.answer.asked != asked) {
+    g.answer.grant = task(g.members.first()).lock_wait->grantable();
+    g.answer.asked = asked;
+  }
+  return g.answer.grant;
 }
 
 void Scheduler::run() {
@@ -140,32 +216,37 @@ void Scheduler::run() {
   enabled.reserve(8);  // grown to the live tasks' number once, not doubled from 1 in every run
   for (;;) {
     fire_due_timers();
+    wake_sleepers();
+    // The enabled tasks in id order: the ready ones, and those parked on a
+    // lock that could be granted now. Each answer is for this step: a lock
+    // grantable now may be taken by the task that runs next, and its waiters
+    // are then not enabled; they are asked again whenever a lock changed.
     enabled.clear();
-    Micros next_wake = INT64_MAX;
-    bool any_blocked = false;
-    bool any_sleeping = false;
-    for (Task* t : live_) {
-      const int id = t->id;
-      if (t->state == State::kSleeping) {
-        if (t->wake_at <= now_) {
-          // A waiter that was paused when picked waits for its lock again.
-          t->state = t->lock_wait ? State::kBlockedDb : State::kReady;
-        } else {
-          any_sleeping = true;
-          next_wake = std::min(next_wake, t->wake_at);
-        }
-      }
-      if (t->state == State::kReady) enabled.push_back(id);
-      if (t->state == State::kBlockedDb) {
-        // Its answer is for this step: a lock grantable now may be taken by
-        // the task that runs next, and the waiter is then not enabled. It is
-        // asked again whenever a lock changed (grantable(Task&)).
-        if (t->lock_wait && grantable(*t))
-          enabled.push_back(id);
+    bool any_blocked = !plain_waits_.empty();
+    std::size_t words = std::max(ready_.words(), own_waits_.words());
+    for (WaitGroup& g : wait_groups_) {
+      if (g.members.empty()) continue;
+      if (grantable(g))
+        words = std::max(words, g.members.words());
+      else
+        any_blocked = true;
+    }
+    for (std::size_t w = 0; w < words; ++w) {
+      std::uint64_t bits = ready_.word(w);
+      for (WaitGroup& g : wait_groups_)
+        if (!g.members.empty() && g.answer.grant) bits |= g.members.word(w);
+      IdSet::each(w, own_waits_.word(w), [&](int id) {
+        if (grantable(task(id)))
+          bits |= std::uint64_t{1} << ((id - 1) % 64);
         else
           any_blocked = true;
-      }
+      });
+      IdSet::each(w, bits, [&](int id) { enabled.push_back(id); });
     }
+    // The next wake-up: the sleeper wake_sleepers() left on top (one still
+    // filed, whose time is to come), or the first timer.
+    const bool any_sleeping = sleeping_ > 0;
+    Micros next_wake = sleepers_.empty() ? INT64_MAX : sleepers_.front().at;
     if (!timers_.empty()) next_wake = std::min(next_wake, timers_.front().at);
 
     if (enabled.empty()) {
@@ -173,12 +254,11 @@ void Scheduler::run() {
         // Every live task waits on a database lock held by another waiting
         // task: SQLite would answer SQLITE_BUSY. The victim is a choice too.
         std::vector<int> blocked;
-        for (Task* t : live_)
-          if (t->state == State::kBlockedDb) blocked.push_back(t->id);
+        each_blocked([&](int id) { blocked.push_back(id); });
         Task& victim = task(blocked[choices_.draw(blocked.size())]);
         victim.deadlock_victim = true;
         victim.lock_wait = nullptr;  // it runs to give up, whatever its lock
-        victim.state = State::kReady;
+        set_state(victim, State::kReady);
         continue;
       }
       if (next_wake == INT64_MAX) break;  // quiescent
@@ -188,13 +268,13 @@ void Scheduler::run() {
 
     if (enabled.size() > 1) ++choice_points_;
     Task& t = task(strategy_->pick(enabled, last_, choices_));
-    if (t.state == State::kBlockedDb) t.state = State::kReady;  // its lock is grantable: it retries
+    if (t.state == State::kBlockedDb) set_state(t, State::kReady);  // its lock is grantable: it retries
     if (faults_ && t.started && !t.paused_here) {
       // The task stalls before its operation; the clock moves on for the others.
       if (const std::optional<Micros> pause = faults_->pause_before(t.id, t.pending)) {
         t.paused_here = true;
-        t.state = State::kSleeping;
         t.wake_at = now_ + *pause;
+        set_state(t, State::kSleeping);
         continue;
       }
     }
@@ -262,19 +342,18 @@ void Scheduler::resume(Task& t) {
   if (!t.started) {
     t.started = true;
     if (tracing()) record(TraceKind::kTask, fmt::format("starts {}", t.name));
-    t.fiber = std::make_unique<Fiber>([&t] {
+    t.fiber = std::make_unique<Fiber>([this, &t] {
       try {
         t.body();
       } catch (const TaskKilled&) {
         // taken down: the body ended without effect
       }
-      t.state = State::kDone;
+      set_state(t, State::kDone);
     });
   }
   t.fiber->resume();
   current_ = 0;
   if (t.state == State::kDone) {
-    retire(t);
     t.fiber.reset();
     // A finished task's connection is closed: whatever it held is released.
     wake_db_waiters();
@@ -289,8 +368,7 @@ void Scheduler::kill(Task& t, const std::string& why, bool stuck) {
   if (t.started) {
     resume(t);  // unwinds to the body's end
   } else {
-    t.state = State::kDone;
-    retire(t);
+    set_state(t, State::kDone);
     if (t.on_finish) t.on_finish(true);
   }
 }
@@ -329,7 +407,7 @@ bool Scheduler::point(std::string what) {
 bool Scheduler::block_on_db() {
   Task& t = task(current_);
   if (t.unwinding) return true;
-  t.state = State::kBlockedDb;
+  set_state(t, State::kBlockedDb);
   if (!point(t.pending)) return true;
   if (t.deadlock_victim) {
     t.deadlock_victim = false;
@@ -342,17 +420,24 @@ bool Scheduler::block_on_db(const LockWait& until) {
   Task& t = task(current_);
   if (t.unwinding) return true;
   t.lock_wait = &until;
-  t.grant_asked = 0;  // a new wait: ask it
+  t.own = {};  // a new wait: ask it (a group's answer holds for every wait of its key)
+  t.wait_group = -1;
+  if (const LockWaitKey key = until.key(); key.what) {
+    auto it = std::find_if(wait_groups_.begin(), wait_groups_.end(), [&](const WaitGroup& g) { return g.key == key; });
+    if (it == wait_groups_.end()) it = wait_groups_.insert(it, WaitGroup{key, {}, {}});
+    t.wait_group = static_cast<int>(it - wait_groups_.begin());
+  }
   const bool gives_up = block_on_db();
   t.lock_wait = nullptr;
+  file(t);  // still parked when it is being taken down: no longer on `until`, which goes now
   return gives_up;
 }
 
 void Scheduler::sleep_for(Micros duration) {
   Task& t = task(current_);
   if (t.unwinding) return;
-  t.state = State::kSleeping;
   t.wake_at = now_ + duration;
+  set_state(t, State::kSleeping);
   (void)point("sleep");
 }
 

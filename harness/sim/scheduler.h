@@ -25,6 +25,7 @@
 
 #include "sim/choices.h"
 #include "sim/footprint.h"
+#include "sim/id_set.h"
 #include "sim/lock_wait.h"
 #include "sim/process_faults.h"
 #include "sim/strategy.h"
@@ -122,9 +123,37 @@ class Scheduler final : private TaskView {
 
  private:
   enum class State { kWaiting, kReady, kBlockedDb, kSleeping, kDone };
+  // A parked wait's grantable() answer, and lock_changes + 1 when it was
+  // asked (0: not yet).
+  struct WaitAnswer {
+    std::uint64_t asked = 0;
+    bool grant = false;
+  };
+  // The waits of one LockWaitKey: one answer for all of them, and the tasks
+  // parked with it now.
+  struct WaitGroup {
+    LockWaitKey key;
+    WaitAnswer answer;
+    IdSet members;
+  };
+  // Which of the sets below holds a task, as its fields say (file()).
+  enum class Filed : std::uint8_t { kNone, kReady, kWaitGroup, kOwnWait, kPlainWait, kSleeping };
   struct Task;
 
   void fire_due_timers();
+  // Sets `task`'s state and files it where the state (and its wait) says.
+  void set_state(Task& task, State state);
+  // Takes `task` out of the set it is in and files it again by its fields
+  // (state, lock_wait, wait_group, wake_at): after any change of them.
+  void file(Task& task);
+  // The sleepers whose time has come wait for their lock again or are ready.
+  void wake_sleepers();
+  // Whether group `g`'s waits could be granted now; asks one of its members'
+  // LockWait only when a lock changed since it last did.
+  bool grantable(WaitGroup& g);
+  // Calls f(id) for every task parked on a database lock, in id order.
+  template <typename F>
+  void each_blocked(F&& f) const;
   void resume(Task& task);
   void kill(Task& task, const std::string& why, bool stuck);
   void crash();  // every task of the process dies
@@ -159,14 +188,30 @@ class Scheduler final : private TaskView {
   std::uint64_t timer_seq_ = 0;
 
   std::vector<std::unique_ptr<Task>> tasks_;  // every task of the run, by id - 1
-  // The tasks not yet done, in id order (the order tasks_ iterates in): what
-  // each step scans, so that a step costs time in live tasks only, however
-  // many deliveries finished before.
-  std::vector<Task*> live_;
-  void retire(Task& task);
-  // Whether parked task `t`'s lock could be granted now; asks its LockWait
-  // only when a lock changed since it last did.
+  // Whether parked task `t`, whose wait has no key, could be granted now;
+  // asks its LockWait only when a lock changed since it last did.
   bool grantable(Task& t);
+  // Where each step finds the tasks that can run, kept as they change state
+  // (sim/id_set.h) rather than found by visiting every live task: the ready
+  // ones; those parked on a lock, by the key of their wait (the keys parked
+  // tasks waited with in this run, in the order first seen: a handful, one
+  // file and a few pairs of levels, so found by a linear search); those
+  // parked with a wait without a key; those parked without a wait; and the
+  // sleepers, a min-heap by (wake time, filing), whose entries a task that
+  // was filed again since leaves behind (skipped when met).
+  IdSet ready_;
+  std::vector<WaitGroup> wait_groups_;
+  IdSet own_waits_;
+  IdSet plain_waits_;
+  struct Sleeper {
+    Micros at;
+    std::uint64_t seq;  // the task's sleep_seq when filed
+    int id;
+    bool operator>(const Sleeper& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  std::vector<Sleeper> sleepers_;
+  std::uint64_t sleep_seq_ = 0;
+  std::size_t sleeping_ = 0;  // tasks filed as sleeping
   int next_id_ = 1;
   int current_ = 0;
   int last_ = 0;

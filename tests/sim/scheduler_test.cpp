@@ -207,6 +207,53 @@ TEST(Scheduler, ALockWaiterRunsOnlyWhenItsLockCanBeGranted) {
   EXPECT_GT(orders.size(), 5u) << "who gets the freed lock is the strategy's choice";
 }
 
+// Waits that say their answer is decided by the same thing (LockWaitKey) are
+// asked once for all of them per lock change: tasks parked on two locks, each
+// lock's waits with one key, are asked at most once per key per change of
+// hands, however many wait; and each still runs only when its own lock is
+// free. Asked one by one, the waits would be asked about once per waiter per
+// change (the bound below fails).
+TEST(Scheduler, WaitsWithOneKeyAreAskedOnceForAllPerLockChange) {
+  struct KeyedWait final : LockWait {
+    const FakeLock* lock;
+    int* asks;
+    KeyedWait(const FakeLock* l, int* a) : lock(l), asks(a) {}
+    bool grantable() const override {
+      ++*asks;
+      return lock->holder == 0;
+    }
+    LockWaitKey key() const override { return {lock, 0, 1}; }
+  };
+  constexpr int kTasks = 12, kHeld = 3;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Choices choices(seed);
+    Trace trace;
+    Scheduler s({}, choices, trace, SchedulerLimits{});
+    FakeLock locks[2];
+    int asks = 0, sets = 0, waits = 0, futile = 0;
+    for (int t = 0; t < kTasks; ++t)
+      s.spawn("locker", 0, [&, t] {
+        FakeLock& lock = locks[t % 2];
+        (void)s.point();
+        while (lock.holder != 0) {
+          ++waits;
+          KeyedWait wait(&lock, &asks);
+          ASSERT_FALSE(s.block_on_db(wait));
+          if (lock.holder != 0) ++futile;
+        }
+        lock.set(s.current());
+        ++sets;
+        for (int p = 0; p < kHeld; ++p) (void)s.point();
+        lock.set(0);
+        ++sets;
+      });
+    s.run();
+    EXPECT_EQ(futile, 0) << "seed " << seed;
+    EXPECT_GT(waits, kTasks / 2) << "seed " << seed << ": too few waits to tell";
+    EXPECT_LE(asks, 2 * (sets + 1)) << "seed " << seed << ": " << waits << " waits";
+  }
+}
+
 // Tasks share one thread, yet each keeps its own exception state, as a thread
 // of its own would: a handler that yields inside a catch block (a ROLLBACK in
 // a handler's catch) rethrows its own exception, and a destructor that yields
