@@ -17,7 +17,12 @@
 // BM_Growth/<spread|burst>/<n>: one schedule (no trace, as `twice run`
 // explores) of unique-key+cas with n orders, one delivery each (no network
 // copies): spread pays them ten seconds apart (each delivery done before the next), burst all at once, so that all n
-// deliveries contend for SQLite's write lock together.
+// deliveries contend for SQLite's write lock together. BM_FloorGrowth/<spread|burst>/<n> is its floor: the
+// statements of the same schedules (the seeds BM_Growth starts with), in the order they ran, on the held file,
+// on as many connections as the run had open at once (a task's connection serves a later task once the first
+// is done, as the run's pool does). BM_Growth / BM_FloorGrowth at each n says whether the simulator's own
+// cost grows faster than the statements' (SQLite's own costs grow too: more connections re-read more pages
+// after each commit).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -255,6 +260,53 @@ gateway::Scenario growth_scenario(bool burst, int n) {
   }
   return s;
 }
+
+// BM_FloorGrowth: the first kSchedules schedules of BM_Growth's, their
+// statements replayed as in BM_FloorSeeds, with connections handed on as the
+// run's pool hands them.
+void BM_FloorGrowth(benchmark::State& state, bool burst) {
+  const gateway::Scenario scenario = growth_scenario(burst, static_cast<int>(state.range(0)));
+  const HandlerInfo* handler = find_handler("unique-key+cas");
+  if (!handler) return state.SkipWithError("unique-key+cas is not registered");
+  constexpr int kSchedules = 4;
+  // Each schedule's statements with the connection (a place in the floor's
+  // list) its task had: taken at its first statement, free after its last.
+  std::vector<std::vector<std::pair<int, std::string>>> schedules;
+  for (auto& order : schedules_statements(scenario, *handler, kSchedules)) {
+    std::map<int, std::size_t> last;
+    for (std::size_t i = 0; i < order.size(); ++i) last[order[i].first] = i;
+    std::map<int, int> connection_of;
+    std::vector<int> free;
+    int connections = 0;
+    auto& out = schedules.emplace_back();
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const int task = order[i].first;
+      auto [it, first] = connection_of.emplace(task, 0);
+      if (first) {
+        if (free.empty()) free.push_back(connections++);
+        it->second = free.back();
+        free.pop_back();
+      }
+      out.emplace_back(it->second, std::move(order[i].second));
+      if (last[task] == i) free.push_back(it->second);
+    }
+  }
+  const auto instance = handler->make();
+  FloorDatabase db(scenario, instance->schema(), true);
+  double statements = 0;
+  std::size_t k = 0;
+  for (auto _ : state) {
+    if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
+    const auto& order = schedules[k++ % schedules.size()];
+    for (const auto& [connection, sql] : order) step_through(db.statement(connection, sql));
+    statements += static_cast<double>(order.size());
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["deliveries"] = static_cast<double>(state.range(0));
+  state.counters["statements"] = statements / static_cast<double>(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_FloorGrowth, spread, false)->Arg(2)->Arg(8)->Arg(32)->Arg(128)->UseRealTime();
+BENCHMARK_CAPTURE(BM_FloorGrowth, burst, true)->Arg(2)->Arg(8)->Arg(32)->Arg(128)->UseRealTime();
 
 void BM_Growth(benchmark::State& state, bool burst) {
   const gateway::Scenario scenario = growth_scenario(burst, static_cast<int>(state.range(0)));
