@@ -8,7 +8,7 @@ Benchmark JSON files, one benchmark run per side:
     python3 bench/before_after.py before.json after.json
 
 with F='BM_SimulateOneSchedule|BM_SameStatementsOnOneConnection|BM_SeedDatabaseOnly|
-BM_SchedulesPerSecond|BM_Floor|BM_Growth' (BM_Floor matches every floor). Each side's ratios compare
+BM_SchedulesPerSecond|BM_Floor|BM_Growth' (BM_Floor matches every floor, BM_FloorGrowth too). Each side's ratios compare
 benchmarks of that side's one run. Times are CPU times of the one thread a
 simulated run uses: on a machine others share, the figure least disturbed by
 their load (real times are printed beside).
@@ -99,6 +99,22 @@ def main(before_path, after_path):
         cells = [t(cpu(x)) if x else "-" for x in (sb, sa, bb, ba)]
         steps = f"{sa['steps']:.0f} / {ba['steps']:.0f}" if sa and ba else "-"
         print(f"| {n} | " + " | ".join(cells) + f" | {steps} |")
+
+    # The floor of each growth schedule (BM_FloorGrowth), where a side has it:
+    # the schedule / its floor at each n says whether the simulator's own cost
+    # grows faster than the statements'.
+    if not any(both(f"BM_FloorGrowth/{m}/2")[i] for m in ("spread", "burst") for i in (0, 1)):
+        return
+    print()
+    print("| deliveries | mode | floor before | floor after | schedule / floor before | schedule / floor after |")
+    print("|---|---|---|---|---|---|")
+    for mode in ("spread", "burst"):
+        for n in (2, 8, 32, 128):
+            fb, fa = both(f"BM_FloorGrowth/{mode}/{n}")
+            gb, ga = both(f"BM_Growth/{mode}/{n}")
+            ratio = lambda g, f: f"{cpu(g) / cpu(f):.2f}x" if g and f else "-"
+            floors = [t(cpu(x)) if x else "-" for x in (fb, fa)]
+            print(f"| {n} | {mode} | " + " | ".join(floors) + f" | {ratio(gb, fb)} | {ratio(ga, fa)} |")
 
 
 if __name__ == "__main__":
