@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -184,6 +185,24 @@ std::vector<std::vector<std::pair<int, std::string>>> schedules_statements(const
   return out;
 }
 
+// Each iteration: the database reset in place, then the next of `schedules`
+// in turn, each statement on the connection it names, then `then()`.
+void replay_in_turn(benchmark::State& state, FloorDatabase& db,
+                    const std::vector<std::vector<std::pair<int, std::string>>>& schedules,
+                    const std::function<void()>& then = {}) {
+  double statements = 0;
+  std::size_t k = 0;
+  for (auto _ : state) {
+    if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
+    const auto& order = schedules[k++ % schedules.size()];
+    for (const auto& [connection, sql] : order) step_through(db.statement(connection, sql));
+    if (then) then();
+    statements += static_cast<double>(order.size());
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["statements"] = statements / static_cast<double>(state.iterations());
+}
+
 // BM_FloorSeeds: BM_FloorHeld over the same schedules the rate benchmark
 // runs, in their own interleaving. BM_FloorSeedsChecked: the same, plus the
 // SQL the checker cannot do without, on a connection of its own as a run's
@@ -205,22 +224,13 @@ void floor_seeds(benchmark::State& state, bool checked) {
   for (const std::string* sql : {&schema.refunds_sql, &schema.reversals_sql, &schema.payloads_sql,
                                  &schema.statuses_sql, &schema.transitions_sql, &schema.balances_sql})
     if (!sql->empty()) oracles.push_back(*sql);
-  double statements = 0;
-  std::size_t k = 0;
-  for (auto _ : state) {
-    if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
-    const auto& order = schedules[k++ % schedules.size()];
-    for (const auto& [task, sql] : order) step_through(db.statement(task, sql));
-    if (checked) {
-      step_through(db.statement(kChecker, schema.credits_sql));
-      step_through(db.statement(kChecker, "BEGIN"));
-      for (const auto& sql : oracles) step_through(db.statement(kChecker, sql));
-      step_through(db.statement(kChecker, "COMMIT"));
-    }
-    statements += static_cast<double>(order.size());
-  }
-  state.SetItemsProcessed(state.iterations());
-  state.counters["statements"] = statements / static_cast<double>(state.iterations());
+  replay_in_turn(state, db, schedules, [&] {
+    if (!checked) return;
+    step_through(db.statement(kChecker, schema.credits_sql));
+    step_through(db.statement(kChecker, "BEGIN"));
+    for (const auto& sql : oracles) step_through(db.statement(kChecker, sql));
+    step_through(db.statement(kChecker, "COMMIT"));
+  });
 }
 void BM_FloorSeeds(benchmark::State& state) { floor_seeds(state, false); }
 BENCHMARK(BM_FloorSeeds)->UseRealTime();
@@ -293,17 +303,8 @@ void BM_FloorGrowth(benchmark::State& state, bool burst) {
   }
   const auto instance = handler->make();
   FloorDatabase db(scenario, instance->schema(), true);
-  double statements = 0;
-  std::size_t k = 0;
-  for (auto _ : state) {
-    if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
-    const auto& order = schedules[k++ % schedules.size()];
-    for (const auto& [connection, sql] : order) step_through(db.statement(connection, sql));
-    statements += static_cast<double>(order.size());
-  }
-  state.SetItemsProcessed(state.iterations());
+  replay_in_turn(state, db, schedules);
   state.counters["deliveries"] = static_cast<double>(state.range(0));
-  state.counters["statements"] = statements / static_cast<double>(state.iterations());
 }
 BENCHMARK_CAPTURE(BM_FloorGrowth, spread, false)->Arg(2)->Arg(8)->Arg(32)->Arg(128)->UseRealTime();
 BENCHMARK_CAPTURE(BM_FloorGrowth, burst, true)->Arg(2)->Arg(8)->Arg(32)->Arg(128)->UseRealTime();
