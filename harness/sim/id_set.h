@@ -10,9 +10,11 @@
 // handed the enabled tasks in.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace twice::sim {
@@ -24,6 +26,7 @@ class IdSet {
     if (w >= words_.size()) words_.resize(w + 1, 0);
     if (!(words_[w] & bit)) ++size_;
     words_[w] |= bit;
+    low_ = std::min(low_, w);
   }
   void erase(int id) {
     const auto [w, bit] = place(id);
@@ -40,11 +43,19 @@ class IdSet {
   // The ids of word `w` (ids 64w+1 ... 64w+64) as bits; 0 past the end.
   std::uint64_t word(std::size_t w) const { return w < words_.size() ? words_[w] : 0; }
   std::size_t words() const { return words_.size(); }
+  // The first word that holds an id (those below it are empty); kNoWord
+  // when the set is empty. Ids are handed out in increasing order and most
+  // tasks end, so a long run's sets are empty below the tasks alive: a visit
+  // starts here rather than at 0.
+  static constexpr std::size_t kNoWord = std::numeric_limits<std::size_t>::max();
+  std::size_t low() {
+    while (low_ < words_.size() && words_[low_] == 0) ++low_;
+    return low_ < words_.size() ? low_ : kNoWord;
+  }
   // The smallest id in the set; 0 when empty.
-  int first() const {
-    for (std::size_t w = 0; w < words_.size(); ++w)
-      if (words_[w]) return id_of(w, words_[w]);
-    return 0;
+  int first() {
+    const std::size_t w = low();
+    return w < words_.size() ? id_of(w, words_[w]) : 0;
   }
   // Calls f(id) for each id of `bits`, a word `w` of some IdSet, in order.
   template <typename F>
@@ -69,6 +80,7 @@ class IdSet {
   }
   std::vector<std::uint64_t> words_;
   std::size_t size_ = 0;
+  std::size_t low_ = 0;  // words_[0 .. low_) are 0
 };
 
 }  // namespace twice::sim

@@ -171,10 +171,14 @@ void Scheduler::wake_sleepers() {
 }
 
 template <typename F>
-void Scheduler::each_blocked(F&& f) const {
+void Scheduler::each_blocked(F&& f) {
+  std::size_t low = std::min(own_waits_.low(), plain_waits_.low());
   std::size_t words = std::max(own_waits_.words(), plain_waits_.words());
-  for (const WaitGroup& g : wait_groups_) words = std::max(words, g.members.words());
-  for (std::size_t w = 0; w < words; ++w) {
+  for (WaitGroup& g : wait_groups_) {
+    low = std::min(low, g.members.low());
+    words = std::max(words, g.members.words());
+  }
+  for (std::size_t w = low; w < words; ++w) {
     std::uint64_t bits = own_waits_.word(w) | plain_waits_.word(w);
     for (const WaitGroup& g : wait_groups_) bits |= g.members.word(w);
     IdSet::each(w, bits, f);
@@ -182,7 +186,7 @@ void Scheduler::each_blocked(F&& f) const {
 }
 
 void Scheduler::wake_db_waiters() {
-  for (std::size_t w = 0; w < plain_waits_.words(); ++w)
+  for (std::size_t w = plain_waits_.low(); w < plain_waits_.words(); ++w)
     IdSet::each(w, plain_waits_.word(w), [&](int id) { set_state(task(id), State::kReady); });
 }
 
@@ -223,15 +227,18 @@ void Scheduler::run() {
     // are then not enabled; they are asked again whenever a lock changed.
     enabled.clear();
     bool any_blocked = !plain_waits_.empty();
+    std::size_t low = std::min(ready_.low(), own_waits_.low());
     std::size_t words = std::max(ready_.words(), own_waits_.words());
     for (WaitGroup& g : wait_groups_) {
       if (g.members.empty()) continue;
-      if (grantable(g))
+      if (grantable(g)) {
+        low = std::min(low, g.members.low());
         words = std::max(words, g.members.words());
-      else
+      } else {
         any_blocked = true;
+      }
     }
-    for (std::size_t w = 0; w < words; ++w) {
+    for (std::size_t w = low; w < words; ++w) {
       std::uint64_t bits = ready_.word(w);
       for (WaitGroup& g : wait_groups_)
         if (!g.members.empty() && g.answer.grant) bits |= g.members.word(w);

@@ -153,7 +153,7 @@ class Scheduler final : private TaskView {
   bool grantable(WaitGroup& g);
   // Calls f(id) for every task parked on a database lock, in id order.
   template <typename F>
-  void each_blocked(F&& f) const;
+  void each_blocked(F&& f);
   void resume(Task& task);
   void kill(Task& task, const std::string& why, bool stuck);
   void crash();  // every task of the process dies
