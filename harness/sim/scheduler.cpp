@@ -15,10 +15,12 @@ struct Scheduler::Task {
   State state = State::kWaiting;  // changed by set_state() only
   Micros wake_at = 0;
   const LockWait* lock_wait = nullptr;  // while parked in block_on_db(until): what it waits for
-  int wait_group = -1;                  // its key's place in wait_groups_; -1: asked on its own, in `own`
+  // Its key's place in wait_groups_; -1: asked on its own, in `own`. Set only
+  // while the task runs (filed as ready), so a member of a group is in
+  // wait_groups_[wait_group].
+  int wait_group = -1;
   WaitAnswer own;
-  Filed filed = Filed::kNone;  // the set it is in, and for a member of a group, which
-  int filed_group = -1;
+  Filed filed = Filed::kNone;  // the set it is in
   std::uint64_t sleep_seq = 0;  // its entry in sleepers_ while filed as sleeping
   std::string name;
   std::function<void()> body;
@@ -120,7 +122,7 @@ void Scheduler::set_state(Task& t, State state) {
 void Scheduler::file(Task& t) {
   switch (t.filed) {
     case Filed::kReady: ready_.erase(t.id); break;
-    case Filed::kWaitGroup: wait_groups_[static_cast<std::size_t>(t.filed_group)].members.erase(t.id); break;
+    case Filed::kWaitGroup: wait_groups_[static_cast<std::size_t>(t.wait_group)].members.erase(t.id); break;
     case Filed::kOwnWait: own_waits_.erase(t.id); break;
     case Filed::kPlainWait: plain_waits_.erase(t.id); break;
     case Filed::kSleeping: --sleeping_; break;  // its entry in sleepers_ is left behind
@@ -139,7 +141,6 @@ void Scheduler::file(Task& t) {
       } else if (t.wait_group >= 0) {
         wait_groups_[static_cast<std::size_t>(t.wait_group)].members.insert(t.id);
         t.filed = Filed::kWaitGroup;
-        t.filed_group = t.wait_group;
       } else {
         own_waits_.insert(t.id);
         t.filed = Filed::kOwnWait;
