@@ -217,8 +217,7 @@ bool Scheduler::grantable(WaitGroup& g) {
 }
 
 void Scheduler::run() {
-  std::vector<int> enabled;
-  enabled.reserve(8);  // grown to the live tasks' number once, not doubled from 1 in every run
+  Enabled enabled;  // kept across steps: its words are allocated once
   for (;;) {
     fire_due_timers();
     wake_sleepers();
@@ -226,7 +225,6 @@ void Scheduler::run() {
     // lock that could be granted now. Each answer is for this step: a lock
     // grantable now may be taken by the task that runs next, and its waiters
     // are then not enabled; they are asked again whenever a lock changed.
-    enabled.clear();
     bool any_blocked = !plain_waits_.empty();
     std::size_t low = std::min(ready_.low(), own_waits_.low());
     std::size_t words = std::max(ready_.words(), own_waits_.words());
@@ -239,6 +237,7 @@ void Scheduler::run() {
         any_blocked = true;
       }
     }
+    enabled.restart(low);
     for (std::size_t w = low; w < words; ++w) {
       std::uint64_t bits = ready_.word(w);
       for (WaitGroup& g : wait_groups_)
@@ -249,7 +248,7 @@ void Scheduler::run() {
         else
           any_blocked = true;
       });
-      IdSet::each(w, bits, [&](int id) { enabled.push_back(id); });
+      enabled.append_word(bits);
     }
     // The next wake-up: the sleeper wake_sleepers() left on top (one still
     // filed, whose time is to come), or the first timer.

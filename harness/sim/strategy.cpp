@@ -24,19 +24,17 @@ class RandomStrategy final : public Strategy {
  public:
   void on_spawn(int, Choices&) override {}
   // The order drawn from: the task that ran last (when enabled), then the
-  // others as listed. Indexed in place: building that order as a vector was
-  // an allocation at every step (issue #12).
-  int pick(const std::vector<int>& enabled, int last, Choices& choices) override {
-    const auto others = static_cast<std::uint64_t>(std::count_if(enabled.begin(), enabled.end(), [last](int t) { return t != last; }));
-    const bool last_enabled = others < enabled.size();
+  // others in id order. Indexed in place, by rank: building that order was
+  // an allocation at every step, and walking it grew a step's cost with the
+  // tasks enabled (issue #12).
+  int pick(const Enabled& enabled, int last, Choices& choices) override {
+    const bool last_enabled = enabled.contains(last);
+    const std::uint64_t others = enabled.size() - (last_enabled ? 1 : 0);
     std::uint64_t i = choices.draw(others + (last_enabled ? 1 : 0));
-    if (last_enabled) {
-      if (i == 0) return last;
-      --i;
-    }
-    for (int t : enabled)
-      if (t != last && i-- == 0) return t;
-    return enabled.front();  // not reached: draw() answers below its bound
+    if (!last_enabled) return enabled.nth(i);
+    if (i == 0) return last;
+    --i;  // the i-th of the others: past `last`'s place, one further
+    return enabled.nth(i < enabled.rank(last) ? i : i + 1);
   }
 };
 
@@ -45,13 +43,14 @@ class RandomStrategy final : public Strategy {
 class ExhaustiveStrategy final : public Strategy {
  public:
   void on_spawn(int, Choices&) override {}
-  int pick(const std::vector<int>& enabled, int last, Choices& choices) override {
+  int pick(const Enabled& enabled, int last, Choices& choices) override {
     std::vector<int> order;
     order.reserve(enabled.size());
-    const bool last_enabled = std::find(enabled.begin(), enabled.end(), last) != enabled.end();
+    const bool last_enabled = enabled.contains(last);
     if (last_enabled) order.push_back(last);
-    for (int t : enabled)
+    enabled.each([&](int t) {
       if (t != last) order.push_back(t);
+    });
     return order[choices.schedule(order, last_enabled)];
   }
 };
@@ -70,7 +69,7 @@ class PctStrategy final : public Strategy {
     // Initial priorities live above depth_, so lowered ones (depth_-1 ... 1) sort below them.
     priority_[task] = depth_ + static_cast<long>(choices.draw(1'000'000));
   }
-  int pick(const std::vector<int>& enabled, int last, Choices&) override {
+  int pick(const Enabled& enabled, int last, Choices&) override {
     // Only real choices count as PCT's steps: a point where one task alone
     // can run is no place to change a priority.
     if (enabled.size() == 1) return enabled.front();
@@ -78,8 +77,9 @@ class PctStrategy final : public Strategy {
       if (change_points_[j] == step_ && priority_.count(last)) priority_[last] = depth_ - 1 - static_cast<long>(j);
     ++step_;
     int best = enabled.front();
-    for (int t : enabled)
+    enabled.each([&](int t) {
       if (priority_[t] > priority_[best]) best = t;
+    });
     return best;
   }
 
@@ -97,12 +97,12 @@ class ScriptedStrategy final : public Strategy {
  public:
   explicit ScriptedStrategy(std::vector<int> script) : script_(std::move(script)) {}
   void on_spawn(int task, Choices&) override { spawned_ = std::max(spawned_, task); }
-  int pick(const std::vector<int>& enabled, int last, Choices&) override {
+  int pick(const Enabled& enabled, int last, Choices&) override {
     while (next_ < script_.size() && script_[next_] <= spawned_) {
       const int want = script_[next_++];
-      if (std::find(enabled.begin(), enabled.end(), want) != enabled.end()) return want;
+      if (enabled.contains(want)) return want;
     }
-    if (std::find(enabled.begin(), enabled.end(), last) != enabled.end()) return last;
+    if (enabled.contains(last)) return last;
     return enabled.front();
   }
 
@@ -122,7 +122,7 @@ class NamedScriptStrategy final : public Strategy {
  public:
   NamedScriptStrategy(std::vector<ScriptStep> steps, const TaskView& tasks) : steps_(std::move(steps)), tasks_(tasks) {}
   void on_spawn(int task, Choices&) override { spawned_ = std::max(spawned_, task); }
-  int pick(const std::vector<int>& enabled, int last, Choices&) override {
+  int pick(const Enabled& enabled, int last, Choices&) override {
     while (next_ < steps_.size()) {
       const ScriptStep& step = steps_[next_];
       if (step.task > spawned_) break;  // not spawned yet: wait for it
@@ -130,11 +130,11 @@ class NamedScriptStrategy final : public Strategy {
         ++next_;
         continue;
       }
-      if (std::find(enabled.begin(), enabled.end(), step.task) == enabled.end()) break;
+      if (!enabled.contains(step.task)) break;
       if (tasks_.pending(step.task).find(step.until) != std::string::npos) ++next_;
       return step.task;
     }
-    if (std::find(enabled.begin(), enabled.end(), last) != enabled.end()) return last;
+    if (enabled.contains(last)) return last;
     return enabled.front();
   }
 

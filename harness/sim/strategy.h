@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/choices.h"
+#include "sim/enabled.h"
 
 namespace twice::sim {
 
@@ -71,8 +72,8 @@ class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual void on_spawn(int task, Choices& choices) = 0;
-  // `enabled` is sorted by task id and not empty; `last` may be absent from it.
-  virtual int pick(const std::vector<int>& enabled, int last, Choices& choices) = 0;
+  // `enabled` is not empty; `last` may be absent from it.
+  virtual int pick(const Enabled& enabled, int last, Choices& choices) = 0;
 };
 
 std::unique_ptr<Strategy> make_strategy(const StrategySpec& spec, Choices& choices, const TaskView& tasks);
