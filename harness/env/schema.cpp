@@ -76,8 +76,11 @@ CREATE TABLE callback_log (
       // A rebate paid twice is a double credit too: count whichever is larger.
       "SELECT order_no, MAX(n) FROM (SELECT order_no, COUNT(*) AS n FROM ledger WHERE amount > 0 GROUP BY order_no "
       "UNION ALL SELECT order_no, COUNT(*) FROM rebates GROUP BY order_no) AS per_table GROUP BY order_no ORDER BY order_no",
-      "SELECT a.user_id, a.balance, COALESCE((SELECT SUM(l.amount) FROM ledger l WHERE l.user_id = a.user_id), 0) "
-      "FROM accounts a ORDER BY a.user_id",
+      // The ledger summed once, by user, then joined: a correlated SUM per
+      // account read the whole ledger once per account (issue #12).
+      "SELECT a.user_id, a.balance, COALESCE(s.total, 0) FROM accounts a "
+      "LEFT JOIN (SELECT user_id, SUM(amount) AS total FROM ledger GROUP BY user_id) s ON s.user_id = a.user_id "
+      "ORDER BY a.user_id",
       "SELECT order_no FROM refunds ORDER BY order_no",
       "SELECT order_no, status FROM orders ORDER BY order_no",
       "SELECT order_no, from_status, to_status FROM twice_status_history ORDER BY id",
