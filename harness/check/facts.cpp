@@ -72,7 +72,12 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
   };
   const std::vector<Status> read = db.read_each(sqls, [&](std::size_t i, const env::RowView& row) {
     switch (sent[i]) {
-      case kCredits: f.credits_per_order[text(row, 0)] = static_cast<int>(integer(row, 1)); break;
+      case kCredits: {
+        // An order on several rows (one per table that records credits) counts the largest.
+        const int n = static_cast<int>(integer(row, 1));
+        if (auto [it, added] = f.credits_per_order.try_emplace(text(row, 0), n); !added) it->second = std::max(it->second, n);
+        break;
+      }
       case kRefunds:
         if (row.size() > 0) f.refunded.insert(text(row, 0));
         break;

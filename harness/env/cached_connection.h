@@ -58,9 +58,12 @@ class CachedConnection final : public RawConnection {
   // query_each(), its rows read straight off each statement (or off the
   // kept answer) into `sink`: no Result is built.
   std::vector<Status> read_each(const std::vector<std::string>& sqls, const RowSink& sink) override;
-  // query_committed()'s rows visited where they are kept (the answer that
-  // query_each() and read_each() may take again) instead of copied out: the
-  // ack-time check, at every ack.
+  // The ack-time check, at every ack: the rows of query_committed(sql)
+  // whose first column reads as `key`, read by a statement of `sql` keyed on
+  // that column (keyed_text()), so SQLite reads one order's rows, not every
+  // order's. A `sql` that cannot be keyed so is read whole, as
+  // query_committed() reads it, and its rows are visited where they are
+  // kept (the answer query_each() and read_each() may take again).
   bool find_committed(std::string_view sql, std::string_view key,
                       const std::function<bool(const RowView&)>& visit) override;
 
@@ -86,6 +89,14 @@ class CachedConnection final : public RawConnection {
   // query_committed()'s answer, where it is kept (kept_, or last_ when it
   // is not kept): valid until the next call.
   const Result& read_committed(std::string_view sql);
+  // find_committed()'s statement for `sql`: `sql` inside a CTE, its rows
+  // filtered on the first column by parameter ?1; nullptr when `sql` cannot
+  // be read that way (it does not prepare, writes, has no columns, or the
+  // CTE does not prepare). Made once per text and kept.
+  const std::string* keyed_text(std::string_view sql);
+  // A read-only connection to the file with immutable=1 (no locks taken);
+  // nullptr when it does not open. The caller closes it.
+  sqlite3* open_immutable() const;
   // Whether `sql` is prepared here and reads only.
   bool reads_only(std::string_view sql) const;
   // A kept answer of `sql` for the data version the open read transaction
@@ -100,6 +111,7 @@ class CachedConnection final : public RawConnection {
   sqlite3* conn_;
   std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
   std::map<std::string, KeptAnswer, std::less<>> kept_;  // by statement text, from query_committed()
+  std::map<std::string, std::string, std::less<>> keyed_;  // keyed_text()'s, by the text keyed ("": none)
   Result last_;  // read_committed()'s answer when it was not kept
   std::vector<std::pair<std::string, sqlite3_stmt*>> batch_;  // read_each()'s last texts and their statements
   bool altered_ = false;

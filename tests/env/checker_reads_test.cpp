@@ -6,8 +6,9 @@
 // rolled back in between, and after the file is rewritten as between runs.
 // read_each() hands on the same rows without building Results (each value
 // read in place as Value::as_text()/as_int() read it), and find_committed()
-// visits query_committed()'s rows for one key and keeps the answer as
-// query_committed() does.
+// visits query_committed()'s rows for one key: through a statement keyed on
+// that key when the query can be wrapped, else over the whole answer; under
+// a COMMIT that holds PENDING, from the file.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -261,24 +262,90 @@ TEST_F(CheckerReads, FindCommittedVisitsTheKeysRowsOnly) {
   EXPECT_FALSE(db_->find_committed("SELECT order_no FROM no_such_table", "O-1", [](const RowView&) { return true; }));
 }
 
-// The ack-time read serves the checker at quiescence when nothing committed
-// after it: credits_sql runs once, not twice. After another connection's
-// commit it runs again, and answers what is committed.
-TEST_F(CheckerReads, TheAckTimeAnswerIsTakenAgainAtQuiescence) {
+// A query_committed() answer serves the checker at quiescence when nothing
+// committed after it: the query runs once, not twice. After another
+// connection's commit it runs again, and answers what is committed.
+TEST_F(CheckerReads, AQueryCommittedAnswerIsTakenAgainAtQuiescence) {
   const std::string& credits = queries_[0];
-  ASSERT_TRUE(db_->find_committed(credits, "O-1", [](const RowView& row) { return row.integer(1) > 0; }));
+  ASSERT_TRUE(db_->query_committed(credits).ok());
   const int before = runs_of(db_->handle(), credits);
   ASSERT_GT(before, 0);
   std::vector<std::string> rows = streamed(*db_, queries_);
   EXPECT_EQ(runs_of(db_->handle(), credits), before);
   EXPECT_EQ(rows[0], materialised(db_->query(credits)));
 
-  ASSERT_TRUE(db_->find_committed(credits, "O-1", [](const RowView& row) { return row.integer(1) > 0; }));
+  ASSERT_TRUE(db_->query_committed(credits).ok());
   ASSERT_EQ(exec_script(open_and_keep(), "INSERT INTO ledger VALUES ('O-4', 9)"), "");
   const int after_commit = runs_of(db_->handle(), credits);
   rows = streamed(*db_, queries_);
   EXPECT_EQ(runs_of(db_->handle(), credits), after_commit + 1);
   EXPECT_NE(rows[0].find("O-4"), std::string::npos) << rows[0];
+}
+
+// How many times a statement prepared on `conn` whose text starts with
+// `prefix` has run, all of them together.
+int runs_of_prefix(sqlite3* conn, const std::string& prefix) {
+  int runs = 0;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(conn, nullptr); s; s = sqlite3_next_stmt(conn, s))
+    if (std::string(sqlite3_sql(s)).starts_with(prefix)) runs += sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
+  return runs;
+}
+
+// The ack-time check reads one order's rows: credits_sql itself does not run
+// at an ack, a statement keyed on its first column does, and answers as the
+// whole answer would. So a CTE around the query must give back its rows.
+TEST_F(CheckerReads, FindCommittedReadsOneKeysRowsThroughAKeyedStatement) {
+  const std::string& credits = queries_[0];
+  const auto credited = [](const RowView& row) { return row.integer(1) > 0; };
+  EXPECT_TRUE(db_->find_committed(credits, "O-1", credited));
+  EXPECT_FALSE(db_->find_committed(credits, "O-2", credited)) << "O-2's only row is a reversal";
+  EXPECT_FALSE(db_->find_committed(credits, "O-9", credited));
+  EXPECT_EQ(runs_of(db_->handle(), credits), 0) << "the whole query was read";
+  EXPECT_EQ(runs_of_prefix(db_->handle(), "WITH twice_committed("), 3);
+  // A trailing semicolon and a comment at the end are the query's own.
+  const std::string commented = "SELECT order_no, COUNT(*) FROM ledger GROUP BY order_no; \n";
+  EXPECT_TRUE(db_->find_committed(commented, "O-2", credited));
+  const std::string comment_last = "SELECT order_no, COUNT(*) FROM ledger GROUP BY order_no -- per order";
+  EXPECT_TRUE(db_->find_committed(comment_last, "O-1", credited));
+  EXPECT_EQ(runs_of(db_->handle(), commented) + runs_of(db_->handle(), comment_last), 0);
+  // A commit of another connection is seen at the next ack.
+  ASSERT_EQ(exec_script(open_and_keep(), "INSERT INTO ledger VALUES ('O-9', 9)"), "");
+  EXPECT_TRUE(db_->find_committed(credits, "O-9", credited));
+  EXPECT_TRUE(db_->reusable());
+}
+
+// Text a CTE cannot hold (here two statements: prepare() takes the first)
+// is read whole, as query_committed() reads it, with the same answer.
+TEST_F(CheckerReads, FindCommittedReadsWholeWhatCannotBeKeyed) {
+  const std::string two = "SELECT order_no, amount FROM ledger; SELECT 1";
+  int seen = 0;
+  EXPECT_FALSE(db_->find_committed(two, "O-1", [&](const RowView& row) {
+    EXPECT_EQ(row.integer(1), 100);
+    ++seen;
+    return false;
+  }));
+  EXPECT_EQ(seen, 2);
+  EXPECT_GT(runs_of_prefix(db_->handle(), "SELECT order_no, amount FROM ledger"), 0) << "read whole";
+  EXPECT_TRUE(db_->find_committed("SELECT order_no FROM ledger WHERE amount < 0", "O-2", [](const RowView&) { return true; }));
+}
+
+// While a COMMIT waits for a reader, it holds PENDING and no new read may
+// start: the keyed read is then made on the file itself, which holds what is
+// committed, and not what the waiting COMMIT would publish.
+TEST_F(CheckerReads, FindCommittedUnderAPendingCommitReadsWhatIsCommitted) {
+  sqlite3* writer = open_and_keep();
+  sqlite3* reader = open_and_keep();
+  ASSERT_EQ(exec_script(writer, "BEGIN; INSERT INTO ledger VALUES ('O-5', 7);"), "");
+  ASSERT_EQ(exec_script(reader, "BEGIN; SELECT COUNT(*) FROM ledger;"), "");
+  EXPECT_NE(exec_script(writer, "COMMIT"), "") << "the reader holds SHARED: the COMMIT must wait";
+  const std::string& credits = queries_[0];
+  const auto credited = [](const RowView& row) { return row.integer(1) > 0; };
+  EXPECT_TRUE(db_->find_committed(credits, "O-1", credited));
+  EXPECT_FALSE(db_->find_committed(credits, "O-5", credited)) << "not committed yet";
+  EXPECT_EQ(runs_of(db_->handle(), credits), 0) << "read whole, not keyed";
+  ASSERT_EQ(exec_script(reader, "COMMIT"), "");
+  ASSERT_EQ(exec_script(writer, "COMMIT"), "");
+  EXPECT_TRUE(db_->find_committed(credits, "O-5", credited));
 }
 
 }  // namespace
