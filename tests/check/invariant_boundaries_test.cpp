@@ -67,7 +67,21 @@ TEST(InvariantBoundary, TwoRebatesForOneOrderAreADoubleCredit) {
   db.sql("INSERT INTO rebates(order_no, referrer, amount) VALUES ('O-1', 'bob', 5);");
   EXPECT_EQ(names_of(db.check()), Names{});
   db.sql("INSERT INTO rebates(order_no, referrer, amount) VALUES ('O-1', 'bob', 5);");
-  EXPECT_EQ(names_of(db.check()), Names{"double_credit"});
+  const auto v = db.check();
+  EXPECT_EQ(names_of(v), Names{"double_credit"});
+  EXPECT_EQ(v.credits_per_order.at("O-1"), 2);
+}
+
+// credits_sql gives an order a row per table (ledger, rebates): the checker
+// counts the larger, whichever row comes last.
+TEST(InvariantBoundary, TwoCreditsAndOneRebateAreTwoCredits) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.credit("O-1", "alice", 100);
+  db.sql("INSERT INTO rebates(order_no, referrer, amount) VALUES ('O-1', 'bob', 5);");
+  const auto v = db.check();
+  EXPECT_EQ(names_of(v), Names{"double_credit"});
+  EXPECT_EQ(v.credits_per_order.at("O-1"), 2);
 }
 
 // --- lost_update: a balance that differs from its ledger, either way.
