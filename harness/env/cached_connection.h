@@ -59,11 +59,13 @@ class CachedConnection final : public RawConnection {
   // kept answer) into `sink`: no Result is built.
   std::vector<Status> read_each(const std::vector<std::string>& sqls, const RowSink& sink) override;
   // The ack-time check, at every ack: the rows of query_committed(sql)
-  // whose first column reads as `key`, read by a statement of `sql` keyed on
-  // that column (keyed_text()), so SQLite reads one order's rows, not every
-  // order's. A `sql` that cannot be keyed so is read whole, as
-  // query_committed() reads it, and its rows are visited where they are
-  // kept (the answer query_each() and read_each() may take again).
+  // whose first column reads as `key`. Once the whole answer has grown past
+  // kReadWholeUpTo rows, they are read by a statement of `sql` keyed on that
+  // column (keyed_text()), so SQLite reads one order's rows, not every
+  // order's. Until then, and for a `sql` that cannot be keyed so, the answer
+  // is read whole, as query_committed() reads it, and its rows are visited
+  // where they are kept (the answer query_each() and read_each() may take
+  // again).
   bool find_committed(std::string_view sql, std::string_view key,
                       const std::function<bool(const RowView&)>& visit) override;
 
@@ -103,6 +105,10 @@ class CachedConnection final : public RawConnection {
   // sees; nullptr when none, or when no read transaction is under way.
   const Result* kept_answer(std::string_view sql) const;
 
+  // find_committed() reads an answer of up to this many rows whole (the
+  // first read of a text is whole, so its size is known): a keyed read costs
+  // a scan and a statement of its own, and keeps nothing for quiescence.
+  static constexpr std::size_t kReadWholeUpTo = 16;
   struct KeptAnswer {
     unsigned data_version;
     Result result;

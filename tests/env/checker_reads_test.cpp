@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -230,58 +231,6 @@ TEST_F(CheckerReads, RowsReadInPlaceConvertAsValuesDo) {
   EXPECT_EQ(streamed(*db_, sqls)[0], rows[0]);
 }
 
-// find_committed() visits exactly the rows of query_committed() whose first
-// column reads as the key, in order, and stops at the first the visitor
-// takes.
-TEST_F(CheckerReads, FindCommittedVisitsTheKeysRowsOnly) {
-  ASSERT_TRUE(db_->exec_script("INSERT INTO ledger VALUES ('O-3', 0), (3, 1), ('3', 2), (NULL, 3), ('', 4);").ok());
-  const std::string sql = "SELECT order_no, amount FROM ledger ORDER BY rowid";
-  const Result all = db_->query(sql);
-  for (const std::string key : {"O-1", "O-2", "O-3", "3", "", "O-9"}) {
-    std::vector<std::string> seen;
-    EXPECT_FALSE(db_->find_committed(sql, key, [&](const RowView& row) {
-      seen.push_back(std::string(row.text(0)) + "=" + std::to_string(row.integer(1)));
-      return false;
-    }));
-    std::vector<std::string> expected;
-    for (const Row& row : all.rows)
-      if (row[0].as_text() == key) expected.push_back(row[0].as_text() + "=" + std::to_string(row[1].as_int()));
-    EXPECT_EQ(seen, expected) << "key '" << key << "'";
-    EXPECT_FALSE(expected.empty() && key != "O-9") << key;
-    // The default (RawConnection's, over query_committed()) agrees.
-    std::vector<std::string> by_default;
-    db_->RawConnection::find_committed(sql, key, [&](const RowView& row) {
-      by_default.push_back(std::string(row.text(0)) + "=" + std::to_string(row.integer(1)));
-      return false;
-    });
-    EXPECT_EQ(by_default, expected) << "key '" << key << "'";
-  }
-  int visited = 0;
-  EXPECT_TRUE(db_->find_committed(sql, "O-1", [&](const RowView&) { return ++visited == 1; }));
-  EXPECT_EQ(visited, 1);
-  EXPECT_FALSE(db_->find_committed("SELECT order_no FROM no_such_table", "O-1", [](const RowView&) { return true; }));
-}
-
-// A query_committed() answer serves the checker at quiescence when nothing
-// committed after it: the query runs once, not twice. After another
-// connection's commit it runs again, and answers what is committed.
-TEST_F(CheckerReads, AQueryCommittedAnswerIsTakenAgainAtQuiescence) {
-  const std::string& credits = queries_[0];
-  ASSERT_TRUE(db_->query_committed(credits).ok());
-  const int before = runs_of(db_->handle(), credits);
-  ASSERT_GT(before, 0);
-  std::vector<std::string> rows = streamed(*db_, queries_);
-  EXPECT_EQ(runs_of(db_->handle(), credits), before);
-  EXPECT_EQ(rows[0], materialised(db_->query(credits)));
-
-  ASSERT_TRUE(db_->query_committed(credits).ok());
-  ASSERT_EQ(exec_script(open_and_keep(), "INSERT INTO ledger VALUES ('O-4', 9)"), "");
-  const int after_commit = runs_of(db_->handle(), credits);
-  rows = streamed(*db_, queries_);
-  EXPECT_EQ(runs_of(db_->handle(), credits), after_commit + 1);
-  EXPECT_NE(rows[0].find("O-4"), std::string::npos) << rows[0];
-}
-
 // How many times a statement prepared on `conn` whose text starts with
 // `prefix` has run, all of them together.
 int runs_of_prefix(sqlite3* conn, const std::string& prefix) {
@@ -290,24 +239,109 @@ int runs_of_prefix(sqlite3* conn, const std::string& prefix) {
     if (std::string(sqlite3_sql(s)).starts_with(prefix)) runs += sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
   return runs;
 }
+const std::string kKeyed = "WITH twice_committed(";
 
-// The ack-time check reads one order's rows: credits_sql itself does not run
-// at an ack, a statement keyed on its first column does, and answers as the
-// whole answer would. So a CTE around the query must give back its rows.
-TEST_F(CheckerReads, FindCommittedReadsOneKeysRowsThroughAKeyedStatement) {
+// Ledger rows for 20 more orders: past what find_committed() reads whole.
+void grow(CachedConnection& db) {
+  std::string rows;
+  for (int i = 0; i < 20; ++i) rows += fmt::format("{}('B-{}', 1)", i ? ", " : "", i);
+  ASSERT_TRUE(db.exec_script("INSERT INTO ledger VALUES " + rows + ";").ok());
+}
+
+// find_committed() visits exactly the rows of query_committed() whose first
+// column reads as the key, in order, and stops at the first the visitor
+// takes: read whole while the answer is small, by key once it is large. A
+// key's rows may hold an integer or a null that reads as the key.
+TEST_F(CheckerReads, FindCommittedVisitsTheKeysRowsOnly) {
+  ASSERT_TRUE(db_->exec_script("INSERT INTO ledger VALUES ('O-3', 0), (3, 1), ('3', 2), (NULL, 3), ('', 4);").ok());
+  const std::string sql = "SELECT order_no, amount FROM ledger ORDER BY rowid";
+  for (const bool large : {false, true}) {
+    if (large) grow(*db_);
+    const Result all = db_->query(sql);
+    ASSERT_TRUE(db_->find_committed(sql, "O-1", [](const RowView&) { return true; }));  // the size is known now
+    const int keyed_before = runs_of_prefix(db_->handle(), kKeyed);
+    for (const std::string key : {"O-1", "O-2", "O-3", "3", "", "O-9", "B-7"}) {
+      std::vector<std::string> seen;
+      EXPECT_FALSE(db_->find_committed(sql, key, [&](const RowView& row) {
+        seen.push_back(std::string(row.text(0)) + "=" + std::to_string(row.integer(1)));
+        return false;
+      }));
+      std::vector<std::string> expected;
+      for (const Row& row : all.rows)
+        if (row[0].as_text() == key) expected.push_back(row[0].as_text() + "=" + std::to_string(row[1].as_int()));
+      EXPECT_EQ(seen, expected) << "key '" << key << "', large " << large;
+      EXPECT_FALSE(expected.empty() && key != "O-9" && (large || key != "B-7")) << key;
+    }
+    EXPECT_EQ(runs_of_prefix(db_->handle(), kKeyed) - keyed_before, large ? 7 : 0) << "read by key when large";
+    // The default (RawConnection's, over query_committed()) agrees.
+    for (const std::string key : {"3", ""}) {
+      std::vector<std::string> by_default, by_key;
+      const auto into = [](std::vector<std::string>& out) {
+        return [&out](const RowView& row) {
+          out.push_back(std::string(row.text(0)) + "=" + std::to_string(row.integer(1)));
+          return false;
+        };
+      };
+      db_->find_committed(sql, key, into(by_key));
+      db_->RawConnection::find_committed(sql, key, into(by_default));
+      EXPECT_EQ(by_default, by_key) << "key '" << key << "'";
+    }
+    int visited = 0;
+    EXPECT_TRUE(db_->find_committed(sql, "O-1", [&](const RowView&) { return ++visited == 1; }));
+    EXPECT_EQ(visited, 1);
+  }
+  EXPECT_FALSE(db_->find_committed("SELECT order_no FROM no_such_table", "O-1", [](const RowView&) { return true; }));
+}
+
+// A small ack-time answer is read whole and serves the checker at
+// quiescence when nothing committed after it: credits_sql runs once, not
+// twice. After another connection's commit it runs again, and answers what
+// is committed. query_committed() keeps its answer the same way.
+TEST_F(CheckerReads, ASmallAckTimeAnswerIsTakenAgainAtQuiescence) {
+  const std::string& credits = queries_[0];
+  for (const bool by_find : {true, false}) {
+    if (by_find)
+      ASSERT_TRUE(db_->find_committed(credits, "O-1", [](const RowView& row) { return row.integer(1) > 0; }));
+    else
+      ASSERT_TRUE(db_->query_committed(credits).ok());
+    const int before = runs_of(db_->handle(), credits);
+    ASSERT_GT(before, 0);
+    std::vector<std::string> rows = streamed(*db_, queries_);
+    EXPECT_EQ(runs_of(db_->handle(), credits), before);
+    EXPECT_EQ(rows[0], materialised(db_->query(credits)));
+  }
+  ASSERT_TRUE(db_->find_committed(credits, "O-1", [](const RowView& row) { return row.integer(1) > 0; }));
+  ASSERT_EQ(exec_script(open_and_keep(), "INSERT INTO ledger VALUES ('O-4', 9)"), "");
+  const int after_commit = runs_of(db_->handle(), credits);
+  std::vector<std::string> rows = streamed(*db_, queries_);
+  EXPECT_EQ(runs_of(db_->handle(), credits), after_commit + 1);
+  EXPECT_NE(rows[0].find("O-4"), std::string::npos) << rows[0];
+  EXPECT_EQ(runs_of_prefix(db_->handle(), kKeyed), 0);
+}
+
+// Once the answer is large, the ack-time check reads one order's rows:
+// credits_sql itself does not run at an ack, a statement keyed on its first
+// column does, and answers as the whole answer would.
+TEST_F(CheckerReads, FindCommittedReadsALargeAnswersKeyThroughAKeyedStatement) {
+  grow(*db_);
   const std::string& credits = queries_[0];
   const auto credited = [](const RowView& row) { return row.integer(1) > 0; };
+  EXPECT_TRUE(db_->find_committed(credits, "B-3", credited)) << "read whole: its size was not known";
+  const int whole = runs_of(db_->handle(), credits);
   EXPECT_TRUE(db_->find_committed(credits, "O-1", credited));
   EXPECT_FALSE(db_->find_committed(credits, "O-2", credited)) << "O-2's only row is a reversal";
   EXPECT_FALSE(db_->find_committed(credits, "O-9", credited));
-  EXPECT_EQ(runs_of(db_->handle(), credits), 0) << "the whole query was read";
-  EXPECT_EQ(runs_of_prefix(db_->handle(), "WITH twice_committed("), 3);
+  EXPECT_EQ(runs_of(db_->handle(), credits), whole) << "the whole query was read again";
+  EXPECT_EQ(runs_of_prefix(db_->handle(), kKeyed), 3);
   // A trailing semicolon and a comment at the end are the query's own.
-  const std::string commented = "SELECT order_no, COUNT(*) FROM ledger GROUP BY order_no; \n";
-  EXPECT_TRUE(db_->find_committed(commented, "O-2", credited));
-  const std::string comment_last = "SELECT order_no, COUNT(*) FROM ledger GROUP BY order_no -- per order";
-  EXPECT_TRUE(db_->find_committed(comment_last, "O-1", credited));
-  EXPECT_EQ(runs_of(db_->handle(), commented) + runs_of(db_->handle(), comment_last), 0);
+  const std::string per_order = "SELECT order_no, COUNT(*) FROM ledger GROUP BY order_no";
+  int whole_reads = 0;
+  for (const std::string& sql : {per_order + "; \n", per_order + " -- per order"}) {
+    EXPECT_TRUE(db_->find_committed(sql, "B-1", credited)) << sql;
+    EXPECT_TRUE(db_->find_committed(sql, "O-2", credited)) << sql;
+    EXPECT_EQ(runs_of_prefix(db_->handle(), per_order), ++whole_reads) << "the first read only is whole: " << sql;
+  }
+  EXPECT_EQ(runs_of_prefix(db_->handle(), kKeyed), 5);
   // A commit of another connection is seen at the next ack.
   ASSERT_EQ(exec_script(open_and_keep(), "INSERT INTO ledger VALUES ('O-9', 9)"), "");
   EXPECT_TRUE(db_->find_committed(credits, "O-9", credited));
@@ -317,32 +351,38 @@ TEST_F(CheckerReads, FindCommittedReadsOneKeysRowsThroughAKeyedStatement) {
 // Text a CTE cannot hold (here two statements: prepare() takes the first)
 // is read whole, as query_committed() reads it, with the same answer.
 TEST_F(CheckerReads, FindCommittedReadsWholeWhatCannotBeKeyed) {
+  grow(*db_);
   const std::string two = "SELECT order_no, amount FROM ledger; SELECT 1";
-  int seen = 0;
-  EXPECT_FALSE(db_->find_committed(two, "O-1", [&](const RowView& row) {
-    EXPECT_EQ(row.integer(1), 100);
-    ++seen;
-    return false;
-  }));
-  EXPECT_EQ(seen, 2);
-  EXPECT_GT(runs_of_prefix(db_->handle(), "SELECT order_no, amount FROM ledger"), 0) << "read whole";
-  EXPECT_TRUE(db_->find_committed("SELECT order_no FROM ledger WHERE amount < 0", "O-2", [](const RowView&) { return true; }));
+  for (int round = 0; round < 2; ++round) {
+    int seen = 0;
+    EXPECT_FALSE(db_->find_committed(two, "O-1", [&](const RowView& row) {
+      EXPECT_EQ(row.integer(1), 100);
+      ++seen;
+      return false;
+    }));
+    EXPECT_EQ(seen, 2);
+  }
+  EXPECT_EQ(runs_of_prefix(db_->handle(), "SELECT order_no, amount FROM ledger"), 2) << "read whole both times";
+  EXPECT_EQ(runs_of_prefix(db_->handle(), kKeyed), 0);
 }
 
 // While a COMMIT waits for a reader, it holds PENDING and no new read may
 // start: the keyed read is then made on the file itself, which holds what is
 // committed, and not what the waiting COMMIT would publish.
 TEST_F(CheckerReads, FindCommittedUnderAPendingCommitReadsWhatIsCommitted) {
+  grow(*db_);
+  const std::string& credits = queries_[0];
+  const auto credited = [](const RowView& row) { return row.integer(1) > 0; };
+  ASSERT_TRUE(db_->find_committed(credits, "B-1", credited));  // whole: now it is known to be large
+  const int whole = runs_of(db_->handle(), credits);
   sqlite3* writer = open_and_keep();
   sqlite3* reader = open_and_keep();
   ASSERT_EQ(exec_script(writer, "BEGIN; INSERT INTO ledger VALUES ('O-5', 7);"), "");
   ASSERT_EQ(exec_script(reader, "BEGIN; SELECT COUNT(*) FROM ledger;"), "");
   EXPECT_NE(exec_script(writer, "COMMIT"), "") << "the reader holds SHARED: the COMMIT must wait";
-  const std::string& credits = queries_[0];
-  const auto credited = [](const RowView& row) { return row.integer(1) > 0; };
   EXPECT_TRUE(db_->find_committed(credits, "O-1", credited));
   EXPECT_FALSE(db_->find_committed(credits, "O-5", credited)) << "not committed yet";
-  EXPECT_EQ(runs_of(db_->handle(), credits), 0) << "read whole, not keyed";
+  EXPECT_EQ(runs_of(db_->handle(), credits), whole) << "read whole, not by key";
   ASSERT_EQ(exec_script(reader, "COMMIT"), "");
   ASSERT_EQ(exec_script(writer, "COMMIT"), "");
   EXPECT_TRUE(db_->find_committed(credits, "O-5", credited));
