@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include <set>
 
@@ -291,6 +292,67 @@ TEST_F(CheckerReads, FindCommittedVisitsTheKeysRowsOnly) {
     EXPECT_EQ(visited, 1);
   }
   EXPECT_FALSE(db_->find_committed("SELECT order_no FROM no_such_table", "O-1", [](const RowView&) { return true; }));
+}
+
+// One value of the first column, of any storage class.
+struct Cell {
+  int type;  // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB, SQLITE_NULL
+  std::int64_t integer;
+  double real;
+  std::string text;
+};
+
+// Whatever a first column holds and however it is declared (its affinity
+// converts what is stored), the keyed read visits exactly the rows whose
+// first column reads as the key, in the whole answer's order: the rows of
+// an integer, a real, a blob or a null that read as the key included.
+RC_GTEST_FIXTURE_PROP(CheckerReads, AKeyedReadVisitsTheWholeAnswersRowsForAnyKey, ()) {
+  const std::string declared = *rc::gen::element<std::string>("", "TEXT", "NUMERIC", "INTEGER", "REAL", "BLOB");
+  const auto text = rc::gen::container<std::string>(rc::gen::element('3', '0', '.', '-', 'e', 'O', 'o', ' '));
+  const auto cells = *rc::gen::container<std::vector<Cell>>(rc::gen::build<Cell>(
+      rc::gen::set(&Cell::type, rc::gen::element(SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB, SQLITE_NULL)),
+      rc::gen::set(&Cell::integer, rc::gen::inRange<std::int64_t>(-3, 40)),
+      rc::gen::set(&Cell::real, rc::gen::element(0.0, -0.0, 3.0, 2.5, 1e20, 0.1, -7.25)),
+      rc::gen::set(&Cell::text, text)));
+  sqlite3* conn = db_->handle();
+  RC_ASSERT(exec_script(conn, "DROP TABLE IF EXISTS mixed; CREATE TABLE mixed (k " + declared + ", n INTEGER);") == "");
+  sqlite3_stmt* insert = nullptr;
+  RC_ASSERT(sqlite3_prepare_v2(conn, "INSERT INTO mixed VALUES (?1, ?2)", -1, &insert, nullptr) == SQLITE_OK);
+  const auto add = [&](const Cell& c, int n) {
+    switch (c.type) {
+      case SQLITE_INTEGER: sqlite3_bind_int64(insert, 1, c.integer); break;
+      case SQLITE_FLOAT: sqlite3_bind_double(insert, 1, c.real); break;
+      case SQLITE_TEXT: sqlite3_bind_text(insert, 1, c.text.data(), static_cast<int>(c.text.size()), SQLITE_TRANSIENT); break;
+      case SQLITE_BLOB: sqlite3_bind_blob(insert, 1, c.text.data(), static_cast<int>(c.text.size()), SQLITE_TRANSIENT); break;
+      default: sqlite3_bind_null(insert, 1);
+    }
+    sqlite3_bind_int(insert, 2, n);
+    sqlite3_step(insert);
+    sqlite3_reset(insert);
+  };
+  for (std::size_t i = 0; i < cells.size(); ++i) add(cells[i], static_cast<int>(i));
+  for (int i = 0; i < 20; ++i) add(Cell{SQLITE_TEXT, 0, 0, fmt::format("B-{}", i)}, 1000 + i);  // past a whole read
+  sqlite3_finalize(insert);
+
+  const std::string sql = "SELECT k, n FROM mixed ORDER BY rowid";
+  const Result all = db_->query(sql);
+  RC_ASSERT(all.ok());
+  RC_ASSERT(db_->find_committed(sql, "B-0", [](const RowView&) { return true; }));  // whole: its size is known now
+  std::vector<std::string> keys = {"", "3", "3.0", "-0", "0", "1e+20", "2.5", "O-1", "B-3"};
+  for (const Row& row : all.rows) keys.push_back(row[0].as_text());
+  keys.push_back(*text);
+  const int keyed_before = runs_of_prefix(conn, kKeyed);
+  for (const std::string& key : keys) {
+    std::vector<std::string> seen, expected;
+    db_->find_committed(sql, key, [&](const RowView& row) {
+      seen.push_back(std::string(row.text(0)) + "#" + std::to_string(row.integer(1)));
+      return false;
+    });
+    for (const Row& row : all.rows)
+      if (row[0].as_text() == key) expected.push_back(row[0].as_text() + "#" + std::to_string(row[1].as_int()));
+    RC_ASSERT(seen == expected);
+  }
+  RC_ASSERT(runs_of_prefix(conn, kKeyed) - keyed_before == static_cast<int>(keys.size()));
 }
 
 // A small ack-time answer is read whole and serves the checker at
