@@ -200,7 +200,7 @@ Result CachedConnection::query_committed(std::string_view sql) { return read_com
 namespace {
 
 // Binds the key to a keyed statement (keyed_text()): ?1 the key as text,
-// ?2 as the integer and ?3 as the real that read as it (null when none
+// ?2 as the integer and ?3 as the real that read as it (left null when none
 // does), ?4 its bytes as a blob. Then hands `visit` the rows whose first
 // column reads as `key`, until it returns true; resets the statement.
 // Empty when a step failed: `code` is SQLite's.
@@ -249,15 +249,17 @@ const std::string* CachedConnection::keyed_text(std::string_view sql) {
   if (columns > 0) {
     // `sql` is the inside of a CTE whose columns get names of ours (the
     // query's own may be expressions, or clash). Its rows pass when the
-    // first column equals the key as text (under the column's affinity and
-    // a built-in collation, a text that is the key's bytes does), as the
-    // integer or the real that reads as the key, or as its bytes (a blob);
-    // or is null while the key is empty (a null reads as ""). So every row
-    // whose first column reads as the key passes, and find_row()'s own test
-    // keeps exactly those: the rows visited are the whole answer's. Plain
-    // comparisons, which SQLite takes into each table's scan (a function
-    // such as typeof() in the filter cost 40% more per row). A newline
-    // before the closing parenthesis ends a comment at the end of `sql`.
+    // first column is the key as text (under the column's affinity and a
+    // built-in collation, a text that is the key's bytes is), the integer
+    // or the real that reads as the key, or its bytes (a blob); a parameter
+    // left unbound is null, so a null (which reads as "") passes whenever
+    // the key is no number, the empty key included. So every row whose
+    // first column reads as the key passes, and find_row()'s own test keeps
+    // exactly those: the rows visited are the whole answer's. Plain
+    // comparisons, which SQLite takes into each table's scan (a typeof() in
+    // the filter cost 40% more per row) and which an index on the column
+    // serves, a search per term. A newline before the closing parenthesis
+    // ends a comment at the end of `sql`.
     std::string names;
     for (int c = 1; c <= columns; ++c) names += fmt::format("{}twice_c{}", c > 1 ? ", " : "", c);
     std::string_view body = sql;
@@ -265,7 +267,7 @@ const std::string* CachedConnection::keyed_text(std::string_view sql) {
       body.remove_suffix(1);
     text = fmt::format(
         "WITH twice_committed({}) AS (\n{}\n) SELECT * FROM twice_committed "
-        "WHERE twice_c1 = ?1 OR twice_c1 = ?2 OR twice_c1 = ?3 OR twice_c1 = ?4 OR (twice_c1 IS NULL AND ?1 = '')",
+        "WHERE twice_c1 IS ?1 OR twice_c1 IS ?2 OR twice_c1 IS ?3 OR twice_c1 IS ?4",
         names, body);
     // One that does not prepare (several statements, a statement a CTE
     // cannot hold) is read whole, as before.

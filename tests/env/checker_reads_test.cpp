@@ -410,6 +410,36 @@ TEST_F(CheckerReads, FindCommittedReadsALargeAnswersKeyThroughAKeyedStatement) {
   EXPECT_TRUE(db_->reusable());
 }
 
+// A schema with an index on the order column gets the ack-time read from
+// it: the keyed statement's plan searches the index and scans no table.
+TEST_F(CheckerReads, AKeyedReadSearchesAnIndexOnTheKeyColumn) {
+  grow(*db_);
+  ASSERT_TRUE(db_->exec_script("CREATE INDEX ledger_order ON ledger(order_no);"
+                               "CREATE TABLE rebates (order_no TEXT, amount INTEGER);")
+                  .ok());
+  // The reference credits_sql's shape: a second table's counts beside the ledger's.
+  const std::string sql =
+      "SELECT order_no, COUNT(*) FROM ledger WHERE amount > 0 GROUP BY order_no "
+      "UNION ALL SELECT order_no, COUNT(*) FROM rebates GROUP BY order_no";
+  const auto credited = [](const RowView& row) { return row.integer(1) > 0; };
+  ASSERT_TRUE(db_->find_committed(sql, "B-2", credited));  // whole: its size is known now
+  for (const auto& [key, found] : std::vector<std::pair<std::string, bool>>{
+           {"O-1", true}, {"B-7", true}, {"O-2", false}, {"O-9", false}, {"3", false}, {"", false}})
+    EXPECT_EQ(db_->find_committed(sql, key, credited), found) << key;
+  int keyed = 0;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db_->handle(), nullptr); s; s = sqlite3_next_stmt(db_->handle(), s)) {
+    if (!std::string(sqlite3_sql(s)).starts_with(kKeyed)) continue;
+    ++keyed;
+    EXPECT_EQ(sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0), 6);
+    std::string plan;
+    for (const Row& row : db_->query(std::string("EXPLAIN QUERY PLAN ") + sqlite3_sql(s)).rows)
+      plan += row.back().as_text() + "\n";
+    EXPECT_NE(plan.find("SEARCH ledger USING"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("SCAN ledger"), std::string::npos) << plan;
+  }
+  EXPECT_EQ(keyed, 1);
+}
+
 // Text a CTE cannot hold (here two statements: prepare() takes the first)
 // is read whole, as query_committed() reads it, with the same answer.
 TEST_F(CheckerReads, FindCommittedReadsWholeWhatCannotBeKeyed) {
