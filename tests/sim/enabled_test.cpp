@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "no_tasks.h"
 #include "sim/strategy.h"
 
 namespace twice::sim {
@@ -64,16 +65,6 @@ int pick_from_list(const std::vector<int>& enabled, int last, std::uint64_t draw
     if (t != last && draw-- == 0) return t;
   return 0;
 }
-
-class NoTasks final : public TaskView {
- public:
-  const std::string& pending(int) const override { return empty_; }
-  const std::vector<std::string>& notes(int) const override { return none_; }
-
- private:
-  std::string empty_;
-  std::vector<std::string> none_;
-};
 
 RC_GTEST_PROP(Enabled, TheRandomStrategyPicksWhatItPickedFromTheList, ()) {
   const auto ids = *rc::gen::nonEmpty(rc::gen::container<std::set<int>>(rc::gen::inRange(1, 300)));

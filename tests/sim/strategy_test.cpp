@@ -4,18 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "no_tasks.h"
+
 namespace twice::sim {
 namespace {
-
-class NoTasks final : public TaskView {
- public:
-  const std::string& pending(int) const override { return empty_; }
-  const std::vector<std::string>& notes(int) const override { return none_; }
-
- private:
-  std::string empty_;
-  std::vector<std::string> none_;
-};
 
 // PCT with one change point at real step 1, T1 above T2. A point where only
 // one task can run is no step of PCT's: the change falls on the second
