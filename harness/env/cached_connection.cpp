@@ -312,6 +312,9 @@ bool CachedConnection::find_committed(std::string_view sql, std::string_view key
       }
     }
   }
+  // Read whole: small, not keyable, or the keyed read failed (then a row it
+  // handed on before failing is handed on again; the ack-time check only
+  // asks whether any row answers).
   return find_row(read_committed(sql), key, visit);  // the kept rows themselves, not a copy
 }
 
