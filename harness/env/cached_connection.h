@@ -96,9 +96,11 @@ class CachedConnection final : public RawConnection {
   // be read that way (it does not prepare, writes, has no columns, or the
   // CTE does not prepare). Made once per text and kept.
   const std::string* keyed_text(std::string_view sql);
-  // A read-only connection to the file with immutable=1 (no locks taken);
-  // nullptr when it does not open. The caller closes it.
-  sqlite3* open_immutable() const;
+  // Hands `read` a statement of `sql` prepared on a connection to the file
+  // opened with immutable=1, which takes no lock (the committed state while
+  // a COMMIT holds PENDING: query_committed()); false when that connection
+  // or statement cannot be made.
+  bool on_the_file(std::string_view sql, const std::function<void(sqlite3_stmt*)>& read) const;
   // Whether `sql` is prepared here and reads only.
   bool reads_only(std::string_view sql) const;
   // A kept answer of `sql` for the data version the open read transaction

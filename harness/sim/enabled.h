@@ -24,9 +24,8 @@ class Enabled {
  public:
   Enabled() = default;
   // The ids given, in any order (tests feed strategies by hand).
-  Enabled(std::initializer_list<int> ids) {
-    for (int id : ids) add(id);
-  }
+  Enabled(std::initializer_list<int> ids) { assign(ids.begin(), ids.end()); }
+  explicit Enabled(const std::vector<int>& ids) { assign(ids.begin(), ids.end()); }
 
   // Starts a new step's set, whose first word is `low_word` (ids
   // 64 low_word + 1 ...): the scheduler then appends the words in order.
@@ -38,19 +37,6 @@ class Enabled {
   void append_word(std::uint64_t bits) {
     words_.push_back(bits);
     size_ += static_cast<std::size_t>(std::popcount(bits));
-  }
-  void add(int id) {
-    const auto i = static_cast<std::size_t>(id - 1);
-    if (words_.empty()) low_ = i / 64;
-    if (i / 64 < low_) {
-      words_.insert(words_.begin(), low_ - i / 64, 0);
-      low_ = i / 64;
-    }
-    const std::size_t w = i / 64 - low_;
-    if (w >= words_.size()) words_.resize(w + 1, 0);
-    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-    if (!(words_[w] & bit)) ++size_;
-    words_[w] |= bit;
   }
 
   std::size_t size() const { return size_; }
@@ -103,6 +89,15 @@ class Enabled {
  private:
   int id_of(std::size_t w, std::uint64_t bits) const {
     return static_cast<int>((low_ + w) * 64 + static_cast<std::size_t>(std::countr_zero(bits))) + 1;
+  }
+  template <typename It>
+  void assign(It begin, It end) {
+    if (begin == end) return;
+    const auto word = [](int id) { return static_cast<std::size_t>(id - 1) / 64; };
+    low_ = word(*std::min_element(begin, end));
+    words_.assign(word(*std::max_element(begin, end)) - low_ + 1, 0);
+    for (It it = begin; it != end; ++it) words_[word(*it) - low_] |= std::uint64_t{1} << ((*it - 1) % 64);
+    for (std::uint64_t bits : words_) size_ += static_cast<std::size_t>(std::popcount(bits));
   }
   std::vector<std::uint64_t> words_;  // words_[k]: ids 64 (low_ + k) + 1 ... + 64
   std::size_t low_ = 0;

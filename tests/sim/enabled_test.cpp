@@ -39,10 +39,9 @@ Enabled by_words(const std::set<int>& ids) {
 RC_GTEST_PROP(Enabled, AnswersAsTheSortedListOfItsIds, ()) {
   const auto ids = *rc::gen::container<std::set<int>>(rc::gen::inRange(1, 400));
   const std::vector<int> list(ids.begin(), ids.end());
-  Enabled added;
   std::vector<int> shuffled = list;
-  std::reverse(shuffled.begin(), shuffled.end());  // add() keeps no order of its own
-  for (int id : shuffled) added.add(id);
+  std::reverse(shuffled.begin(), shuffled.end());  // the ids given keep no order of their own
+  const Enabled added(shuffled);
   for (const Enabled& e : {by_words(ids), added}) {
     RC_ASSERT(e.size() == list.size());
     RC_ASSERT(e.ids() == list);
