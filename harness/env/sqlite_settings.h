@@ -7,11 +7,11 @@
 // - SQLITE_CONFIG_MEMSTATUS off: SQLite stops counting the bytes it
 //   allocates, which took a process-wide mutex around every allocation.
 //   Nothing in twice reads sqlite3_memory_used() or sets a heap limit.
-// - SQLITE_CONFIG_MALLOC: small blocks (up to 4 KiB) come from per-thread
-//   free lists of power-of-two sizes, refilled by malloc() and never handed
-//   back before the thread ends; larger ones are malloc()'s. A run frees and
-//   takes the same sizes over and over. Not under ASan or TSan, whose checks
-//   of SQLite's memory need malloc() itself.
+// - SQLITE_CONFIG_MALLOC: blocks from per-thread free lists
+//   (memory/free_lists.h: power-of-two classes up to 4 KiB and one for the
+//   page cache's lines), never handed back before the thread ends; larger
+//   ones are malloc()'s. A run frees and takes the same sizes over and over.
+//   Not under ASan or TSan, whose checks of SQLite's memory need malloc() itself.
 // - SQLITE_CONFIG_PAGECACHE with no memory and no lines: a connection's page
 //   cache takes a buffer per page it reads, instead of laying out twenty at
 //   once when it opens. That bulk layout wrote every line's header, and so

@@ -27,7 +27,8 @@ void check(const Block& b) {
 }
 
 // A random walk of takes, grows, shrinks and frees over sizes on both sides
-// of every class boundary and of the 4 KiB limit.
+// of every class boundary, of the 4 KiB power-of-two limit and of the 5 KiB
+// page lines' class.
 void walk(std::uint32_t seed, int steps) {
   const sqlite3_mem_methods& m = free_list_allocator();
   std::mt19937 rng(seed);
@@ -35,7 +36,7 @@ void walk(std::uint32_t seed, int steps) {
   auto size = [&] {
     switch (rng() % 3) {
       case 0: return static_cast<int>(1 + rng() % 64);
-      case 1: return static_cast<int>(1 + rng() % 4200);
+      case 1: return static_cast<int>(1 + rng() % 5300);
       default: return static_cast<int>(1 + rng() % 20000);
     }
   };
