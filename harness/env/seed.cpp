@@ -20,7 +20,7 @@ Statement prepare(sqlite3* conn, const std::string& sql) {
 }
 
 Status step(sqlite3* conn, sqlite3_stmt* stmt, const std::vector<Value>& params, const std::string& what) {
-  bind(stmt, params);
+  bind_params(stmt, params);
   const int rc = sqlite3_step(stmt);
   sqlite3_reset(stmt);
   if (rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::OK();

@@ -34,7 +34,7 @@ Status status_from(sqlite3* conn, int rc) {
   return Status::error(std::move(msg));
 }
 
-void bind(sqlite3_stmt* stmt, const std::vector<Value>& params) {
+void bind_params(sqlite3_stmt* stmt, std::span<const Value> params) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     const int idx = static_cast<int>(i) + 1;
     const Value& v = params[i];
@@ -42,7 +42,7 @@ void bind(sqlite3_stmt* stmt, const std::vector<Value>& params) {
     else if (v.is_integer()) sqlite3_bind_int64(stmt, idx, v.as_int());
     else if (v.is_real()) sqlite3_bind_double(stmt, idx, v.as_real());
     else {
-      const std::string s = v.as_text();
+      const std::string_view s = v.text_view();  // SQLite copies it (SQLITE_TRANSIENT)
       sqlite3_bind_text(stmt, idx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
     }
   }
@@ -102,7 +102,7 @@ Result step_all(sqlite3* conn, sqlite3_stmt* stmt) {
 // Numbered as SQLite numbers them: ?NNN is slot NNN (its digits are part of
 // the parameter, not text after it), a plain ? is one more than the largest
 // slot so far. A parameter with no bound value is shown as written.
-std::string describe(std::string_view sql, const std::vector<Value>& params) {
+std::string describe(std::string_view sql, std::span<const Value> params) {
   std::string out;
   std::size_t largest = 0;
   bool in_string = false;
@@ -273,14 +273,14 @@ Result query(sqlite3* conn, std::string_view sql, const std::vector<Value>& para
     r.status = Status::error(rc != SQLITE_OK ? prepare_error(conn) : kNoStatement);
     return r;
   }
-  bind(stmt, params);
+  bind_params(stmt, params);
   Result r = step_all(conn, stmt);
   sqlite3_finalize(stmt);
   return r;
 }
 
 Result query_prepared(sqlite3* conn, sqlite3_stmt* stmt, const std::vector<Value>& params) {
-  bind(stmt, params);
+  bind_params(stmt, params);
   Result r = step_all(conn, stmt);
   sqlite3_clear_bindings(stmt);
   return r;
@@ -413,10 +413,12 @@ SqliteDb::~SqliteDb() {
 bool SqliteDb::in_transaction() const { return sqlite3_get_autocommit(conn_) == 0; }
 
 Result SqliteDb::exec(std::string_view sql, std::initializer_list<Value> params) {
-  return exec(sql, std::vector<Value>(params));
+  return run(sql, std::span<const Value>(params.begin(), params.size()));  // no copy into a vector
 }
 
-Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
+Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) { return run(sql, params); }
+
+Result SqliteDb::run(std::string_view sql, std::span<const Value> params) {
   // Without a trace the statement's text is never built; `text` stays empty.
   const bool tracing = scheduler_.tracing();
   const std::string text = tracing ? describe(sql, params) : std::string();
@@ -453,7 +455,7 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
   }
   sqlite3_stmt* stmt = it->second;
   sqlite3_clear_bindings(stmt);
-  bind(stmt, params);
+  bind_params(stmt, params);
 
   for (;;) {
     Result r = step_all(conn_, stmt);
@@ -478,7 +480,7 @@ Result SqliteDb::exec(std::string_view sql, const std::vector<Value>& params) {
         if (tracing) scheduler_.record(sim::TraceKind::kSql, text, r.status.to_string());
         return r;
       }
-      bind(stmt, params);
+      bind_params(stmt, params);
       continue;
     }
     if (tracing) scheduler_.record(sim::TraceKind::kSql, text, summarize(sql, r));

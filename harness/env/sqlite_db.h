@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 #include <string>
 
@@ -23,10 +24,11 @@
 
 namespace twice::env {
 
-// SQLite result code -> Status; binds positional parameters; reads a column.
+// SQLite result code -> Status; binds positional parameters (not called
+// bind(): with a vector argument, ADL would prefer std::bind); reads a column.
 // Shared by every Db over SQLite (this one, stress mode's RealDb).
 Status status_from(sqlite3* conn, int rc);
-void bind(sqlite3_stmt* stmt, const std::vector<Value>& params);
+void bind_params(sqlite3_stmt* stmt, std::span<const Value> params);
 Value column(sqlite3_stmt* stmt, int c);
 
 // Runs `sql` (one or more statements, no parameters) on a raw connection,
@@ -130,6 +132,8 @@ class SqliteDb final : public TaskDb {
   // SQLITE_BUSY met: waits for the lock (true: give up, the task is killed or
   // was the deadlock victim); `text` is the statement as traced.
   bool wait_for_lock(const std::string& text);
+  // Both exec()s: the parameters as they are passed, never copied.
+  Result run(std::string_view sql, std::span<const Value> params);
 
   sim::Scheduler& scheduler_;
   ConnectionPool& pool_;

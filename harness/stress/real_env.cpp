@@ -28,7 +28,7 @@ int busy_backoff(void* timeout_us, int count) {
   return 1;
 }
 
-using env::bind;
+using env::bind_params;
 using env::column;
 using env::status_from;
 
@@ -141,7 +141,7 @@ Result RealDb::exec(std::string_view sql, const std::vector<Value>& params) {
   }
   sqlite3_stmt* stmt = it->second;
   sqlite3_clear_bindings(stmt);
-  bind(stmt, params);
+  bind_params(stmt, params);
 
   Result result;
   const int ncols = sqlite3_column_count(stmt);

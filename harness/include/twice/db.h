@@ -43,6 +43,11 @@ class Value {
   std::int64_t as_int() const;
   double as_real() const;
   std::string as_text() const;
+  // A text value's characters without a copy; empty for any other value.
+  std::string_view text_view() const {
+    const auto* s = std::get_if<std::string>(&v_);
+    return s ? std::string_view(*s) : std::string_view();
+  }
   // SQL-literal form for traces: NULL, 42, 'it''s'.
   std::string to_sql() const;
 
