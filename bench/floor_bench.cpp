@@ -26,8 +26,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <functional>
+#include <thread>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -42,6 +47,7 @@
 #include "env/seed.h"
 #include "env/seeded_database.h"
 #include "env/sqlite_db.h"
+#include "env/sqlite_settings.h"
 #include "run/simulate.h"
 #include "sim/choices.h"
 
@@ -93,7 +99,22 @@ class FloorDatabase {
   }
   bool reset() {
     if (image_.size() < 100) return false;
-    ++counter_;
+    // One past the counter the last pass left (each commit raised it), as
+    // RunDatabase stamps: a connection that saw the file after that pass's
+    // last commit must see a counter it never saw, or it keeps its cache
+    // (the floors before session 12 stamped their own count plus one, which
+    // a pass with one commit had already reached: later passes ran on stale
+    // pages, a duplicate's INSERT succeeding where the run's failed).
+    unsigned char now[4] = {0, 0, 0, 0};
+    if (held_) {
+      const std::string& bytes = held_->bytes();
+      if (bytes.size() >= 28) std::memcpy(now, bytes.data() + 24, 4);
+    } else if (::pread(fd_, now, 4, 24) != 4) {
+      return false;
+    }
+    const std::uint32_t left = (std::uint32_t{now[0]} << 24) | (std::uint32_t{now[1]} << 16) |
+                               (std::uint32_t{now[2]} << 8) | std::uint32_t{now[3]};
+    counter_ = std::max(counter_, left) + 1;
     char stamp[4];
     for (int b = 0; b < 4; ++b) stamp[b] = static_cast<char>(counter_ >> (24 - 8 * b));
     if (held_) {  // as RunDatabase: the chunks the pass wrote copied back, then the header stamped
@@ -190,12 +211,19 @@ std::vector<std::vector<std::pair<int, std::string>>> schedules_statements(const
 void replay_in_turn(benchmark::State& state, FloorDatabase& db,
                     const std::vector<std::vector<std::pair<int, std::string>>>& schedules,
                     const std::function<void()>& then = {}) {
+  // Each statement prepared (or found) before the timed loop: in it, only
+  // SQLite's work and the reset, no lookup by text.
+  std::vector<std::vector<sqlite3_stmt*>> prepared;
+  for (const auto& order : schedules) {
+    auto& stmts = prepared.emplace_back();
+    for (const auto& [connection, sql] : order) stmts.push_back(db.statement(connection, sql));
+  }
   double statements = 0;
   std::size_t k = 0;
   for (auto _ : state) {
     if (!db.reset()) return state.SkipWithError("cannot reset the floor's database");
-    const auto& order = schedules[k++ % schedules.size()];
-    for (const auto& [connection, sql] : order) step_through(db.statement(connection, sql));
+    const auto& order = prepared[k++ % prepared.size()];
+    for (sqlite3_stmt* stmt : order) step_through(stmt);
     if (then) then();
     statements += static_cast<double>(order.size());
   }
@@ -236,6 +264,124 @@ void BM_FloorSeeds(benchmark::State& state) { floor_seeds(state, false); }
 BENCHMARK(BM_FloorSeeds)->UseRealTime();
 void BM_FloorSeedsChecked(benchmark::State& state) { floor_seeds(state, true); }
 BENCHMARK(BM_FloorSeedsChecked)->UseRealTime();
+
+// BM_FloorEverything: every statement SQLite stepped in the schedules the
+// rate benchmark runs, as SQLite saw it, each on the connection it ran on.
+// Taken with sqlite3_trace_v2 (SQLITE_TRACE_STMT: the text with its bound
+// values expanded) on every connection a capture thread's runs opened, so
+// unlike the trace-based floors above it has the tasks' statements whole
+// (the trace cuts values past 64 characters: a callback's payload), the
+// attempts that met SQLITE_BUSY (in the same interleaving they meet the same
+// lock again), the rollback a closing task leaves, and the checker's reads
+// as the checker made them (the ack-time one keyed by order). Replayed
+// prepared once per connection and text, the file reset in place as a run's:
+// all of SQLite's work in a schedule, and nothing of twice's.
+struct Stepped {
+  sqlite3* connection;
+  std::string sql;
+  sqlite3_int64 changes_before;  // sqlite3_total_changes64() of its connection as it began
+};
+thread_local std::vector<Stepped>* statement_tap = nullptr;
+
+int tap_statement(unsigned type, void*, void* p, void* x) {
+  if (type != SQLITE_TRACE_STMT || !statement_tap) return 0;
+  if (static_cast<const char*>(x)[0] == '-' && static_cast<const char*>(x)[1] == '-') return 0;  // a trigger's, inside a statement
+  auto* stmt = static_cast<sqlite3_stmt*>(p);
+  sqlite3* db = sqlite3_db_handle(stmt);
+  char* sql = sqlite3_expanded_sql(stmt);
+  if (sql) statement_tap->push_back({db, sql, sqlite3_total_changes64(db)});
+  sqlite3_free(sql);
+  return 0;
+}
+
+int tap_connection(sqlite3* db, char**, const sqlite3_api_routines*) {
+  sqlite3_trace_v2(db, SQLITE_TRACE_STMT, tap_statement, nullptr);
+  return SQLITE_OK;
+}
+
+using Schedules = std::vector<std::vector<std::pair<int, std::string>>>;
+
+// What each statement changed, as far as the next statement on its
+// connection in the same schedule tells (-1: no next one to tell).
+template <typename ChangesBefore>
+std::vector<sqlite3_int64> changes_made(const std::vector<std::pair<int, std::string>>& order, ChangesBefore before) {
+  std::vector<sqlite3_int64> made(order.size(), -1);
+  std::map<int, std::size_t> last;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const int c = order[k].first;
+    if (auto it = last.find(c); it != last.end()) made[it->second] = before(k) - before(it->second);
+    last[c] = k;
+  }
+  return made;
+}
+
+// The statements of the first `n` schedules BM_SchedulesPerSecond/unique_key_cas runs, every one SQLite
+// stepped, each with the place of its connection; `made` gets what each changed.
+Schedules everything_stepped(const gateway::Scenario& scenario, const HandlerInfo& handler, int n,
+                             std::vector<std::vector<sqlite3_int64>>& made) {
+  Schedules out;
+  using EntryPoint = void (*)();
+  // sqlite3_auto_extension() initializes SQLite: twice's settings first, as
+  // in a run (they are refused once SQLite has initialized).
+  env::apply_sqlite_settings();
+  sqlite3_auto_extension(reinterpret_cast<EntryPoint>(&tap_connection));
+  // A thread of its own, so that every connection its runs use (a thread's
+  // pool and checker) opens now, with the tap; one run first, so that the
+  // connections' opening statements are not a schedule's.
+  std::thread capture([&] {
+    std::vector<Stepped> stepped;
+    std::map<sqlite3*, int> place;
+    auto run = [&](std::uint64_t i) {
+      (void)run::simulate(run::RunSpec{&scenario, &handler, sim::StrategySpec{}, sim::derive_seed(1, i), std::nullopt, false})
+          .value();
+    };
+    run(0);
+    for (int i = 0; i < n; ++i) {
+      stepped.clear();
+      statement_tap = &stepped;
+      run(static_cast<std::uint64_t>(i));
+      statement_tap = nullptr;
+      auto& order = out.emplace_back();
+      for (auto& s : stepped) order.emplace_back(place.emplace(s.connection, static_cast<int>(place.size())).first->second, s.sql);
+      made.push_back(changes_made(order, [&](std::size_t k) { return stepped[k].changes_before; }));
+    }
+  });
+  capture.join();
+  sqlite3_cancel_auto_extension(reinterpret_cast<EntryPoint>(&tap_connection));
+  return out;
+}
+
+// Whether each schedule, replayed once on `db`, changes what the run changed,
+// statement by statement: a floor whose statements meet other rows (a stale
+// page, a missed reset) measures other work.
+bool replays_as_run(FloorDatabase& db, const Schedules& schedules, const std::vector<std::vector<sqlite3_int64>>& made) {
+  for (std::size_t i = 0; i < schedules.size(); ++i) {
+    if (!db.reset()) return false;
+    std::vector<sqlite3_int64> before;
+    for (const auto& [connection, sql] : schedules[i]) {
+      sqlite3_stmt* stmt = db.statement(connection, sql);
+      if (!stmt) return false;
+      before.push_back(sqlite3_total_changes64(sqlite3_db_handle(stmt)));
+      step_through(stmt);
+    }
+    if (changes_made(schedules[i], [&](std::size_t k) { return before[k]; }) != made[i]) return false;
+  }
+  return true;
+}
+
+void BM_FloorEverything(benchmark::State& state) {
+  const gateway::Scenario& scenario = bundled_scenario("concurrent-duplicates");
+  const HandlerInfo* handler = find_handler("unique-key+cas");
+  if (!handler) return state.SkipWithError("unique-key+cas is not registered");
+  std::vector<std::vector<sqlite3_int64>> made;
+  const Schedules schedules = everything_stepped(scenario, *handler, 200, made);
+  const auto instance = handler->make();
+  FloorDatabase db(scenario, instance->schema(), true);
+  if (!replays_as_run(db, schedules, made))
+    return state.SkipWithError("the replayed statements changed other rows than the runs' did");
+  replay_in_turn(state, db, schedules);
+}
+BENCHMARK(BM_FloorEverything)->UseRealTime();
 
 void BM_Floor(benchmark::State& state) { floor(state, false); }
 BENCHMARK(BM_Floor)->UseRealTime();
