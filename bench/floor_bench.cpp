@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <thread>
@@ -326,8 +327,9 @@ Schedules everything_stepped(const gateway::Scenario& scenario, const HandlerInf
   env::apply_sqlite_settings();
   sqlite3_auto_extension(reinterpret_cast<EntryPoint>(&tap_connection));
   // A thread of its own, so that every connection its runs use (a thread's
-  // pool and checker) opens now, with the tap; one run first, so that the
-  // connections' opening statements are not a schedule's.
+  // pool and checker) opens now, with the tap; every schedule run once first,
+  // so that the pool has all the connections they need open and their
+  // opening statements are not a schedule's.
   std::thread capture([&] {
     std::vector<Stepped> stepped;
     std::map<sqlite3*, int> place;
@@ -335,7 +337,7 @@ Schedules everything_stepped(const gateway::Scenario& scenario, const HandlerInf
       (void)run::simulate(run::RunSpec{&scenario, &handler, sim::StrategySpec{}, sim::derive_seed(1, i), std::nullopt, false})
           .value();
     };
-    run(0);
+    for (int i = 0; i < n; ++i) run(static_cast<std::uint64_t>(i));
     for (int i = 0; i < n; ++i) {
       stepped.clear();
       statement_tap = &stepped;
@@ -355,16 +357,35 @@ Schedules everything_stepped(const gateway::Scenario& scenario, const HandlerInf
 // statement by statement: a floor whose statements meet other rows (a stale
 // page, a missed reset) measures other work.
 bool replays_as_run(FloorDatabase& db, const Schedules& schedules, const std::vector<std::vector<sqlite3_int64>>& made) {
+  // Prepared first, while no connection holds a lock: a prepare that must
+  // read the schema meets a COMMIT's PENDING lock as SQLITE_BUSY.
+  std::vector<std::vector<sqlite3_stmt*>> prepared;
+  for (const auto& order : schedules) {
+    auto& stmts = prepared.emplace_back();
+    for (const auto& [connection, sql] : order) {
+      stmts.push_back(db.statement(connection, sql));
+      if (!stmts.back()) {
+        std::fprintf(stderr, "floor: cannot prepare on connection %d: %.200s\n", connection, sql.c_str());
+        return false;
+      }
+    }
+  }
   for (std::size_t i = 0; i < schedules.size(); ++i) {
     if (!db.reset()) return false;
     std::vector<sqlite3_int64> before;
-    for (const auto& [connection, sql] : schedules[i]) {
-      sqlite3_stmt* stmt = db.statement(connection, sql);
-      if (!stmt) return false;
+    for (sqlite3_stmt* stmt : prepared[i]) {
       before.push_back(sqlite3_total_changes64(sqlite3_db_handle(stmt)));
       step_through(stmt);
     }
-    if (changes_made(schedules[i], [&](std::size_t k) { return before[k]; }) != made[i]) return false;
+    const auto got = changes_made(schedules[i], [&](std::size_t k) { return before[k]; });
+    if (got != made[i]) {
+      for (std::size_t k = 0, shown = 0; k < got.size() && shown < 5; ++k)
+        if (got[k] != made[i][k] && ++shown)
+          std::fprintf(stderr, "floor: schedule %zu, statement %zu on connection %d changed %lld rows in the run, %lld here: %.120s\n",
+                       i, k, schedules[i][k].first, static_cast<long long>(made[i][k]), static_cast<long long>(got[k]),
+                       schedules[i][k].second.c_str());
+      return false;
+    }
   }
   return true;
 }
@@ -417,38 +438,22 @@ gateway::Scenario growth_scenario(bool burst, int n) {
   return s;
 }
 
-// BM_FloorGrowth: the first kSchedules schedules of BM_Growth's, their
-// statements replayed as in BM_FloorSeeds, with connections handed on as the
-// run's pool hands them.
+// BM_FloorGrowth: every statement SQLite stepped in the first kSchedules
+// schedules of BM_Growth's (its seeds), as BM_FloorEverything takes and
+// checks them: the busy attempts included, each on the connection it ran on
+// (so the floor has as many connections as the run had open, handed on as
+// the run's pool hands them).
 void BM_FloorGrowth(benchmark::State& state, bool burst) {
   const gateway::Scenario scenario = growth_scenario(burst, static_cast<int>(state.range(0)));
   const HandlerInfo* handler = find_handler("unique-key+cas");
   if (!handler) return state.SkipWithError("unique-key+cas is not registered");
   constexpr int kSchedules = 4;
-  // Each schedule's statements with the connection (a place in the floor's
-  // list) its task had: taken at its first statement, free after its last.
-  std::vector<std::vector<std::pair<int, std::string>>> schedules;
-  for (auto& order : schedules_statements(scenario, *handler, kSchedules)) {
-    std::map<int, std::size_t> last;
-    for (std::size_t i = 0; i < order.size(); ++i) last[order[i].first] = i;
-    std::map<int, int> connection_of;
-    std::vector<int> free;
-    int connections = 0;
-    auto& out = schedules.emplace_back();
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const int task = order[i].first;
-      auto [it, first] = connection_of.emplace(task, 0);
-      if (first) {
-        if (free.empty()) free.push_back(connections++);
-        it->second = free.back();
-        free.pop_back();
-      }
-      out.emplace_back(it->second, std::move(order[i].second));
-      if (last[task] == i) free.push_back(it->second);
-    }
-  }
+  std::vector<std::vector<sqlite3_int64>> made;
+  const Schedules schedules = everything_stepped(scenario, *handler, kSchedules, made);
   const auto instance = handler->make();
   FloorDatabase db(scenario, instance->schema(), true);
+  if (!replays_as_run(db, schedules, made))
+    return state.SkipWithError("the replayed statements changed other rows than the runs' did");
   replay_in_turn(state, db, schedules);
   state.counters["deliveries"] = static_cast<double>(state.range(0));
 }
