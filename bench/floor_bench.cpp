@@ -316,8 +316,9 @@ std::vector<sqlite3_int64> changes_made(const std::vector<std::pair<int, std::st
   return made;
 }
 
-// The statements of the first `n` schedules BM_SchedulesPerSecond/unique_key_cas runs, every one SQLite
-// stepped, each with the place of its connection; `made` gets what each changed.
+// Every statement SQLite stepped in the first `n` schedules of `handler` on
+// `scenario` (seeds derive_seed(1, i), as BM_SchedulesPerSecond and BM_Growth
+// run them), each with the place of its connection; `made` gets what each changed.
 Schedules everything_stepped(const gateway::Scenario& scenario, const HandlerInfo& handler, int n,
                              std::vector<std::vector<sqlite3_int64>>& made) {
   Schedules out;
