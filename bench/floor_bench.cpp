@@ -207,6 +207,20 @@ std::vector<std::vector<std::pair<int, std::string>>> schedules_statements(const
   return out;
 }
 
+// Each statement of `schedules` prepared on the connection it names (or
+// found there), in their order; null where one does not prepare. Called while
+// no connection holds a lock: a prepare that must read the schema meets a
+// COMMIT's PENDING lock as SQLITE_BUSY.
+std::vector<std::vector<sqlite3_stmt*>> prepare_all(FloorDatabase& db,
+                                                    const std::vector<std::vector<std::pair<int, std::string>>>& schedules) {
+  std::vector<std::vector<sqlite3_stmt*>> prepared;
+  for (const auto& order : schedules) {
+    auto& stmts = prepared.emplace_back();
+    for (const auto& [connection, sql] : order) stmts.push_back(db.statement(connection, sql));
+  }
+  return prepared;
+}
+
 // Each iteration: the database reset in place, then the next of `schedules`
 // in turn, each statement on the connection it names, then `then()`.
 void replay_in_turn(benchmark::State& state, FloorDatabase& db,
@@ -214,11 +228,7 @@ void replay_in_turn(benchmark::State& state, FloorDatabase& db,
                     const std::function<void()>& then = {}) {
   // Each statement prepared (or found) before the timed loop: in it, only
   // SQLite's work and the reset, no lookup by text.
-  std::vector<std::vector<sqlite3_stmt*>> prepared;
-  for (const auto& order : schedules) {
-    auto& stmts = prepared.emplace_back();
-    for (const auto& [connection, sql] : order) stmts.push_back(db.statement(connection, sql));
-  }
+  const auto prepared = prepare_all(db, schedules);
   double statements = 0;
   std::size_t k = 0;
   for (auto _ : state) {
@@ -358,19 +368,14 @@ Schedules everything_stepped(const gateway::Scenario& scenario, const HandlerInf
 // statement by statement: a floor whose statements meet other rows (a stale
 // page, a missed reset) measures other work.
 bool replays_as_run(FloorDatabase& db, const Schedules& schedules, const std::vector<std::vector<sqlite3_int64>>& made) {
-  // Prepared first, while no connection holds a lock: a prepare that must
-  // read the schema meets a COMMIT's PENDING lock as SQLITE_BUSY.
-  std::vector<std::vector<sqlite3_stmt*>> prepared;
-  for (const auto& order : schedules) {
-    auto& stmts = prepared.emplace_back();
-    for (const auto& [connection, sql] : order) {
-      stmts.push_back(db.statement(connection, sql));
-      if (!stmts.back()) {
-        std::fprintf(stderr, "floor: cannot prepare on connection %d: %.200s\n", connection, sql.c_str());
+  const auto prepared = prepare_all(db, schedules);
+  for (std::size_t i = 0; i < schedules.size(); ++i)
+    for (std::size_t k = 0; k < schedules[i].size(); ++k)
+      if (!prepared[i][k]) {
+        std::fprintf(stderr, "floor: cannot prepare on connection %d: %.200s\n", schedules[i][k].first,
+                     schedules[i][k].second.c_str());
         return false;
       }
-    }
-  }
   for (std::size_t i = 0; i < schedules.size(); ++i) {
     if (!db.reset()) return false;
     std::vector<sqlite3_int64> before;
