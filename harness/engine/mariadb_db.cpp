@@ -53,13 +53,42 @@ TrxState find_trx(const std::string& status, unsigned long thread) {
 
 }  // namespace
 
+std::size_t count_lock_waits(const std::string& status) {
+  const std::size_t list = status.find("\nLIST OF TRANSACTIONS FOR EACH SESSION:");
+  if (list == std::string::npos) return 0;
+  std::size_t n = 0;
+  for (std::size_t at = status.find("\nLOCK WAIT ", list); at != std::string::npos;
+       at = status.find("\nLOCK WAIT ", at + 1))
+    ++n;
+  return n;
+}
+
 std::vector<const ServerSession*> MariadbRun::blockers(const ServerSession& s) {
   auto& db = const_cast<MariadbDb&>(static_cast<const MariadbDb&>(s));  // every session here is a MariadbDb
+  // Another statement of the run waits on the server: this one may close a
+  // cycle with it. InnoDB looks for the cycle in the waiting thread, after
+  // it enqueued its lock (lock_wait() in lock0lock.cc), and counts the wait
+  // in Innodb_row_lock_current_waits only then. A statement seen waiting
+  // before that is taken for slow: were it queued now, the KILL would cancel
+  // its wait before the check, and the same seed would find the deadlock
+  // later or not at all (docs/architecture.md, "A known race on MariaDB").
+  // The count is read first: a wait it counts and the status still shows
+  // has passed its check.
+  const bool cycle_possible = std::any_of(open_sessions().begin(), open_sessions().end(),
+                                          [&](const ServerSession* o) { return o != &s && o->waiting(); });
+  long long checked = -1;
+  if (cycle_possible) {
+    const Result c = database_.monitor().query("SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_current_waits'");
+    if (c.ok() && !c.empty() && c.rows[0].size() >= 2) checked = std::strtoll(c.rows[0][1].as_text().c_str(), nullptr, 10);
+  }
   const Result r = database_.monitor().query("SHOW ENGINE INNODB STATUS");
   if (!r.ok() || r.empty() || r.rows[0].size() < 3) return {};
-  const TrxState t = find_trx(r.rows[0][2].as_text(), db.thread_id());
+  const std::string& status = r.rows[0][2].as_text();
+  const TrxState t = find_trx(status, db.thread_id());
   if (t.query_id) db.set_query_id(t.query_id);
   if (!t.lock_wait) return {};
+  if (checked >= 0 && static_cast<long long>(count_lock_waits(status)) > checked && db.may_wait_for_deadlock_check())
+    return {};
   return {nullptr};
 }
 
@@ -112,6 +141,7 @@ bool MariadbDb::is_transaction_control(std::string_view sql) const {
 Status MariadbDb::send() {
   const std::string& text = query_text_;
   rolled_back_ = false;
+  unchecked_waits_ = 0;
   phase_ = Phase::kQuery;
   query_error_ = 0;
   query_id_ = 0;

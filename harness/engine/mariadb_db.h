@@ -10,7 +10,10 @@
 // Two things differ from PostgreSQL. InnoDB detects a deadlock the moment a
 // wait would close a cycle (its victim: the transaction that changed fewer
 // rows, a function of the schedule, not of timing), so a waiting statement
-// is never part of a cycle. And InnoDB does not say reliably whose lock a
+// is never part of a cycle. Almost the moment: the statement's thread
+// enqueues its lock first and looks for the cycle after, so a statement seen
+// waiting in between is taken for slow until the server's count of waits
+// that passed the check covers every wait it shows (blockers()). And InnoDB does not say reliably whose lock a
 // statement waits for (information_schema.INNODB_LOCK_WAITS is a cache
 // refreshed at most every 100 ms), so MariadbRun never names the holder: a
 // blocked statement is queued whenever another statement of the run already
@@ -36,6 +39,10 @@
 #include "sim/scheduler.h"
 
 namespace twice::engine {
+
+// How many transactions SHOW ENGINE INNODB STATUS lists as waiting for a
+// lock (its LIST OF TRANSACTIONS, not the last deadlock's report).
+std::size_t count_lock_waits(const std::string& status);
 
 class MariadbRun final : public ServerRun {
  public:
@@ -76,6 +83,9 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
   unsigned long thread_id() const { return session_ ? session_->thread_id : 0; }
   // The server's id of the statement in flight, when InnoDB's status showed it.
   void set_query_id(unsigned long id) { query_id_ = id; }
+  // The statement in flight was seen waiting before InnoDB had looked for a
+  // deadlock; true while it may still be taken for slow (MariadbRun::blockers).
+  bool may_wait_for_deadlock_check() { return ++unchecked_waits_ <= kMostUncheckedWaits; }
 
  private:
   enum class Phase { kIdle, kQuery, kStore, kAnswered };
@@ -103,6 +113,11 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
   int query_error_ = 0;    // mysql_real_query's outcome
   MYSQL_RES* result_ = nullptr;
   unsigned long query_id_ = 0;
+  // Times the statement in flight was seen waiting before InnoDB's deadlock
+  // check. A table lock's wait is never counted by the server, so after this
+  // many (about 50 ms with the patience doubling) it is taken as a wait.
+  static constexpr int kMostUncheckedWaits = 8;
+  int unchecked_waits_ = 0;
   bool has_kept_ = false;
   Result kept_;  // an answer read while cancelling, for take_answer()
   // InnoDB rolled the whole transaction back (a deadlock victim): the

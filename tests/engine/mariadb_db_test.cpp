@@ -11,12 +11,33 @@
 #include <set>
 
 #include "engine/mariadb_connection.h"
+#include "engine/mariadb_db.h"
 #include "engine/mariadb_protocol.h"
 #include "engine_environment.h"
 #include "gateway/scenario.h"
 #include "support.h"
 
 namespace twice::testing {
+
+// The waits MariadbRun compares with Innodb_row_lock_current_waits: those of
+// the list of transactions only. The last deadlock's report names waits too,
+// long over.
+TEST(MariadbStatus, LockWaitsAreCountedInTheListOfTransactionsOnly) {
+  const std::string status =
+      "------------------------\nLATEST DETECTED DEADLOCK\n------------------------\n"
+      "*** (1) TRANSACTION:\nTRANSACTION 40, ACTIVE 0 sec starting index read\n"
+      "mysql tables in use 1, locked 1\nLOCK WAIT 3 lock struct(s), heap size 1128, 2 row lock(s)\n"
+      "------------\nTRANSACTIONS\n------------\nTrx id counter 52\n"
+      "LIST OF TRANSACTIONS FOR EACH SESSION:\n"
+      "---TRANSACTION 51, ACTIVE 0 sec starting index read\nmysql tables in use 1, locked 1\n"
+      "LOCK WAIT 2 lock struct(s), heap size 1128, 1 row lock(s)\nMariaDB thread id 9, OS thread handle 1, query id 77\n"
+      "---TRANSACTION 50, ACTIVE 0 sec\n2 lock struct(s), heap size 1128, 1 row lock(s)\n"
+      "MariaDB thread id 8, OS thread handle 2, query id 70\n"
+      "---TRANSACTION 49, ACTIVE 0 sec starting index read\n"
+      "LOCK WAIT 2 lock struct(s), heap size 1128, 1 row lock(s)\nMariaDB thread id 7, OS thread handle 3, query id 75\n";
+  EXPECT_EQ(engine::count_lock_waits(status), 2u);
+  EXPECT_EQ(engine::count_lock_waits("LOCK WAIT 1 lock struct(s)\n"), 0u);  // no list: nothing to count
+}
 
 TEST(MariadbProtocol, PlaceholdersBecomeLiteralsOutsideQuotesAndComments) {
   EXPECT_EQ(engine::mariadb_inline_parameters("SELECT a FROM t WHERE b = ? AND c = ?", {"x", 7}),

@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "engine/mariadb_db.h"
 #include "engine_environment.h"
 #include "stress/server_worker_db.h"
 #include "stress/stress_runner.h"
@@ -234,6 +235,43 @@ TEST_F(WorkerDbOnMariadb, ALockHeldPastTheLockWaitTimeoutIsALockTimeout) {
   ASSERT_TRUE(holder->exec("UPDATE t SET v = 1 WHERE k = 1").ok());
   const Result r = waiter->exec("UPDATE t SET v = 2 WHERE k = 1");
   EXPECT_TRUE(r.status.is_lock_timeout()) << r.status.to_string();
+}
+
+// What MariadbRun relies on to tell a wait InnoDB has looked at for a
+// deadlock from one it has not (mariadb_db.h): the server counts a row lock
+// wait in Innodb_row_lock_current_waits once it has checked it, and stops
+// counting it when the wait ends; the status shows it from the enqueue on.
+TEST_F(WorkerDbOnMariadb, TheServerCountsARowLockWaitWhileTheStatusShowsIt) {
+  auto current_waits = [&] {
+    const Result c = database_->checker().query("SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_current_waits'");
+    return c.ok() && !c.empty() ? std::stoll(c.rows[0][1].as_text()) : -1;
+  };
+  auto shown_waits = [&] {
+    const Result w = database_->checker().query("SHOW ENGINE INNODB STATUS");
+    return w.ok() && !w.empty() && w.rows[0].size() >= 3 ? engine::count_lock_waits(w.rows[0][2].as_text())
+                                                          : std::size_t{0};
+  };
+  ASSERT_EQ(current_waits(), 0);
+  auto holder = open(Isolation::kRepeatableRead);
+  auto waiter = open(Isolation::kRepeatableRead);
+  ASSERT_TRUE(holder->exec("BEGIN").ok());
+  ASSERT_TRUE(holder->exec("UPDATE t SET v = 1 WHERE k = 1").ok());
+  Result waited;
+  std::thread other([&] { waited = waiter->exec("UPDATE t SET v = 2 WHERE k = 1"); });
+  long long counted = 0;
+  std::size_t shown = 0;
+  for (int i = 0; i < 3000 && (counted != 1 || shown != 1); ++i) {
+    counted = current_waits();
+    shown = shown_waits();
+    if (counted != 1 || shown != 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(shown, 1u);
+  EXPECT_EQ(counted, 1);
+  ASSERT_TRUE(holder->exec("ROLLBACK").ok());
+  other.join();
+  EXPECT_TRUE(waited.ok()) << waited.status.to_string();
+  EXPECT_EQ(shown_waits(), 0u);
+  EXPECT_EQ(current_waits(), 0);
 }
 
 TEST_F(WorkerDbOnMariadb, OfTwoTransactionsLockingCrosswiseOneIsADeadlockVictimAndRolledBack) {
