@@ -30,11 +30,16 @@ struct TrxState {
   unsigned long query_id = 0;
 };
 
+// Where the status's list of transactions starts (npos: none). Only that
+// list says what waits now: the LATEST DETECTED DEADLOCK section before it
+// names threads and waits too, as they were then.
+std::size_t transaction_list(const std::string& status) {
+  return status.find("\nLIST OF TRANSACTIONS FOR EACH SESSION:");
+}
+
 TrxState find_trx(const std::string& status, unsigned long thread) {
   TrxState out;
-  // Only the list of transactions: the LATEST DETECTED DEADLOCK section
-  // before it names threads too, as they were then.
-  const std::size_t list = status.find("\nLIST OF TRANSACTIONS FOR EACH SESSION:");
+  const std::size_t list = transaction_list(status);
   if (list == std::string::npos) return out;
   const std::string needle = fmt::format("MariaDB thread id {},", thread);
   const std::size_t at = status.find(needle, list);
@@ -54,7 +59,7 @@ TrxState find_trx(const std::string& status, unsigned long thread) {
 }  // namespace
 
 std::size_t count_lock_waits(const std::string& status) {
-  const std::size_t list = status.find("\nLIST OF TRANSACTIONS FOR EACH SESSION:");
+  const std::size_t list = transaction_list(status);
   if (list == std::string::npos) return 0;
   std::size_t n = 0;
   for (std::size_t at = status.find("\nLOCK WAIT ", list); at != std::string::npos;
@@ -71,13 +76,11 @@ std::vector<const ServerSession*> MariadbRun::blockers(const ServerSession& s) {
   // in Innodb_row_lock_current_waits only then. A statement seen waiting
   // before that is taken for slow: were it queued now, the KILL would cancel
   // its wait before the check, and the same seed would find the deadlock
-  // later or not at all (docs/architecture.md, "A known race on MariaDB").
+  // later or not at all (docs/architecture.md, "A race on MariaDB").
   // The count is read first: a wait it counts and the status still shows
   // has passed its check.
-  const bool cycle_possible = std::any_of(open_sessions().begin(), open_sessions().end(),
-                                          [&](const ServerSession* o) { return o != &s && o->waiting(); });
   long long checked = -1;
-  if (cycle_possible) {
+  if (another_waits(s)) {
     const Result c = database_.monitor().query("SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_current_waits'");
     if (c.ok() && !c.empty() && c.rows[0].size() >= 2) checked = std::strtoll(c.rows[0][1].as_text().c_str(), nullptr, 10);
   }
@@ -92,10 +95,14 @@ std::vector<const ServerSession*> MariadbRun::blockers(const ServerSession& s) {
   return {nullptr};
 }
 
-bool MariadbRun::must_queue(const ServerSession& s, const std::vector<const ServerSession*>&) const {
+bool MariadbRun::another_waits(const ServerSession& s) const {
   for (const ServerSession* o : open_sessions())
     if (o != &s && o->waiting()) return true;
   return false;
+}
+
+bool MariadbRun::must_queue(const ServerSession& s, const std::vector<const ServerSession*>&) const {
+  return another_waits(s);
 }
 
 std::unique_ptr<env::TaskDb> MariadbRun::open() { return std::make_unique<MariadbDb>(*this); }

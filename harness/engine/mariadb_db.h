@@ -13,9 +13,10 @@
 // is never part of a cycle. Almost the moment: the statement's thread
 // enqueues its lock first and looks for the cycle after, so a statement seen
 // waiting in between is taken for slow until the server's count of waits
-// that passed the check covers every wait it shows (blockers()). And InnoDB does not say reliably whose lock a
-// statement waits for (information_schema.INNODB_LOCK_WAITS is a cache
-// refreshed at most every 100 ms), so MariadbRun never names the holder: a
+// that passed the check covers every wait it shows (blockers()). And InnoDB
+// does not say reliably whose lock a statement waits for
+// (information_schema.INNODB_LOCK_WAITS is a cache refreshed at most every
+// 100 ms), so MariadbRun never names the holder: a
 // blocked statement is queued whenever another statement of the run already
 // waits on the server. At most one statement of a run then waits on the
 // server at a time (unless every task is parked), so a release wakes at most
@@ -57,6 +58,9 @@ class MariadbRun final : public ServerRun {
   bool must_queue(const ServerSession& s, const std::vector<const ServerSession*>& blockers) const override;
 
  private:
+  // A statement of the run other than `s` waits on the server.
+  bool another_waits(const ServerSession& s) const;
+
   MariadbDatabase& database_;
 };
 
@@ -115,7 +119,8 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
   unsigned long query_id_ = 0;
   // Times the statement in flight was seen waiting before InnoDB's deadlock
   // check. A table lock's wait is never counted by the server, so after this
-  // many (about 50 ms with the patience doubling) it is taken as a wait.
+  // many it is taken as a wait (the asks come after a patience that doubles
+  // from 0.1-1 ms up to 32 ms: 25 to 130 ms in all).
   static constexpr int kMostUncheckedWaits = 8;
   int unchecked_waits_ = 0;
   bool has_kept_ = false;
