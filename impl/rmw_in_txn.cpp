@@ -17,8 +17,6 @@
 namespace twice::impl {
 namespace {
 
-constexpr int kAttempts = 5;
-
 class RmwInTxn final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
@@ -34,6 +32,8 @@ class RmwInTxn final : public Handler {
   }
 
  private:
+  static constexpr int kAttempts = 5;  // tries of the whole transaction
+
   static std::string fmt_retry(int attempt, const Status& why) {
     return "attempt " + std::to_string(attempt) + " aborted (" + why.to_string() + "): the whole transaction again";
   }

@@ -16,8 +16,6 @@
 namespace twice::impl {
 namespace {
 
-constexpr int kAttempts = 5;
-
 class SelectForUpdate final : public Handler {
  public:
   Reply handle(const Notify& n, Env& env) override {
@@ -34,6 +32,8 @@ class SelectForUpdate final : public Handler {
   }
 
  private:
+  static constexpr int kAttempts = 5;  // tries of the whole transaction
+
   static std::optional<Reply> attempt_once(Db& db, const Notify& n, Status& failed) {
     const bool sqlite = db.engine() == Engine::kSqlite;
     auto tx = db.begin(TxMode::kImmediate);

@@ -15,8 +15,6 @@
 namespace twice::reports {
 namespace {
 
-std::string esc(std::string_view s) { return html_escape(s); }
-
 struct BoxStyle {
   const char* fill;
   const char* stroke;
@@ -103,8 +101,8 @@ std::string svg_swimlanes(const results::Counterexample& cex) {
     const std::string title = c < 0 ? "Gateway" : cex.columns[static_cast<std::size_t>(c)];
     out += fmt::format("<rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", lane_x(c), lane_w(c) - 4,
                        height, c < 0 ? "#fafafa" : (c % 2 ? "#f7f9fc" : "#fbfcfe"));
-    out += fmt::format("<g><title>{}</title><text x=\"{}\" y=\"24\" class=\"lane-title\">{}</text></g>\n", esc(title),
-                       lane_x(c) + 8, esc(truncate_utf8(title, chars_in(lane_w(c)) - 2)));
+    out += fmt::format("<g><title>{}</title><text x=\"{}\" y=\"24\" class=\"lane-title\">{}</text></g>\n", html_escape(title),
+                       lane_x(c) + 8, html_escape(truncate_utf8(title, chars_in(lane_w(c)) - 2)));
   }
   out += fmt::format("<text x=\"8\" y=\"24\" class=\"lane-title\">step · time</text>\n");
   out += fmt::format("<line x1=\"0\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#dadce0\"/>\n", kHeader - 6, width);
@@ -124,20 +122,20 @@ std::string svg_swimlanes(const results::Counterexample& cex) {
     const BoxStyle st = style_of(e);
     std::string tooltip = e.time + "  " + (e.column < 0 ? "gateway " + e.kind + ": " : "") + e.text;
     if (!e.result.empty()) tooltip += "\n→ " + e.result;
-    boxes += fmt::format("<g class=\"step\"><title>{}</title>", esc(tooltip));
+    boxes += fmt::format("<g class=\"step\"><title>{}</title>", html_escape(tooltip));
     boxes += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\" fill=\"{}\" stroke=\"{}\"/>", x, y,
                        w, box_h, st.fill, st.stroke);
     boxes += fmt::format("<text x=\"{}\" y=\"{}\" class=\"box\">", x + 8, y + 15);
     if (lines.size() == 1) {
-      boxes += esc(lines.front());
+      boxes += html_escape(lines.front());
     } else {
       for (std::size_t l = 0; l < lines.size(); ++l)
-        boxes += fmt::format("<tspan x=\"{}\" dy=\"{}\">{}</tspan>", x + 8, l == 0 ? 0 : kLine, esc(lines[l]));
+        boxes += fmt::format("<tspan x=\"{}\" dy=\"{}\">{}</tspan>", x + 8, l == 0 ? 0 : kLine, html_escape(lines[l]));
     }
     boxes += "</text></g>\n";
     if (e.step > 0)
       boxes += fmt::format("<text x=\"8\" y=\"{}\" class=\"step-no\">{}</text>", y + 15, e.step);
-    boxes += fmt::format("<text x=\"34\" y=\"{}\" class=\"time\">{}</text>\n", y + 15, esc(e.time));
+    boxes += fmt::format("<text x=\"34\" y=\"{}\" class=\"time\">{}</text>\n", y + 15, html_escape(e.time));
   }
   if (!path.empty()) out += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#bdc1c6\" stroke-dasharray=\"3 3\"/>\n", path);
   out += boxes;
@@ -185,7 +183,7 @@ std::string svg_schedules_chart(const results::MatrixResult& m) {
                      "stroke-dasharray=\"4 3\"/><text x=\"{0:.1f}\" y=\"{3}\" class=\"tick\">{4} runs</text>\n",
                      x_of(max_runs), kTop - 6, plot_bottom, kTop - 12, max_runs);
   out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis-label\">schedules (log scale){}</text>\n", kLabel,
-                     plot_bottom + 34, mixed ? "" : fmt::format(", strategy {}", esc(bars.front().cell->strategy)));
+                     plot_bottom + 34, mixed ? "" : fmt::format(", strategy {}", html_escape(bars.front().cell->strategy)));
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& [c, s] = bars[i];
     const int y = kTop + static_cast<int>(i) * kRow;
@@ -197,9 +195,9 @@ std::string svg_schedules_chart(const results::MatrixResult& m) {
         fmt::format("{}: first failure at schedule {}; median {:g} schedules between failures ({} failing of {} runs)",
                     label, *s.first_failure, s.median_schedules.value_or(0), s.failures, s.runs);
     const double x_first = x_of(*s.first_failure);
-    out += fmt::format("<g class=\"bar\"><title>{}</title>", esc(tooltip));
+    out += fmt::format("<g class=\"bar\"><title>{}</title>", html_escape(tooltip));
     out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"bar-label\">{}</text>", kLabel - 10, y + 15,
-                       esc(truncate_utf8(label, 54)));
+                       html_escape(truncate_utf8(label, 54)));
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" rx=\"3\" fill=\"{}\"/>", kLabel, y + 3,
                        std::max(3.0, x_first - kLabel), fill);
     if (s.median_schedules) {
@@ -224,7 +222,7 @@ std::string svg_rate_interval(const results::CellResult& cell) {
       "<svg class=\"interval\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" role=\"img\"><title>{2}</title>"
       "<line x1=\"{3}\" y1=\"8\" x2=\"{4}\" y2=\"8\" stroke=\"#dadce0\"/>",
-      kWidth, kHeight, esc(tooltip), kPad, kWidth - kPad);
+      kWidth, kHeight, html_escape(tooltip), kPad, kWidth - kPad);
   out += fmt::format("<rect x=\"{:.1f}\" y=\"4\" width=\"{:.1f}\" height=\"8\" rx=\"2\" fill=\"#aecbfa\"/>",
                      x_of(s.wilson95.low), std::max(1.0, x_of(s.wilson95.high) - x_of(s.wilson95.low)));
   if (s.pct_lower_bound)

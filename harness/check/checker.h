@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "check/facts.h"
@@ -26,6 +27,13 @@ struct Verdict {
   std::vector<AccountState> accounts;
   std::map<std::string, int> credits_per_order;
   std::set<std::string> refunded;
+
+  // The first violation of `invariant`; null when the run has none.
+  const Violation* find(std::string_view invariant) const {
+    for (const auto& v : violations)
+      if (v.invariant == invariant) return &v;
+    return nullptr;
+  }
 };
 
 // Judges a run at quiescence. `observed` holds the violations seen during the

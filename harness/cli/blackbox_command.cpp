@@ -19,6 +19,7 @@
 #include "blackbox/service_process.h"
 #include "blackbox/wire_format.h"
 #include "blackbox/wire_keys.h"
+#include "cli/exit_status.h"
 #include "explore/shell_quote.h"
 #include "gateway/retry_profile.h"
 
@@ -26,7 +27,6 @@ namespace twice::cli {
 namespace {
 
 constexpr int kExitViolation = 1;
-constexpr int kExitUsage = 2;
 
 int usage(const std::string& message) {
   std::cerr << "twice: " << message << "\n";

@@ -23,6 +23,7 @@
 #include "cli/argument_checks.h"
 #include "cli/blackbox_command.h"
 #include "cli/engine_options.h"
+#include "cli/exit_status.h"
 #include "cli/plugin_loader.h"
 #include "cli/progress.h"
 #include "cli/list_json.h"
@@ -50,10 +51,9 @@ using namespace twice;
 namespace {
 
 constexpr int kExitMismatch = 1;
-constexpr int kExitUsage = 2;
-// Not the user's doing: a bug in twice (or the machine) to report, which a
-// CI script should not mistake for a mistyped option.
-constexpr int kExitInternal = 3;
+using cli::kExitInternal;
+using cli::kExitInterrupted;
+using cli::kExitUsage;
 
 std::atomic<bool> g_stop{false};
 // The progress line is being rewritten on a terminal: a message must clear it first.
@@ -388,7 +388,7 @@ int cmd_run(const RunArgs& a) {
   std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
   text.color = cli::use_color(a.color, ::isatty(json_to_stdout ? STDERR_FILENO : STDOUT_FILENO));
   text_out << reports::render_text(m, text) << std::flush;
-  if (m.interrupted) return 130;
+  if (m.interrupted) return kExitInterrupted;
   return m.all_matched() ? 0 : kExitMismatch;
 }
 

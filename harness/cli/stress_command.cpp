@@ -19,6 +19,7 @@
 
 #include "check/violation.h"
 #include "cli/engine_options.h"
+#include "cli/exit_status.h"
 #include "stress/stress_runner.h"
 #include "twice/handler.h"
 #include "twice_tool_version.h"
@@ -27,7 +28,6 @@ namespace twice::cli {
 namespace {
 
 constexpr int kExitViolations = 1;
-constexpr int kExitUsage = 2;
 
 struct StressArgs {
   std::string handler;
@@ -211,7 +211,7 @@ int run_stress_command(const StressArgs& a) {
     print_report(report, text);
     reports.push_back(report_json(report));
     if (report.stopped_by == "interrupted") {
-      exit_code = 130;
+      exit_code = kExitInterrupted;
       break;
     }
     if (!report.verdict.violations.empty()) exit_code = kExitViolations;

@@ -8,12 +8,12 @@
 namespace twice::env {
 namespace {
 
-struct Table {
+struct HeldFiles {
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<HeldBytes>, std::less<>> files;
 };
-Table& table() {
-  static Table* instance = new Table;  // never destroyed: a connection may close during exit
+HeldFiles& held_files() {
+  static HeldFiles* instance = new HeldFiles;  // never destroyed: a connection may close during exit
   return *instance;
 }
 
@@ -65,21 +65,21 @@ void HeldBytes::restore(std::string_view image) {
 
 std::shared_ptr<HeldBytes> hold_in_memory(const std::string& path, std::string bytes) {
   auto file = std::make_shared<HeldBytes>(std::move(bytes));
-  Table& t = table();
+  HeldFiles& t = held_files();
   std::lock_guard lock(t.mutex);
   t.files[path] = file;
   return file;
 }
 
 std::shared_ptr<HeldBytes> held_in_memory(const std::string& path) {
-  Table& t = table();
+  HeldFiles& t = held_files();
   std::lock_guard lock(t.mutex);
   auto it = t.files.find(path);
   return it == t.files.end() ? nullptr : it->second;
 }
 
 void stop_holding(const std::string& path) {
-  Table& t = table();
+  HeldFiles& t = held_files();
   std::lock_guard lock(t.mutex);
   t.files.erase(path);
 }

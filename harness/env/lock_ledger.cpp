@@ -38,17 +38,17 @@ sqlite3_file* real(sqlite3_file* file) {
 }
 LedgerFile& entry(sqlite3_file* file) { return *reinterpret_cast<LedgerFile*>(file); }
 
-struct Table {
+struct LedgerFiles {
   std::mutex mutex;
   std::map<std::string, std::unique_ptr<FileLocks>, std::less<>> files;
 };
-Table& table() {
-  static Table* instance = new Table;  // never destroyed: a connection may close during exit
+LedgerFiles& ledger_files() {
+  static LedgerFiles* instance = new LedgerFiles;  // never destroyed: a connection may close during exit
   return *instance;
 }
 
 FileLocks* attach(const std::string& name) {
-  Table& t = table();
+  LedgerFiles& t = ledger_files();
   std::lock_guard lock(t.mutex);
   auto& locks = t.files[name];
   if (!locks) locks = std::make_unique<FileLocks>();
@@ -58,7 +58,7 @@ FileLocks* attach(const std::string& name) {
 }
 
 void detach(LedgerFile& f) {
-  Table& t = table();
+  LedgerFiles& t = ledger_files();
   std::lock_guard lock(t.mutex);
   --f.locks->holders[f.level];
   sim::note_lock_change();

@@ -50,12 +50,6 @@ bool can_reduce(const HandlerInfo& handler, const engine::EngineChoice& engine, 
   return sim::trigger_writes(handler.make()->schema().setup_sql, triggers);
 }
 
-const check::Violation* find_violation(const run::RunResult& r, const std::string& invariant) {
-  for (const auto& v : r.verdict.violations)
-    if (v.invariant == invariant) return &v;
-  return nullptr;
-}
-
 struct Failing {
   ViolationResult result;
   std::vector<std::uint64_t> fewest;  // the failing schedule with the fewest preemptions
@@ -86,7 +80,7 @@ Counterexample counterexample(const run::RunSpec& base, const Failing& failing, 
   cex.found_at_bound = failing.found_at_bound;
   cex.replay_command = schedule_replay_command(base.handler->name, *base.scenario, failing.fewest, base.engine);
   cex.replay_shrunk_command = schedule_replay_command(base.handler->name, *base.scenario, run.choices, base.engine);
-  if (const check::Violation* v = find_violation(run, invariant)) {
+  if (const check::Violation* v = run.verdict.find(invariant)) {
     build_transcript(run, *base.scenario, *v, cex);
     cex.subject = v->subject;
     cex.detail = v->detail;

@@ -60,16 +60,6 @@ sim::StrategySpec resolve_strategy(const sim::StrategySpec& strategy, const gate
   return s;
 }
 
-namespace {
-
-const check::Violation* find_violation(const run::RunResult& r, const std::string& invariant) {
-  for (const auto& v : r.verdict.violations)
-    if (v.invariant == invariant) return &v;
-  return nullptr;
-}
-
-}  // namespace
-
 ChoiceSequence shrink_in_cell(run::RunSpec spec, const ChoiceSequence& start, const std::string& invariant,
                               int budget) {
   spec.record_trace = false;  // only the verdict and the choices count here
@@ -109,10 +99,10 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   cex.replay_command = replay_command(handler.name, scenario, seed, strategy, false, kReplayShrinkBudget, engine);
   // Not shrunk (budget 0): the counterexample is the failing run itself.
   cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, budget > 0, budget, engine);
-  const check::Violation* v = find_violation(shrunk, invariant);
-  if (!v) v = find_violation(original, invariant);
+  const check::Violation* v = shrunk.verdict.find(invariant);
+  if (!v) v = original.verdict.find(invariant);
   if (v) {
-    build_transcript(v == find_violation(shrunk, invariant) ? shrunk : original, scenario, *v, cex);
+    build_transcript(v == shrunk.verdict.find(invariant) ? shrunk : original, scenario, *v, cex);
     cex.subject = v->subject;
     cex.detail = v->detail;
   }

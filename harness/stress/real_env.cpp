@@ -32,12 +32,6 @@ using env::bind_params;
 using env::column;
 using env::status_from;
 
-Result failed(Status status) {
-  Result r;
-  r.status = std::move(status);
-  return r;
-}
-
 }  // namespace
 
 sqlite3* open_wal_connection(const std::string& path, Micros busy_timeout, std::string& error) {

@@ -11,12 +11,6 @@
 namespace twice::stress {
 namespace {
 
-Result failed(Status status) {
-  Result r;
-  r.status = std::move(status);
-  return r;
-}
-
 bool starts_with_word(std::string_view sql, std::string_view word) {
   while (!sql.empty() && std::isspace(static_cast<unsigned char>(sql.front()))) sql.remove_prefix(1);
   if (sql.size() < word.size()) return false;

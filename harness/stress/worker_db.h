@@ -7,6 +7,8 @@
 // Threads: one worker's; never shared.
 #pragma once
 
+#include <utility>
+
 #include "twice/db.h"
 
 namespace twice::stress {
@@ -18,5 +20,12 @@ class WorkerDb : public Db {
   // A transaction is open on the connection.
   virtual bool in_transaction() const = 0;
 };
+
+// The Result of a statement that did not run, for `status`'s reason.
+inline Result failed(Status status) {
+  Result r;
+  r.status = std::move(status);
+  return r;
+}
 
 }  // namespace twice::stress

@@ -30,9 +30,7 @@ using twice::testing::catches_sigint;
 
 using Output = twice::testing::CliOutput;
 
-Output twice(const std::string& args, const std::string& stderr_to = "&1") {
-  return twice::testing::run_twice(args, stderr_to);
-}
+using twice::testing::twice;
 
 std::string temp_path(const std::string& name) {
   return (twice::testing::unique_temp_dir() / name).string();

@@ -19,9 +19,7 @@ namespace {
 
 using Output = twice::testing::CliOutput;
 
-Output twice(const std::string& args, bool with_stderr = true) {
-  return twice::testing::run_twice(args, with_stderr ? "&1" : "/dev/null");
-}
+using twice::testing::twice;
 
 TEST(ExhaustiveCli, CheckThenActCounterexampleReplaysByteForByte) {
   const std::string json_path = (twice::testing::unique_temp_dir() / "exhaustive-cta.json").string();
@@ -41,8 +39,8 @@ TEST(ExhaustiveCli, CheckThenActCounterexampleReplaysByteForByte) {
   std::string replay = v["counterexample"]["replay_shrunk"].get<std::string>();
   ASSERT_EQ(replay.rfind("twice replay ", 0), 0u) << replay;
   replay = replay.substr(std::string("twice ").size());
-  const auto first = twice(replay, false);
-  const auto second = twice(replay, false);
+  const auto first = twice(replay, "/dev/null");
+  const auto second = twice(replay, "/dev/null");
   EXPECT_EQ(first.exit_code, 1) << first.out;  // it shows a violation
   EXPECT_NE(first.out.find("# verdict: double_credit"), std::string::npos) << first.out;
   EXPECT_EQ(first.out, second.out);

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 using Output = twice::testing::CliOutput;
 
-Output twice(const std::string& args) { return twice::testing::run_twice(args); }
+using twice::testing::twice;
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p);

@@ -33,4 +33,10 @@ inline CliOutput run_twice(const std::string& args, const std::string& stderr_to
   return o;
 }
 
+// The same, as the tests write it: twice("run --handler ..."), the command as a
+// user types it. Each test file says `using twice::testing::twice;`.
+inline CliOutput twice(const std::string& args, const std::string& stderr_to = "&1") {
+  return run_twice(args, stderr_to);
+}
+
 }  // namespace twice::testing

@@ -18,30 +18,30 @@ namespace {
 
 using engine::Isolation;
 
-constexpr int kSeeds = 40;
+constexpr int kSeedsPerCell = 40;
 const std::set<std::string> kNone;
 
 }  // namespace
 
 TEST(CheckInTxn, PassesOnSqlite) {
-  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "check-in-txn", kSeeds, engine::EngineChoice{}), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "check-in-txn", kSeedsPerCell, engine::EngineChoice{}), kNone);
 }
 
 TEST(CheckInTxn, PassesOnPostgresRepeatableRead) {
-  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "check-in-txn", kSeeds, on_postgres(Isolation::kRepeatableRead)), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "check-in-txn", kSeedsPerCell, on_postgres(Isolation::kRepeatableRead)), kNone);
 }
 
 TEST(RmwInTxn, PassesOnSqlite) {
-  EXPECT_EQ(violations(bundled_scenario("concurrent-topups"), "rmw-in-txn", kSeeds, engine::EngineChoice{}), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-topups"), "rmw-in-txn", kSeedsPerCell, engine::EngineChoice{}), kNone);
 }
 
 TEST(RmwInTxn, TheRetryMakesRepeatableReadPass) {
-  EXPECT_EQ(violations(bundled_scenario("concurrent-topups"), "rmw-in-txn", kSeeds, on_postgres(Isolation::kRepeatableRead)), kNone);
+  EXPECT_EQ(violations(bundled_scenario("concurrent-topups"), "rmw-in-txn", kSeedsPerCell, on_postgres(Isolation::kRepeatableRead)), kNone);
 }
 
 // On the server engines, on every level: ServerRun.UniqueKeyCasAndSelectForUpdatePassOnEveryLevel.
 TEST(SelectForUpdate, PassesOnSqlite) {
-  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "select-for-update", kSeeds, engine::EngineChoice{}),
+  EXPECT_EQ(violations(bundled_scenario("concurrent-duplicates"), "select-for-update", kSeedsPerCell, engine::EngineChoice{}),
             kNone);
 }
 

@@ -33,7 +33,7 @@ namespace {
 
 using engine::Isolation;
 
-constexpr int kSeeds = 6;
+constexpr int kResetSeeds = 6;
 
 // Another key's seeded state: the reference schema with concurrent-duplicates' orders.
 std::vector<engine::PgDatabase::Statement> other_seed() {
@@ -76,12 +76,12 @@ std::string mariadb_url() {
   return "mysql://root@localhost?socket=" + mariadb().server()->socket();
 }
 
-// The traces of seeds 1..kSeeds of unique-key-no-txn x flash-sale at
+// The traces of seeds 1..kResetSeeds of unique-key-no-txn x flash-sale at
 // SERIALIZABLE on `engine`.
 std::vector<std::string> cell_traces(const engine::EngineChoice& engine) {
   const gateway::Scenario s = bundled_scenario("flash-sale");
   std::vector<std::string> out;
-  for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) out.push_back(trace_text(run_on(s, "unique-key-no-txn", seed, engine)));
+  for (std::uint64_t seed = 1; seed <= kResetSeeds; ++seed) out.push_back(trace_text(run_on(s, "unique-key-no-txn", seed, engine)));
   return out;
 }
 

@@ -17,7 +17,7 @@
 namespace twice {
 namespace {
 
-constexpr std::uint64_t kSeeds[] = {1, 2, 3};
+constexpr std::uint64_t kSeedsEach[] = {1, 2, 3};
 
 std::string verdict_text(const run::RunResult& r) {
   std::string out;
@@ -53,7 +53,7 @@ TEST(ReusedConnections, GiveTheSameRunsAsFreshOnesForEveryHandlerAndScenario) {
   for (const HandlerInfo* handler : handlers) {
     for (const auto& scenario : scenarios) {
       for (bool record_trace : {true, false}) {
-        for (std::uint64_t seed : kSeeds) {
+        for (std::uint64_t seed : kSeedsEach) {
           run::RunSpec spec{&scenario, handler, sim::StrategySpec{}, seed, std::nullopt, record_trace};
           spec.fresh_connections = true;
           const run::RunResult fresh = run::simulate(spec).value();

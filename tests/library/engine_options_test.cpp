@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "contains.h"
 #include "twice/gtest.h"
 #include "twice/testing.h"
 
@@ -13,8 +14,7 @@ namespace {
 
 using twice::testing::Options;
 using twice::testing::Report;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using twice::testing::contains;
 
 Options concurrent_duplicates_on(std::string engine, std::string isolation) {
   Options o;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "contains.h"
 #include "twice/gtest.h"
 #include "twice/rapidcheck.h"
 #include "twice/testing.h"
@@ -18,8 +19,7 @@ namespace {
 
 using twice::testing::Options;
 using twice::testing::Report;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using twice::testing::contains;
 
 bool has(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();

@@ -47,7 +47,7 @@ gateway::Scenario topups() {
   return s;
 }
 
-constexpr int kSeeds = 1000;
+constexpr int kPctSeeds = 1000;
 
 struct Count {
   int failing_runs = 0;
@@ -57,7 +57,7 @@ struct Count {
 
 Count count_lost_updates(const sim::StrategySpec& strategy) {
   explore::ExploreOptions o;
-  o.seeds = kSeeds;
+  o.seeds = kPctSeeds;
   o.base_seed = 1;
   o.strategy = strategy;
   o.shrink = false;
@@ -92,8 +92,8 @@ TEST(Pct, FindsTheDepthTwoBugAtLeastAsOftenAsItsTheoremPredicts) {
   const Count found = count_lost_updates(pct);
   ASSERT_EQ(found.max_tasks, 2);
   const int n = found.max_tasks;
-  // The theorem's bound, in runs of kSeeds: at least kSeeds / (n k).
-  const double predicted = static_cast<double>(kSeeds) / (n * k);
+  // The theorem's bound, in runs of kPctSeeds: at least kPctSeeds / (n k).
+  const double predicted = static_cast<double>(kPctSeeds) / (n * k);
   RecordProperty("pct_hits", found.failing_runs);
   RecordProperty("pct_predicted_at_least", std::to_string(predicted));
   // Half the bound leaves room for the sample (binomial, mean >= ~13 here:
@@ -111,7 +111,7 @@ TEST(Pct, RandomSchedulingNeedsClearlyMoreRuns) {
   const Count found = count_lost_updates(pct);
   RecordProperty("random_hits", random.failing_runs);
   EXPECT_GE(found.failing_runs, 4 * std::max(random.failing_runs, 1))
-      << "random " << random.failing_runs << ", pct " << found.failing_runs << " of " << kSeeds;
+      << "random " << random.failing_runs << ", pct " << found.failing_runs << " of " << kPctSeeds;
 }
 
 TEST(Pct, DepthOneCannotFindADepthTwoBug) {
