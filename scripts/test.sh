@@ -39,7 +39,7 @@ fi
 # writers, the plugin loader, and cell isolation against the hostile handlers;
 # ThreadSanitizer over the real-thread stress mode and the explorer's worker
 # threads; the scenario loader's fuzz target for a minute. Each builds only
-# what it runs. TWICE_SKIP_SANITIZERS=1 skips all three (about 10 minutes of
+# what it runs. TWICE_SKIP_SANITIZERS=1 skips all three (about 8 minutes of
 # building on two cores).
 #
 # The sanitizer builds compile each target's sources in batches (CMake's
