@@ -101,8 +101,8 @@ std::string svg_swimlanes(const results::Counterexample& cex) {
     const std::string title = c < 0 ? "Gateway" : cex.columns[static_cast<std::size_t>(c)];
     out += fmt::format("<rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", lane_x(c), lane_w(c) - 4,
                        height, c < 0 ? "#fafafa" : (c % 2 ? "#f7f9fc" : "#fbfcfe"));
-    out += fmt::format("<g><title>{}</title><text x=\"{}\" y=\"24\" class=\"lane-title\">{}</text></g>\n", html_escape(title),
-                       lane_x(c) + 8, html_escape(truncate_utf8(title, chars_in(lane_w(c)) - 2)));
+    out += fmt::format("<g><title>{}</title><text x=\"{}\" y=\"24\" class=\"lane-title\">{}</text></g>\n",
+                       html_escape(title), lane_x(c) + 8, html_escape(truncate_utf8(title, chars_in(lane_w(c)) - 2)));
   }
   out += fmt::format("<text x=\"8\" y=\"24\" class=\"lane-title\">step · time</text>\n");
   out += fmt::format("<line x1=\"0\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#dadce0\"/>\n", kHeader - 6, width);

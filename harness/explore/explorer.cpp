@@ -99,10 +99,12 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   cex.replay_command = replay_command(handler.name, scenario, seed, strategy, false, kReplayShrinkBudget, engine);
   // Not shrunk (budget 0): the counterexample is the failing run itself.
   cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, budget > 0, budget, engine);
+  // The shrunk run tells the story; the original one if shrinking lost the violation.
+  const run::RunResult* told = &shrunk;
   const check::Violation* v = shrunk.verdict.find(invariant);
-  if (!v) v = original.verdict.find(invariant);
+  if (!v) v = (told = &original)->verdict.find(invariant);
   if (v) {
-    build_transcript(v == shrunk.verdict.find(invariant) ? shrunk : original, scenario, *v, cex);
+    build_transcript(*told, scenario, *v, cex);
     cex.subject = v->subject;
     cex.detail = v->detail;
   }
