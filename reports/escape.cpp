@@ -93,6 +93,17 @@ std::string printable_utf8(std::string_view s) {
   return out;
 }
 
+std::string terminal_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char ch : s) {
+    if (ch == '\n') out += "\\n";
+    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\x{:02x}", ch);
+    else out += static_cast<char>(ch);
+  }
+  return out;
+}
+
 std::string html_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + s.size() / 8);

@@ -18,6 +18,12 @@ namespace twice::reports {
 // The repair step alone: valid UTF-8, controls except '\t' and '\n' made visible.
 std::string printable_utf8(std::string_view s);
 
+// Text for a terminal, from an untrusted source (a scenario's names, a
+// payload): a newline becomes "\n" and other control characters "\xNN", so
+// that it stays on its line and cannot move the cursor or change colours.
+// Other bytes pass as they are.
+std::string terminal_text(std::string_view s);
+
 // HTML and SVG text and attribute values (quoted with either quote).
 std::string html_escape(std::string_view s);
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cell_verdict.h"
+#include "escape.h"
 
 namespace twice::reports {
 namespace {
@@ -19,20 +20,9 @@ std::string paint(const TextOptions& o, const char* code, const std::string& s) 
   return o.color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
 }
 
-// Terminal text from an untrusted source: control characters become visible.
-std::string printable(const std::string& s) {
-  std::string out;
-  for (unsigned char ch : s) {
-    if (ch == '\n') out += "\\n";
-    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\x{:02x}", ch);
-    else out += static_cast<char>(ch);
-  }
-  return out;
-}
-
 std::vector<std::string> wrap(const std::string& text, std::size_t width) {
   std::vector<std::string> lines;
-  std::string rest = printable(text);
+  std::string rest = terminal_text(text);
   while (rest.size() > width) {
     std::size_t cut = rest.rfind(' ', width);
     if (cut == std::string::npos || cut < width / 2) cut = width;
@@ -49,8 +39,8 @@ std::string pad(const std::string& s, std::size_t width) {
 
 // A cell that did not finish, or whose counterexample did not reproduce.
 std::string render_failure(const results::CellResult& cell, const results::CellFailure& f, const TextOptions& o) {
-  std::string out = paint(o, "1", printable(fmt::format("{} × {}: {}", cell.handler, cell.scenario, f.verdict))) + "\n";
-  out += fmt::format("  {}\n", printable(f.detail));
+  std::string out = paint(o, "1", terminal_text(fmt::format("{} × {}: {}", cell.handler, cell.scenario, f.verdict))) + "\n";
+  out += fmt::format("  {}\n", terminal_text(f.detail));
   if (!f.replay_command.empty()) out += fmt::format("\n  replay that run:   {}\n", f.replay_command);
   return out;
 }
@@ -78,7 +68,7 @@ const char* symbol_color(char symbol) {
 
 // Text of the user's (a handler's or scenario's name) cut to fit a column.
 std::string fitted(const std::string& name, std::size_t width) {
-  const std::string p = printable(name);
+  const std::string p = terminal_text(name);
   return p.size() <= width ? p : p.substr(0, width - 1) + "~";
 }
 
@@ -100,7 +90,7 @@ std::string flow(const std::vector<std::string>& items, std::size_t width, const
 std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) {
   constexpr std::size_t kMaxHandler = 28;
   std::size_t hw = 7;
-  for (const auto& h : m.handlers) hw = std::min(kMaxHandler, std::max(hw, printable(h).size()));
+  for (const auto& h : m.handlers) hw = std::min(kMaxHandler, std::max(hw, terminal_text(h).size()));
   const std::size_t n = m.scenarios.size();
   // Each scenario's column is as wide as its number, plus a space.
   const std::size_t cw = std::to_string(std::max<std::size_t>(n, 1)).size() + 1;
@@ -130,11 +120,11 @@ std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) 
   for (std::size_t j = 0; j < n; ++j) legend.push_back(fmt::format("{} {}", j + 1, fitted(m.scenarios[j], kTextWidth - 8)));
   out += flow(legend, kTextWidth, "");
   if (m.strategy.rfind("exhaustive", 0) == 0)  // no seeds: every schedule within the bounds
-    out += fmt::format("strategy {}.\n", printable(m.strategy));
+    out += fmt::format("strategy {}.\n", terminal_text(m.strategy));
   else
-    out += fmt::format("{} seeds per cell, strategy {}, base seed {}.\n", m.seeds, printable(m.strategy), m.base_seed);
+    out += fmt::format("{} seeds per cell, strategy {}, base seed {}.\n", m.seeds, terminal_text(m.strategy), m.base_seed);
   out += ". = pass, x = a violation it is expected to show, F = the cell failed, - = not run;\n";
-  out += "! = differs from " + printable(m.expected_path) + "\n";
+  out += "! = differs from " + terminal_text(m.expected_path) + "\n";
   return out;
 }
 
@@ -144,11 +134,11 @@ std::string render_verdict(const results::MatrixResult& m, const TextOptions& o)
   std::string out;
   if (m.interrupted) out += paint(o, "1;33", "interrupted: the matrix is incomplete") + "\n";
   if (differing == 0 && !m.interrupted) {
-    out += paint(o, "1;32", fmt::format("matrix matches {} ({} cell{})", printable(m.expected_path), m.cells.size(),
+    out += paint(o, "1;32", fmt::format("matrix matches {} ({} cell{})", terminal_text(m.expected_path), m.cells.size(),
                                         m.cells.size() == 1 ? "" : "s")) + "\n";
   } else if (differing > 0) {
     out += paint(o, "1;31", fmt::format("{} cell{} from {}", differing, differing == 1 ? " differs" : "s differ",
-                                        printable(m.expected_path))) + "\n";
+                                        terminal_text(m.expected_path))) + "\n";
   }
   return out;
 }
@@ -158,7 +148,7 @@ std::string render_counterexample(const results::CellResult& cell, const results
   const auto& cex = v.counterexample;
   std::string out;
   out += paint(o, "1", fmt::format("{} × {}: {}", cell.handler, cell.scenario, v.invariant)) + "\n";
-  out += fmt::format("  {}\n", printable(v.detail));
+  out += fmt::format("  {}\n", terminal_text(v.detail));
   if (cex.preemptions >= 0)  // the exhaustive search's: no seed, a schedule
     out += fmt::format("  first seen in schedule {}; {} of {} schedules showed it; this one has {} preemption{}{}\n",
                        v.schedules_to_first, v.failures, cell.seeds_run, cex.preemptions, cex.preemptions == 1 ? "" : "s",
@@ -193,13 +183,13 @@ std::string render_counterexample(const results::CellResult& cell, const results
   }
   if (!cex.gateway.empty()) {
     out += "\n  gateway:\n";
-    for (const auto& g : cex.gateway) out += "    " + printable(g) + "\n";
+    for (const auto& g : cex.gateway) out += "    " + terminal_text(g) + "\n";
   }
   out += "\n  balances at the end:\n";
-  for (const auto& b : cex.balances) out += "    " + printable(b) + "\n";
+  for (const auto& b : cex.balances) out += "    " + terminal_text(b) + "\n";
   if (!cex.effects.empty()) {
     out += "\n  effects at the end (what the services applied):\n";
-    for (const auto& e : cex.effects) out += "    " + printable(effect_line(e)) + "\n";
+    for (const auto& e : cex.effects) out += "    " + terminal_text(effect_line(e)) + "\n";
   }
   out += fmt::format("\n  replay the failing run:   {}\n", cex.replay_command);
   out += fmt::format("  replay this counterexample: {}\n", cex.replay_shrunk_command);
@@ -211,10 +201,10 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   // Only under --strategy exhaustive: what was proved, cell by cell; with --coverage, how much was run.
   for (const auto& c : m.cells) {
     if (const std::string proof = exhaustive_sentence(c); !proof.empty())
-      out += fmt::format("{} × {}: {}\n", printable(c.handler), printable(c.scenario), proof);
+      out += fmt::format("{} × {}: {}\n", terminal_text(c.handler), terminal_text(c.scenario), proof);
     if (c.distinct_schedules >= 0)
-      out += fmt::format("{} × {}: {} seeds ran {} distinct interleaving{}\n", printable(c.handler),
-                         printable(c.scenario), c.seeds_run, c.distinct_schedules, c.distinct_schedules == 1 ? "" : "s");
+      out += fmt::format("{} × {}: {} seeds ran {} distinct interleaving{}\n", terminal_text(c.handler),
+                         terminal_text(c.scenario), c.seeds_run, c.distinct_schedules, c.distinct_schedules == 1 ? "" : "s");
   }
   std::size_t hidden = 0;
   for (const auto& c : m.cells) {
@@ -235,18 +225,18 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   for (const auto& c : m.cells) {
     if (c.matched) continue;
     if (verdict_of(&c) == CellVerdict::kNotProved) {
-      mismatches.push_back(fmt::format("  {} × {}: {}", printable(c.handler), printable(c.scenario),
-                                       printable(mismatch_sentence(c))));
+      mismatches.push_back(fmt::format("  {} × {}: {}", terminal_text(c.handler), terminal_text(c.scenario),
+                                       terminal_text(mismatch_sentence(c))));
       continue;
     }
     const std::string expected = c.expected.empty() ? "pass" : join(c.expected, "+");
     std::vector<std::string> seen;
     for (const auto& f : c.failures) seen.push_back(f.verdict);
     for (const auto& v : c.violations) seen.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, c.seeds_run));
-    const std::string observed = seen.empty() ? "pass" : printable(join(seen, ", "));
+    const std::string observed = seen.empty() ? "pass" : terminal_text(join(seen, ", "));
     const bool canary = !c.expected.empty();
-    mismatches.push_back(fmt::format("  {} × {}: expected {}, observed {}{}", printable(c.handler),
-                                     printable(c.scenario), expected, observed,
+    mismatches.push_back(fmt::format("  {} × {}: expected {}, observed {}{}", terminal_text(c.handler),
+                                     terminal_text(c.scenario), expected, observed,
                                      !c.failures.empty()            ? " (the cell failed)"
                                      : canary && c.violations.empty() ? " (a canary is no longer caught)"
                                      : c.expected.empty()           ? " (a regression)"
@@ -255,13 +245,13 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   out += "\n";
   if (!mismatches.empty()) {
     out += fmt::format("{} cell{} from {}:\n", mismatches.size(), mismatches.size() == 1 ? " differs" : "s differ",
-                       printable(m.expected_path));
+                       terminal_text(m.expected_path));
     out += join(mismatches, "\n") + "\n";
   }
   if (hidden > 0)
     out += fmt::format("{} counterexample{} of known bugs caught as expected not shown (--show all shows them)\n",
                        hidden, hidden == 1 ? "" : "s");
-  if (!o.reports_at.empty()) out += "full reports: " + printable(o.reports_at) + "\n";
+  if (!o.reports_at.empty()) out += "full reports: " + terminal_text(o.reports_at) + "\n";
   return out + render_verdict(m, o);
 }
 
