@@ -45,4 +45,32 @@ CLI::Validator whole_number() {
       "INT", "whole number");
 }
 
+CLI::Validator one_of(std::vector<std::pair<std::string, std::string>> choices) {
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : "|") + c.first;
+  return CLI::Validator(
+      [choices, list](std::string& text) -> std::string {
+        for (const auto& [word, value] : choices)
+          if (text == word) {
+            text = value;
+            return {};
+          }
+        return "'" + text + "' is not one of " + list;
+      },
+      list, "one of");
+}
+
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string why = "'" + text + "' is not a seed: a seed is a whole number from 0 to 18446744073709551615";
+        if (text.empty() || text.size() > 20 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+          return why;
+        // 20 digits: no more than 2^64 - 1 (compared as text, both 20 digits long).
+        if (text.size() == 20 && text > "18446744073709551615") return why;
+        return {};
+      },
+      "UINT64", "seed");
+}
+
 }  // namespace twice::cli

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -18,5 +19,14 @@ std::optional<std::string> nearest_command(const std::string& word, const std::v
 // Accepts a whole decimal number (optionally signed); its message names the
 // text given: "'abc' is not a whole number". Put it before a CLI::Range.
 CLI::Validator whole_number();
+
+// One of the words of `choices`, spelt exactly, which becomes its value (what
+// CLI11 then converts: an enum's number); its message lists the words: "'x' is
+// not one of auto|always|never" (CLI11's CheckedTransformer prints its map).
+CLI::Validator one_of(std::vector<std::pair<std::string, std::string>> choices);
+
+// A seed as `twice run` prints them: 0 to 2^64 - 1, decimal digits only (no
+// sign: "-5" would wrap around to another seed).
+CLI::Validator seed_number();
 
 }  // namespace twice::cli

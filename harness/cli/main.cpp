@@ -35,6 +35,7 @@
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "gateway/scenario_ref.h"
+#include "reports/escape.h"
 #include "reports/json_report.h"
 #include "reports/report_dir.h"
 #include "reports/text_report.h"
@@ -102,9 +103,18 @@ std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std:
     return std::move(all).value();
   }
   std::vector<gateway::Scenario> out;
+  std::map<std::string, std::string> given_as;  // a scenario's name -> the --scenario that named it
   for (const auto& w : wanted) {
     StatusOr<gateway::Scenario> s = gateway::load_scenario_ref(w, dir);
     if (!s.ok()) throw UsageError{s.status().message()};
+    // A cell, its expectation and every report know a scenario by its name:
+    // two scenarios of one name would show one's verdict as the other's.
+    if (auto [it, fresh] = given_as.emplace(s->name, w); !fresh) {
+      if (it->second == w) throw UsageError{fmt::format("--scenario names '{}' twice; give each scenario once", w)};
+      throw UsageError{fmt::format("--scenario '{}' and '{}' are both named '{}' (a cell is known by its scenario "
+                                   "file's name): rename one of the files",
+                                   it->second, w, s->name)};
+    }
     out.push_back(std::move(s).value());
   }
   return out;
@@ -121,6 +131,8 @@ std::vector<const HandlerInfo*> find_handlers(const std::vector<std::string>& wa
       for (const auto* x : registry.all()) names += (names.empty() ? "" : ", ") + x->name;
       throw UsageError{fmt::format("unknown handler '{}'; known: {} (see `twice list`)", w, names)};
     }
+    if (std::find(out.begin(), out.end(), h) != out.end())
+      throw UsageError{fmt::format("--handler names '{}' twice; give each handler once", w)};
     out.push_back(h);
   }
   return out;
@@ -252,7 +264,15 @@ int cmd_run(const RunArgs& a) {
     for (auto& s : scenarios) s.reconciler = true;
   explore::ExpectedMatrix expected;
   const std::string expected_path = a.expected.empty() ? dir + "/expected.toml" : a.expected;
-  if (fs::exists(expected_path)) {
+  std::error_code ec;
+  const fs::file_status expected_status = fs::status(expected_path, ec);
+  if (!a.expected.empty() && !fs::exists(expected_status))
+    throw UsageError{fmt::format("--expected {}: no such file; name the expected matrix (docs/scenarios.md) or leave "
+                                 "--expected out",
+                                 expected_path)};
+  if (fs::exists(expected_status) && !fs::is_regular_file(expected_status))
+    throw UsageError{fmt::format("{}: not a file; the expected matrix is a TOML file (docs/scenarios.md)", expected_path)};
+  if (fs::exists(expected_status)) {
     StatusOr<explore::ExpectedMatrix> loaded = explore::ExpectedMatrix::load(expected_path);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     expected = std::move(loaded).value();
@@ -313,6 +333,9 @@ int cmd_run(const RunArgs& a) {
   cli::EngineSelection engines;
   if (Status st = engines.resolve(a.engines); !st.ok()) throw UsageError{st.message()};
   require_schemas(handlers, engines);
+  // Said once every argument has been checked, just before the cells run.
+  if (!fs::exists(expected_status))
+    std::cerr << fmt::format("twice: no {}: every cell is expected to pass\n", expected_path);
   std::signal(SIGINT, on_sigint);
   explore::IsolationLimits limits;
   limits.timeout_seconds = a.cell_timeout;
@@ -419,6 +442,17 @@ int cmd_replay(const ReplayArgs& a) {
   if (!exhaustive && !a.seed_given) throw UsageError{"--seed is required (as `twice run` printed it)"};
   if (exhaustive && a.shrunk)
     throw UsageError{"--shrunk: an exhaustive counterexample's schedule is already the shrunk one; replay it as printed"};
+  if (!a.invariant.empty() && !a.shrunk)
+    throw UsageError{"--invariant goes with --shrunk: it names the violation to shrink for"};
+  if (!a.invariant.empty()) {
+    std::string names;
+    bool known = false;
+    for (const auto& i : check::invariants()) {
+      names += (names.empty() ? "" : ", ") + std::string(i.name);
+      known = known || i.name == a.invariant;
+    }
+    if (!known) throw UsageError{fmt::format("--invariant '{}': no such invariant; known: {}", a.invariant, names)};
+  }
   const sim::StrategySpec strategy =
       explore::resolve_strategy(strategy_from(a.strategy, a.pct_depth, a.pct_steps), scenario, *handler);
 
@@ -443,6 +477,17 @@ int cmd_replay(const ReplayArgs& a) {
       return kExitUsage;
     }
     const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
+    if (!original.has(invariant)) {
+      std::vector<std::string> present;
+      for (const auto& v : original.verdict.violations)
+        if (std::find(present.begin(), present.end(), v.invariant) == present.end()) present.push_back(v.invariant);
+      std::string shown;
+      for (const auto& p : present) shown += (shown.empty() ? "" : ", ") + p;
+      std::cerr << fmt::format("twice: seed {} shows no {} for {} on {}; it shows {}: give {} to --invariant\n", a.seed,
+                               invariant, handler->name, reports::terminal_text(scenario.name), shown,
+                               present.size() == 1 ? "that" : "one of them");
+      return kExitUsage;
+    }
     // Same budget as `twice run`'s default, so the same counterexample.
     try {
       const auto cex =
@@ -453,20 +498,24 @@ int cmd_replay(const ReplayArgs& a) {
     }
   }
   const run::RunResult r = replayed(spec);
+  // A scenario's names and a callback's payload reach these lines: each is
+  // kept on its line, its control characters shown escaped, as `twice run` does.
+  using reports::terminal_text;
   if (exhaustive)
     std::cout << fmt::format("# twice replay: {} on {}{}, strategy exhaustive, schedule {}\n", handler->name,
-                             scenario.name, spec.engine.cell_suffix(), explore::schedule_text(*spec.choices));
+                             terminal_text(scenario.name), spec.engine.cell_suffix(), explore::schedule_text(*spec.choices));
   else
-    std::cout << fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name, scenario.name,
-                             spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
+    std::cout << fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name,
+                             terminal_text(scenario.name), spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
                              a.shrunk ? " (shrunk counterexample)" : "");
-  std::cout << sim::format_trace(r.trace);
+  for (const auto& e : r.trace.events()) std::cout << terminal_text(sim::format_event(e)) << '\n';
   std::cout << fmt::format("# quiescent at {} after {} scheduling points\n", format_time(r.end_time), r.steps);
   for (const auto& acc : r.verdict.accounts)
-    std::cout << fmt::format("# {}: balance {}, ledger credits {}, should be {}\n", acc.user, acc.balance,
+    std::cout << fmt::format("# {}: balance {}, ledger credits {}, should be {}\n", terminal_text(acc.user), acc.balance,
                              acc.ledger_sum, acc.should_be);
   if (r.verdict.violations.empty()) std::cout << "# verdict: no violation\n";
-  for (const auto& v : r.verdict.violations) std::cout << fmt::format("# verdict: {}: {}\n", v.invariant, v.detail);
+  for (const auto& v : r.verdict.violations)
+    std::cout << fmt::format("# verdict: {}: {}\n", v.invariant, terminal_text(v.detail));
   return r.verdict.violations.empty() ? 0 : kExitMismatch;
 }
 
@@ -478,10 +527,13 @@ int cmd_list(const std::string& scenarios_dir, bool json) {
               << "\n";
     return 0;
   }
+  // Read first: a folder that cannot be listed is one line on stderr, not a half-printed list.
+  const std::vector<gateway::Scenario> scenarios = load_scenarios(dir, {});
   std::cout << "handlers:\n";
   for (const auto* h : HandlerRegistry::instance().all()) std::cout << fmt::format("  {:<22} {}\n", h->name, h->description);
-  std::cout << "\nscenarios (" << dir << "):\n";
-  for (const auto& s : load_scenarios(dir, {})) std::cout << fmt::format("  {:<24} {}\n", s.name, s.description);
+  std::cout << "\nscenarios (" << reports::terminal_text(dir) << "):\n";
+  for (const auto& s : scenarios)
+    std::cout << fmt::format("  {:<24} {}\n", reports::terminal_text(s.name), reports::terminal_text(s.description));
   std::cout << "\ninvariants:\n";
   for (const auto& i : check::invariants()) std::cout << fmt::format("  {:<22} {}\n", i.name, i.violated_when);
   std::cout << "\nbackground jobs (scenario [merchant] section):\n";
@@ -563,7 +615,7 @@ int main(int argc, char** argv) {
   run->add_flag("--coverage", run_args.coverage,
                 "Random and PCT: count the distinct interleavings each cell's seeds ran (in the JSON: distinct_schedules)");
   run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")
-      ->check(cli::whole_number())
+      ->check(cli::seed_number())
       ->capture_default_str();
   run->add_option("--json", run_args.json,
                   "Write the results as JSON to this file; - writes it to stdout (the text report then goes to stderr)");
@@ -576,9 +628,10 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet,-q", run_args.quiet, "No progress on stderr");
   run->add_option("--color", run_args.color,
                   "Colour the report: auto (a terminal, unless NO_COLOR is set), always, never")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, cli::ColorMode>{{"auto", cli::ColorMode::kAuto},
-                                                                               {"always", cli::ColorMode::kAlways},
-                                                                               {"never", cli::ColorMode::kNever}}))
+      ->option_text("auto|always|never")
+      ->transform(cli::one_of({{"auto", std::to_string(static_cast<int>(cli::ColorMode::kAuto))},
+                               {"always", std::to_string(static_cast<int>(cli::ColorMode::kAlways))},
+                               {"never", std::to_string(static_cast<int>(cli::ColorMode::kNever))}}))
       ->default_str("auto");
   std::string show = "differing";
   run->add_option("--show", show,
@@ -617,11 +670,11 @@ int main(int argc, char** argv) {
       "Exit status: 0 the run shows no violation; 1 it shows one; 2 a usage or input error; 3 an internal\n"
       "error of twice.\n"
       "Example:\n"
-      "  twice replay --handler check-then-act --scenario concurrent-duplicates --seed 1234 --shrunk");
+      "  twice replay --handler check-then-act --scenario concurrent-duplicates --seed 5787478153334856 --shrunk");
   replay->add_option("--handler", replay_args.handler, "The handler")->required();
   replay->add_option("--scenario", replay_args.scenario, "A bundled scenario name or a path to a .toml file")->required();
   auto* seed_option = replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")
-      ->check(cli::whole_number());
+      ->check(cli::seed_number());
   replay->add_option("--strategy", replay_args.strategy, "Scheduling strategy")
       ->check(CLI::IsMember({"random", "pct", "exhaustive"}))
       ->capture_default_str();
@@ -672,7 +725,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line, as every other usage error: what is wrong, and where help is.
+    std::string where = "twice";
+    for (const auto* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::cerr << fmt::format("twice: {} (see {} --help)\n", message, where);
+    return kExitUsage;
   }
   run_args.show_all = show == "all";
   try {

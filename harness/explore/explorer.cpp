@@ -24,12 +24,13 @@ std::string scenario_ref(const gateway::Scenario& scenario) {
 
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget,
-                           const engine::EngineChoice& engine) {
+                           const engine::EngineChoice& engine, const std::string& invariant) {
   std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", shell_quote(handler),
                                 shell_quote(scenario_ref(scenario)), seed);
   if (strategy.kind == sim::StrategyKind::kPct)
     cmd += fmt::format(" --strategy pct --pct-depth {} --pct-steps {}", strategy.pct_depth, strategy.pct_max_steps);
   if (shrunk) cmd += " --shrunk";
+  if (shrunk && !invariant.empty()) cmd += " --invariant " + shell_quote(invariant);
   if (shrunk && shrink_budget != kReplayShrinkBudget) cmd += fmt::format(" --shrink-budget {}", shrink_budget);
   if (!engine.is_sqlite())
     cmd += fmt::format(" --engine {} --isolation {}", engine_name(engine.engine), engine::isolation_name(engine.isolation));
@@ -98,7 +99,11 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   cex.choices = best;
   cex.replay_command = replay_command(handler.name, scenario, seed, strategy, false, kReplayShrinkBudget, engine);
   // Not shrunk (budget 0): the counterexample is the failing run itself.
-  cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, budget > 0, budget, engine);
+  // `twice replay --shrunk` shrinks for the run's first violation unless told
+  // another: a seed that shows several says which this counterexample is.
+  const bool first = !original.verdict.violations.empty() && original.verdict.violations.front().invariant == invariant;
+  cex.replay_shrunk_command = replay_command(handler.name, scenario, seed, strategy, budget > 0, budget, engine,
+                                             first || !original.has(invariant) ? std::string() : invariant);
   // The shrunk run tells the story; the original one if shrinking lost the violation.
   const run::RunResult* told = &shrunk;
   const check::Violation* v = shrunk.verdict.find(invariant);

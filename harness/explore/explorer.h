@@ -70,11 +70,12 @@ struct ExploreOptions {
 // replay command, so that the replay shows the same steps.
 inline constexpr int kReplayShrinkBudget = 500;
 
-// "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk]
-//  [--engine E --isolation I]"
+// "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk
+//  [--invariant V] [--shrink-budget B]] [--engine E --isolation I]". `invariant`: the violation
+// to shrink for, given only when it is not the run's first (what replay shrinks for unless told).
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget,
-                           const engine::EngineChoice& engine = {});
+                           const engine::EngineChoice& engine = {}, const std::string& invariant = {});
 // A run of a cell that could not start (simulate()'s error: a schema the
 // database refuses, no server for the engine). The cell's runs share that
 // setup, so it ends the cell, which then reports the message as its verdict

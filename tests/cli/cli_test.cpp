@@ -478,6 +478,141 @@ TEST(Cli, ReplayExitsOneWhenTheReplayedRunShowsAViolation) {
   EXPECT_EQ(o.exit_code, 0);
 }
 
+// A cell is known by its handler's and its scenario's names in every report:
+// two of one name would show one cell's verdict as the other's (a regression
+// of check-then-act on a copy of concurrent-duplicates was shown as a pass).
+TEST(Cli, TwoScenariosOrHandlersOfOneNameAreRefused) {
+  const std::string a = temp_path("a"), b = temp_path("b");
+  std::filesystem::create_directories(a);
+  std::filesystem::create_directories(b);
+  std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/sequential-duplicates.toml", a + "/dups.toml");
+  std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml", b + "/dups.toml");
+  auto o = twice("run --handler check-then-act --seeds 2 --no-report --scenario " + a + "/dups.toml --scenario " + b +
+                 "/dups.toml");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: --scenario '" + a + "/dups.toml' and '" + b +
+                       "/dups.toml' are both named 'dups' (a cell is known by its scenario file's name): rename one "
+                       "of the files\n");
+  o = twice("run --handler cas --seeds 2 --no-report --scenario sequential-duplicates,sequential-duplicates");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: --scenario names 'sequential-duplicates' twice; give each scenario once\n");
+  o = twice("run --handler cas,cas --seeds 2 --no-report --scenario sequential-duplicates");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: --handler names 'cas' twice; give each handler once\n");
+}
+
+// A CI job whose --expected names a file that is not there would compare
+// against nothing and pass.
+TEST(Cli, AnExpectedMatrixThatIsNotThereIsAnErrorNotAPass) {
+  const std::string missing = temp_path("no-such-expected.toml");
+  auto o = twice("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --expected " + missing);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: --expected " + missing +
+                       ": no such file; name the expected matrix (docs/scenarios.md) or leave --expected out\n");
+  const std::string folder = temp_path("a-folder");
+  std::filesystem::create_directories(folder);
+  o = twice("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --expected " + folder);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: " + folder + ": not a file; the expected matrix is a TOML file (docs/scenarios.md)\n");
+
+  // A folder of one's own scenarios without an expected.toml: said, and every cell must pass.
+  const std::string dir = temp_path("own-scenarios");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml",
+                             dir + "/concurrent-duplicates.toml");
+  o = twice("run --handler cas,check-then-act --seeds 20 --no-report --scenarios-dir " + dir);
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("twice: no " + dir + "/expected.toml: every cell is expected to pass\n"), std::string::npos)
+      << o.out;
+}
+
+TEST(Cli, ASeedOutsideZeroToTwoToTheSixtyFourIsRefusedNotWrapped) {
+  for (const char* bad : {"-5", "18446744073709551616", "+1", "1e3"}) {
+    auto o = twice(fmt::format("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --seed {}", bad));
+    EXPECT_EQ(o.exit_code, 2) << bad;
+    EXPECT_NE(o.out.find(fmt::format("--seed: '{}' is not a seed: a seed is a whole number from 0 to "
+                                     "18446744073709551615", bad)),
+              std::string::npos)
+        << o.out;
+    o = twice(fmt::format("replay --handler cas --scenario sequential-duplicates --seed {}", bad));
+    EXPECT_EQ(o.exit_code, 2) << bad;
+  }
+  const auto o = twice("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --seed 18446744073709551615");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("base seed 18446744073709551615"), std::string::npos) << o.out;
+}
+
+// crash-after-commit's seed 6650854377519919 shows lost_effect first and
+// lost_payment after it: the lost_payment counterexample's replay command must
+// say so, or `replay --shrunk` shrinks for lost_effect and shows another story.
+TEST(Cli, AShrunkReplayCommandNamesItsViolationWhenTheSeedShowsSeveral) {
+  auto o = twice("run --handler check-then-act --scenario crash-after-commit --show all --no-report", "/dev/null");
+  const std::string cmd =
+      "twice replay --handler check-then-act --scenario crash-after-commit --seed 6650854377519919 --shrunk "
+      "--invariant lost_payment";
+  ASSERT_NE(o.out.find("replay this counterexample: " + cmd + "\n"), std::string::npos) << o.out;
+  // The first violation's command stays as it was.
+  EXPECT_NE(o.out.find("--seed 3251949076933735 --shrunk\n"), std::string::npos) << o.out;
+  const auto replay = twice(cmd.substr(std::string("twice ").size()));
+  EXPECT_EQ(replay.exit_code, 1);
+  EXPECT_NE(replay.out.find("# verdict: lost_payment"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("# carl: balance 0, ledger credits 0, should be 4500"), std::string::npos) << replay.out;
+}
+
+TEST(Cli, ReplayInvariantMustBeKnownShownAndGoWithShrunk) {
+  const std::string seed = "replay --handler check-then-act --scenario concurrent-duplicates --seed 5787478153334856";
+  auto o = twice(seed + " --shrunk --invariant bogus");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out.rfind("twice: --invariant 'bogus': no such invariant; known: double_credit, lost_update, ", 0), 0u)
+      << o.out;
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
+  o = twice(seed + " --shrunk --invariant lost_update");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: seed 5787478153334856 shows no lost_update for check-then-act on concurrent-duplicates; "
+                   "it shows double_credit: give that to --invariant\n");
+  o = twice(seed + " --invariant double_credit");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: --invariant goes with --shrunk: it names the violation to shrink for\n");
+}
+
+// A scenario's strings reach the replay's lines; a newline or an escape
+// sequence in them stays visible and on its line, as in `twice run`'s output.
+TEST(Cli, ReplayShowsControlCharactersOfAScenarioEscaped) {
+  const std::string dir = temp_path("control-chars");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/evil.toml") << "description = \"evil\"\n[[orders]]\norder_no = \"O-\\u001b[31mRED\"\n"
+                                       "user = \"a\\nb\"\namount = 100\n";
+  const auto o = twice("replay --handler check-then-act --scenario " + dir + "/evil.toml --seed 1");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(o.out.find('\x1b'), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("for order O-\\x1b[31mRED"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("# a\\nb: balance 100, ledger credits 100, should be 100\n"), std::string::npos) << o.out;
+  // Every line is a trace line or a # line: none was split.
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_TRUE(line.rfind("# ", 0) == 0 || line.rfind("[", 0) == 0) << line;
+}
+
+// The example at the end of `twice replay --help` works as printed.
+TEST(Cli, ReplayHelpsExampleReplaysACounterexample) {
+  const auto help = twice("replay --help");
+  const std::string marker = "Example:\n  twice ";
+  const auto at = help.out.find(marker);
+  ASSERT_NE(at, std::string::npos) << help.out;
+  const std::string example = help.out.substr(at + marker.size(), help.out.find('\n', at + marker.size()) - at - marker.size());
+  const auto o = twice(example);
+  EXPECT_EQ(o.exit_code, 1) << example << "\n" << o.out;
+  EXPECT_NE(o.out.find("(shrunk counterexample)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("# verdict: double_credit"), std::string::npos) << o.out;
+}
+
+TEST(Cli, ListReadsTheScenarioFolderBeforePrintingAnything) {
+  const std::string missing = temp_path("no-such-folder");
+  const auto o = twice("list --scenarios-dir " + missing);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out, "twice: " + missing + ": cannot read the scenario folder: No such file or directory\n");
+}
+
 TEST(Cli, OneDifferingCellIsSingular) {
   const std::string expected = temp_path("expected-none-2.toml");
   std::ofstream(expected) << "";
