@@ -774,6 +774,26 @@ int main(int argc, char** argv) {
                                  "--kills", "--kill-window", "--service-log", "--query-port"})
         if (run->count(option) > 0) throw UsageError{fmt::format("{} belongs to black-box mode: add --endpoint URL", option)};
       run_args.bounds_given = preemption_bound->count() > 0 || max_faults->count() > 0;
+      // An option the chosen strategy does not read is a mistake to say, not to ignore.
+      const bool exhaustive = run_args.prove || run_args.strategy == "exhaustive";
+      if (run_args.prove && run->count("--strategy") > 0 && run_args.strategy != "exhaustive")
+        throw UsageError{fmt::format("--prove runs the exhaustive strategy, not {}: leave --strategy out",
+                                     run_args.strategy)};
+      if (!exhaustive)
+        for (const char* option : {"--preemption-bound", "--max-faults", "--budget", "--reduction"})
+          if (run->count(option) > 0)
+            throw UsageError{fmt::format("{} bounds the exhaustive strategy: add --strategy exhaustive (or --prove), "
+                                         "or leave it out",
+                                         option)};
+      if (exhaustive && run->count("--seeds") > 0)
+        throw UsageError{"--seeds: the exhaustive strategy runs every schedule within its bounds, not seeds; "
+                         "--budget caps the runs"};
+      if (run_args.strategy != "pct")
+        for (const char* option : {"--pct-depth", "--pct-steps"})
+          if (run->count(option) > 0)
+            throw UsageError{fmt::format("{} goes with --strategy pct", option)};
+      if (run_args.no_report && !run_args.formats.empty())
+        throw UsageError{"--format chooses the reports to write and --no-report writes none: give one of them"};
       return cmd_run(run_args);
     }
     if (*replay) {

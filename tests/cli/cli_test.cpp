@@ -606,6 +606,30 @@ TEST(Cli, ReplayHelpsExampleReplaysACounterexample) {
   EXPECT_NE(o.out.find("# verdict: double_credit"), std::string::npos) << o.out;
 }
 
+// An option the chosen strategy does not read was ignored: `--prove
+// --strategy random` ran exhaustively, `--budget 3` with random ran 100 seeds.
+TEST(Cli, OptionsTheStrategyDoesNotReadAreRefused) {
+  const std::string cell = "run --handler cas --scenario sequential-duplicates --no-report ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--prove --strategy random", "twice: --prove runs the exhaustive strategy, not random: leave --strategy out\n"},
+      {"--budget 3", "twice: --budget bounds the exhaustive strategy: add --strategy exhaustive (or --prove), or leave it out\n"},
+      {"--strategy pct --reduction none",
+       "twice: --reduction bounds the exhaustive strategy: add --strategy exhaustive (or --prove), or leave it out\n"},
+      {"--strategy exhaustive --seeds 5",
+       "twice: --seeds: the exhaustive strategy runs every schedule within its bounds, not seeds; --budget caps the runs\n"},
+      {"--pct-depth 3", "twice: --pct-depth goes with --strategy pct\n"},
+      {"--format md", "twice: --format chooses the reports to write and --no-report writes none: give one of them\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto o = twice(cell + args);
+    EXPECT_EQ(o.exit_code, 2) << args;
+    EXPECT_EQ(o.out, message) << args;
+  }
+  // The same options where they belong still run.
+  EXPECT_EQ(twice(cell + "--strategy pct --pct-depth 3 --seeds 3").exit_code, 0);
+  EXPECT_EQ(twice(cell + "--strategy exhaustive --budget 50 --reduction none --max-faults 0").exit_code, 0);
+}
+
 TEST(Cli, ListReadsTheScenarioFolderBeforePrintingAnything) {
   const std::string missing = temp_path("no-such-folder");
   const auto o = twice("list --scenarios-dir " + missing);
