@@ -159,7 +159,10 @@ void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
     }
     if (auto* p = t.get("paid_at")) o.paid_at = r.duration(*p, "paid_at");
     if (auto* p = t.get("paid")) o.paid = r.boolean(*p, "paid");
-    if (auto* p = t.get("paid_twice")) o.paid_twice = r.boolean(*p, "paid_twice");
+    if (auto* p = t.get("paid_twice")) {
+      o.paid_twice = r.boolean(*p, "paid_twice");
+      if (o.paid_twice && !o.paid) r.fail(p->source(), "'paid_twice' needs a paid order; remove it or drop 'paid = false'");
+    }
     const RetryProfile& profile = *find_profile(s.profile);
     if (auto* v = t.get("refund_after")) {
       o.refund_after = r.duration(*v, "refund_after");

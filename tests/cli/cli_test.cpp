@@ -164,7 +164,11 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"refund_unpaid",
                   "description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\npaid = false\n"
                   "refund_after = \"1m\"\n",
-                  7, "'refund_after' needs a paid order; remove it or drop 'paid = false'"}),
+                  7, "'refund_after' needs a paid order; remove it or drop 'paid = false'"},
+        Malformed{"paid_twice_unpaid",
+                  "description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\npaid = false\n"
+                  "paid_twice = true\n",
+                  7, "'paid_twice' needs a paid order; remove it or drop 'paid = false'"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Engine flags that cannot work say so in one line and exit 2, before any run.
