@@ -31,7 +31,12 @@ std::string last_dl_error() {
 StatusOr<std::vector<std::string>> load_plugin(const std::string& path) {
   std::vector<std::string> handlers;
   std::error_code ec;
-  if (!fs::exists(path, ec)) return Status::error(fmt::format("plugin {}: no such file", path));
+  if (!fs::exists(path, ec)) {
+    // ELOOP, EACCES, ...: say what the system said, not "no such file".
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      return Status::error(fmt::format("plugin {}: cannot read it: {}", path, ec.message()));
+    return Status::error(fmt::format("plugin {}: no such file", path));
+  }
   if (fs::is_directory(path, ec)) return Status::error(fmt::format("plugin {}: is a folder, not a shared library", path));
   // dlopen() searches the library path for a name without a slash; a path was meant.
   const std::string absolute = fs::absolute(path, ec).lexically_normal().string();

@@ -57,6 +57,8 @@ expect_refusal "other API version" "was built against twice API version 999" run
 expect_refusal "one stale file" "a handler registration compiled against twice API version 999 was refused" \
   list --plugin "$mixed"
 expect_refusal "missing file" "no-such-plugin.so: no such file" run --plugin ./no-such-plugin.so
+ln -sf loop-b.so loop-a.so && ln -sf loop-a.so loop-b.so
+expect_refusal "a loop of links" "loop-a.so: cannot read it: Too many levels of symbolic links" list --plugin ./loop-a.so
 expect_refusal "not a plugin" "not a twice plugin" list --plugin "$notplugin"
 echo "not a library" >text.so
 expect_refusal "not a library" "cannot load it" list --plugin ./text.so
