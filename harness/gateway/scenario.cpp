@@ -260,8 +260,16 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
   r.only(root, {"description", "profile", "network", "faults", "attacks", "merchant", "services", "checks", "orders"},
          "the top level");
   if (auto* v = root.get("services")) read_services(r, *v, s);
-  if (auto* d = root.get("description")) s.description = r.text(*d, "description");
-  else r.fail(root.source(), "a scenario needs a one-line 'description'");
+  if (auto* d = root.get("description")) {
+    s.description = r.text(*d, "description");
+    // `twice list` and the reports show it on one line.
+    if (s.description.find_first_not_of(" \t") == std::string::npos)
+      r.fail(d->source(), "'description' is empty; say in one line what the scenario does");
+    if (s.description.find_first_of("\r\n") != std::string::npos)
+      r.fail(d->source(), "'description' spans several lines; say it in one (a longer story goes in a # comment)");
+  } else {
+    r.fail(root.source(), "a scenario needs a one-line 'description'");
+  }
   if (auto* p = root.get("profile")) {
     s.profile = r.text(*p, "profile");
     if (!find_profile(s.profile)) {

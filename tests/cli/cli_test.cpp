@@ -165,6 +165,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\npaid = false\n"
                   "refund_after = \"1m\"\n",
                   7, "'refund_after' needs a paid order; remove it or drop 'paid = false'"},
+        Malformed{"empty_description", "description = \" \"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\n",
+                  1, "'description' is empty; say in one line what the scenario does"},
+        Malformed{"multiline_description",
+                  "description = \"\"\"\nfirst\nsecond\"\"\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\n", 1,
+                  "'description' spans several lines; say it in one (a longer story goes in a # comment)"},
         Malformed{"paid_twice_unpaid",
                   "description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\npaid = false\n"
                   "paid_twice = true\n",
