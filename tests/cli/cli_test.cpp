@@ -36,6 +36,13 @@ std::string temp_path(const std::string& name) {
   return (twice::testing::unique_temp_dir() / name).string();
 }
 
+// `twice <args>` is a usage error: exit 2 and exactly `message` (one line).
+void expect_usage_error(const std::string& args, const std::string& message) {
+  const auto o = twice(args);
+  EXPECT_EQ(o.exit_code, 2) << args;
+  EXPECT_EQ(o.out, message) << args;
+}
+
 TEST(Cli, CheckThenActOnConcurrentDuplicatesReportsDoubleCreditWithSeedAndSmallCounterexample) {
   const std::string json_path = temp_path("r.json");
   const auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --json " + json_path + " -q");
@@ -469,20 +476,12 @@ TEST(Cli, ScenariosAreAcceptedCommaSeparatedLikeHandlers) {
 }
 
 TEST(Cli, MistakesOnTheCommandLineSayWhatIsWrong) {
-  auto o = twice("run --seeds abc");
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: --seeds: 'abc' is not a whole number (see twice run --help)\n");
+  expect_usage_error("run --seeds abc", "twice: --seeds: 'abc' is not a whole number (see twice run --help)\n");
   // CLI11's own errors are one line too, and name the words allowed, not its maps.
-  o = twice("run --color 1");
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: --color: '1' is not one of auto|always|never (see twice run --help)\n");
-  o = twice("replay --handler cas");
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: --scenario is required (see twice replay --help)\n");
-  o = twice("lsit");
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: unknown command 'lsit'; did you mean 'list'? (commands: run, replay, list, stress; "
-                   "see twice --help)\n");
+  expect_usage_error("run --color 1", "twice: --color: '1' is not one of auto|always|never (see twice run --help)\n");
+  expect_usage_error("replay --handler cas", "twice: --scenario is required (see twice replay --help)\n");
+  expect_usage_error("lsit", "twice: unknown command 'lsit'; did you mean 'list'? (commands: run, replay, list, stress; "
+                             "see twice --help)\n");
 }
 
 TEST(Cli, ReplayExitsOneWhenTheReplayedRunShowsAViolation) {
@@ -503,18 +502,15 @@ TEST(Cli, TwoScenariosOrHandlersOfOneNameAreRefused) {
   std::filesystem::create_directories(b);
   std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/sequential-duplicates.toml", a + "/dups.toml");
   std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml", b + "/dups.toml");
-  auto o = twice("run --handler check-then-act --seeds 2 --no-report --scenario " + a + "/dups.toml --scenario " + b +
-                 "/dups.toml");
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: --scenario '" + a + "/dups.toml' and '" + b +
-                       "/dups.toml' are both named 'dups' (a cell is known by its scenario file's name): rename one "
-                       "of the files\n");
-  o = twice("run --handler cas --seeds 2 --no-report --scenario sequential-duplicates,sequential-duplicates");
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: --scenario names 'sequential-duplicates' twice; give each scenario once\n");
-  o = twice("run --handler cas,cas --seeds 2 --no-report --scenario sequential-duplicates");
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: --handler names 'cas' twice; give each handler once\n");
+  expect_usage_error("run --handler check-then-act --seeds 2 --no-report --scenario " + a + "/dups.toml --scenario " + b +
+                         "/dups.toml",
+                     "twice: --scenario '" + a + "/dups.toml' and '" + b +
+                         "/dups.toml' are both named 'dups' (a cell is known by its scenario file's name): rename "
+                         "one of the files\n");
+  expect_usage_error("run --handler cas --seeds 2 --no-report --scenario sequential-duplicates,sequential-duplicates",
+                     "twice: --scenario names 'sequential-duplicates' twice; give each scenario once\n");
+  expect_usage_error("run --handler cas,cas --seeds 2 --no-report --scenario sequential-duplicates",
+                     "twice: --handler names 'cas' twice; give each handler once\n");
 }
 
 // A CI job whose --expected names a file that is not there would compare
@@ -636,11 +632,7 @@ TEST(Cli, OptionsTheStrategyDoesNotReadAreRefused) {
       {"--pct-depth 3", "twice: --pct-depth goes with --strategy pct\n"},
       {"--format md", "twice: --format chooses the reports to write and --no-report writes none: give one of them\n"},
   };
-  for (const auto& [args, message] : cases) {
-    const auto o = twice(cell + args);
-    EXPECT_EQ(o.exit_code, 2) << args;
-    EXPECT_EQ(o.out, message) << args;
-  }
+  for (const auto& [args, message] : cases) expect_usage_error(cell + args, message);
   // The same options where they belong still run.
   EXPECT_EQ(twice(cell + "--strategy pct --pct-depth 3 --seeds 3").exit_code, 0);
   EXPECT_EQ(twice(cell + "--strategy exhaustive --budget 50 --reduction none --max-faults 0").exit_code, 0);
