@@ -51,6 +51,12 @@ std::string_view name_of(Invariant invariant) {
   return "?";
 }
 
+std::string invariant_names() {
+  std::string names;
+  for (const auto& i : invariants()) names += (names.empty() ? "" : ", ") + std::string(i.name);
+  return names;
+}
+
 bool is_invariant(std::string_view name) {
   const auto& all = invariants();
   return std::any_of(all.begin(), all.end(), [&](const InvariantInfo& i) { return i.name == name; });

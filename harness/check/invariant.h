@@ -46,5 +46,7 @@ struct InvariantInfo {
 const std::vector<InvariantInfo>& invariants();
 std::string_view name_of(Invariant invariant);
 bool is_invariant(std::string_view name);
+// Every invariant's name, comma-separated, in that order: for messages that list what is allowed.
+std::string invariant_names();
 
 }  // namespace twice::check

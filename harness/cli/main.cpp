@@ -110,7 +110,15 @@ std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std:
     // A cell, its expectation and every report know a scenario by its name:
     // two scenarios of one name would show one's verdict as the other's.
     if (auto [it, fresh] = given_as.emplace(s->name, w); !fresh) {
+      // A bundled scenario's source is empty (named by name): its file is in `dir`.
+      const auto file_of = [&](const std::string& ref) {
+        std::error_code ec;
+        const fs::path p = gateway::is_scenario_name(ref) ? fs::path(dir) / (ref + ".toml") : fs::path(ref);
+        return fs::weakly_canonical(p, ec);
+      };
       if (it->second == w) throw UsageError{fmt::format("--scenario names '{}' twice; give each scenario once", w)};
+      if (file_of(it->second) == file_of(w))
+        throw UsageError{fmt::format("--scenario '{}' and '{}' are the same file; give it once", it->second, w)};
       throw UsageError{fmt::format("--scenario '{}' and '{}' are both named '{}' (a cell is known by its scenario "
                                    "file's name): rename one of the files",
                                    it->second, w, s->name)};
@@ -266,6 +274,8 @@ int cmd_run(const RunArgs& a) {
   const std::string expected_path = a.expected.empty() ? dir + "/expected.toml" : a.expected;
   std::error_code ec;
   const fs::file_status expected_status = fs::status(expected_path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)  // ELOOP, EACCES: not "no such file"
+    throw UsageError{fmt::format("{}: cannot read the expected matrix: {}", expected_path, ec.message())};
   if (!a.expected.empty() && !fs::exists(expected_status))
     throw UsageError{fmt::format("--expected {}: no such file; name the expected matrix (docs/scenarios.md) or leave "
                                  "--expected out",
@@ -444,15 +454,8 @@ int cmd_replay(const ReplayArgs& a) {
     throw UsageError{"--shrunk: an exhaustive counterexample's schedule is already the shrunk one; replay it as printed"};
   if (!a.invariant.empty() && !a.shrunk)
     throw UsageError{"--invariant goes with --shrunk: it names the violation to shrink for"};
-  if (!a.invariant.empty()) {
-    std::string names;
-    bool known = false;
-    for (const auto& i : check::invariants()) {
-      names += (names.empty() ? "" : ", ") + std::string(i.name);
-      known = known || i.name == a.invariant;
-    }
-    if (!known) throw UsageError{fmt::format("--invariant '{}': no such invariant; known: {}", a.invariant, names)};
-  }
+  if (!a.invariant.empty() && !check::is_invariant(a.invariant))
+    throw UsageError{fmt::format("--invariant '{}': no such invariant; known: {}", a.invariant, check::invariant_names())};
   const sim::StrategySpec strategy =
       explore::resolve_strategy(strategy_from(a.strategy, a.pct_depth, a.pct_steps), scenario, *handler);
 
@@ -478,14 +481,17 @@ int cmd_replay(const ReplayArgs& a) {
     }
     const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
     if (!original.has(invariant)) {
-      std::vector<std::string> present;
+      // A verdict's violations come grouped by invariant.
+      std::string shown, last;
+      int kinds = 0;
       for (const auto& v : original.verdict.violations)
-        if (std::find(present.begin(), present.end(), v.invariant) == present.end()) present.push_back(v.invariant);
-      std::string shown;
-      for (const auto& p : present) shown += (shown.empty() ? "" : ", ") + p;
+        if (v.invariant != last) {
+          shown += (kinds++ == 0 ? "" : ", ") + v.invariant;
+          last = v.invariant;
+        }
       std::cerr << fmt::format("twice: seed {} shows no {} for {} on {}; it shows {}: give {} to --invariant\n", a.seed,
                                invariant, handler->name, reports::terminal_text(scenario.name), shown,
-                               present.size() == 1 ? "that" : "one of them");
+                               kinds == 1 ? "that" : "one of them");
       return kExitUsage;
     }
     // Same budget as `twice run`'s default, so the same counterexample.

@@ -37,10 +37,8 @@ Status read_handler_table(const std::string& path, const std::string& handler, c
         const auto plus = std::min(head.find('+', start), head.size());
         const std::string name = head.substr(start, plus - start);
         if (!check::is_invariant(name)) {
-          std::string names;
-          for (const auto& i : check::invariants()) names += (names.empty() ? "" : ", ") + std::string(i.name);
           return Status::error(fmt::format("{}:{}: '{}' is not an invariant; write \"pass\" or one of {} (joined with +)",
-                                           path, value.source().begin.line, name, names));
+                                           path, value.source().begin.line, name, check::invariant_names()));
         }
         e.violations.push_back(name);
         start = plus + 1;

@@ -509,6 +509,10 @@ TEST(Cli, TwoScenariosOrHandlersOfOneNameAreRefused) {
                          "one of the files\n");
   expect_usage_error("run --handler cas --seeds 2 --no-report --scenario sequential-duplicates,sequential-duplicates",
                      "twice: --scenario names 'sequential-duplicates' twice; give each scenario once\n");
+  expect_usage_error("run --handler cas --seeds 2 --no-report --scenario sequential-duplicates "
+                     "--scenario scenarios/sequential-duplicates.toml",
+                     "twice: --scenario 'sequential-duplicates' and 'scenarios/sequential-duplicates.toml' are the same "
+                     "file; give it once\n");
   expect_usage_error("run --handler cas,cas --seeds 2 --no-report --scenario sequential-duplicates",
                      "twice: --handler names 'cas' twice; give each handler once\n");
 }
@@ -516,23 +520,25 @@ TEST(Cli, TwoScenariosOrHandlersOfOneNameAreRefused) {
 // A CI job whose --expected names a file that is not there would compare
 // against nothing and pass.
 TEST(Cli, AnExpectedMatrixThatIsNotThereIsAnErrorNotAPass) {
+  const std::string cell = "run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --expected ";
   const std::string missing = temp_path("no-such-expected.toml");
-  auto o = twice("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --expected " + missing);
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: --expected " + missing +
-                       ": no such file; name the expected matrix (docs/scenarios.md) or leave --expected out\n");
+  expect_usage_error(cell + missing, "twice: --expected " + missing +
+                                         ": no such file; name the expected matrix (docs/scenarios.md) or leave "
+                                         "--expected out\n");
   const std::string folder = temp_path("a-folder");
   std::filesystem::create_directories(folder);
-  o = twice("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --expected " + folder);
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_EQ(o.out, "twice: " + folder + ": not a file; the expected matrix is a TOML file (docs/scenarios.md)\n");
+  expect_usage_error(cell + folder,
+                     "twice: " + folder + ": not a file; the expected matrix is a TOML file (docs/scenarios.md)\n");
+  const std::string loop = temp_path("loop.toml");
+  std::filesystem::create_symlink(loop, loop);
+  expect_usage_error(cell + loop, "twice: " + loop + ": cannot read the expected matrix: Too many levels of symbolic links\n");
 
   // A folder of one's own scenarios without an expected.toml: said, and every cell must pass.
   const std::string dir = temp_path("own-scenarios");
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml",
                              dir + "/concurrent-duplicates.toml");
-  o = twice("run --handler cas,check-then-act --seeds 20 --no-report --scenarios-dir " + dir);
+  const auto o = twice("run --handler cas,check-then-act --seeds 20 --no-report --scenarios-dir " + dir);
   EXPECT_EQ(o.exit_code, 1) << o.out;
   EXPECT_NE(o.out.find("twice: no " + dir + "/expected.toml: every cell is expected to pass\n"), std::string::npos)
       << o.out;
