@@ -37,14 +37,6 @@ std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
-// A cell that did not finish, or whose counterexample did not reproduce.
-std::string render_failure(const results::CellResult& cell, const results::CellFailure& f, const TextOptions& o) {
-  std::string out = paint(o, "1", terminal_text(fmt::format("{} × {}: {}", cell.handler, cell.scenario, f.verdict))) + "\n";
-  out += fmt::format("  {}\n", terminal_text(f.detail));
-  if (!f.replay_command.empty()) out += fmt::format("\n  replay that run:   {}\n", f.replay_command);
-  return out;
-}
-
 }  // namespace
 
 namespace {
@@ -253,6 +245,14 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
                        hidden, hidden == 1 ? "" : "s");
   if (!o.reports_at.empty()) out += "full reports: " + terminal_text(o.reports_at) + "\n";
   return out + render_verdict(m, o);
+}
+
+// A cell that did not finish, or whose counterexample did not reproduce.
+std::string render_failure(const results::CellResult& cell, const results::CellFailure& f, const TextOptions& o) {
+  std::string out = paint(o, "1", terminal_text(fmt::format("{} × {}: {}", cell.handler, cell.scenario, f.verdict))) + "\n";
+  out += fmt::format("  {}\n", terminal_text(f.detail));
+  if (!f.replay_command.empty()) out += fmt::format("\n  replay that run:   {}\n", f.replay_command);
+  return out;
 }
 
 }  // namespace twice::reports

@@ -32,6 +32,10 @@ std::string render_matrix(const results::MatrixResult& m, const TextOptions& opt
 std::string render_verdict(const results::MatrixResult& m, const TextOptions& options);
 std::string render_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
                                   const TextOptions& options);
+// A cell that did not finish ("crashed: SIGSEGV", "exited: 0", "hung: ..."):
+// what its process did, in which run, and the command that replays that run.
+std::string render_failure(const results::CellResult& cell, const results::CellFailure& failure,
+                           const TextOptions& options);
 // The verdict, the matrix, the counterexamples (see show_all), the cells that
 // differ, where the reports are, and the verdict again as the last line.
 std::string render_text(const results::MatrixResult& m, const TextOptions& options);

@@ -146,8 +146,10 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
 
   std::map<std::string, ViolationResult> found;
   std::set<std::uint64_t> interleavings;
-  for (int i = 0; i < options.seeds; ++i) {
-    const std::uint64_t seed = sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
+  const int runs = options.only_seed ? 1 : options.seeds;
+  for (int i = 0; i < runs; ++i) {
+    const std::uint64_t seed =
+        options.only_seed ? *options.only_seed : sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
     if (options.on_run) options.on_run("exploring", i + 1, seed);
     // A failure's trace is made again by shrink_counterexample(): none is needed here.
     run::RunSpec spec{&scenario, &handler, options.strategy, seed, std::nullopt, false};

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -26,6 +27,9 @@ namespace twice::explore {
 struct ExploreOptions {
   int seeds = 200;
   std::uint64_t base_seed = 1;
+  // Set: one run of a cell, of exactly this seed (twice::testing::check_run),
+  // instead of `seeds` runs of seeds derived from `base_seed`.
+  std::optional<std::uint64_t> only_seed;
   sim::StrategySpec strategy;
   bool shrink = true;
   int shrink_budget = 1500;  // runs spent shrinking one counterexample

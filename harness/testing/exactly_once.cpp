@@ -1,16 +1,22 @@
 // check_exactly_once() and check_run(): the explorer and the text report, put
 // behind the small public API of twice/testing.h.
 #include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "explore/cell_process.h"
 #include "explore/explorer.h"
 #include "reports/text_report.h"
 #include "run/simulate.h"
 #include "testing/engine_servers.h"
 #include "testing/scenario_selection.h"
 #include "twice/testing.h"
+
+namespace fs = std::filesystem;
 
 namespace twice::testing {
 namespace {
@@ -29,6 +35,9 @@ Status check_options(const Options& o) {
   if (o.pct_depth < 1 || o.pct_depth > 10)
     return Status::error(fmt::format("Options::pct_depth is {}; allowed: 1 to 10", o.pct_depth));
   if (o.shrink_budget < 0) return Status::error("Options::shrink_budget must not be negative");
+  if (o.hang_seconds < 1 || o.hang_seconds > 86'400)
+    return Status::error(fmt::format("Options::hang_seconds is {}; allowed: 1 to 86400", o.hang_seconds));
+  if (Status bad = check_scenario_folders(o); !bad.ok()) return bad;
   return check_skip(o);
 }
 
@@ -39,35 +48,52 @@ sim::StrategySpec strategy_of(const Options& o) {
   return s;
 }
 
+// The file a scenario reference names (a bundled one's is in bundled_dir).
+fs::path file_of(const std::string& ref, const Options& o) {
+  std::error_code ec;
+  const fs::path p = gateway::is_scenario_name(ref) ? fs::path(o.bundled_dir) / (ref + ".toml") : fs::path(ref);
+  return fs::weakly_canonical(p, ec);
+}
+
 StatusOr<std::vector<gateway::Scenario>> load_all(const std::vector<std::string>& refs, const Options& o) {
   std::vector<gateway::Scenario> out;
+  std::map<std::string, std::string> given_as;  // a scenario's name -> the reference that named it
   for (const auto& ref : refs) {
     StatusOr<gateway::Scenario> s = gateway::load_scenario_ref(ref, o.bundled_dir);
     if (!s.ok()) return s.status();
+    // A result is known by its scenario's name: two scenarios of one name
+    // would show one's violations as the other's.
+    if (auto [it, fresh] = given_as.emplace(s->name, ref); !fresh) {
+      if (file_of(it->second, o) == file_of(ref, o)) continue;  // one file, named two ways: once
+      if (gateway::is_scenario_name(it->second))
+        return Status::error(fmt::format(
+            "Options::scenarios: '{}' is named '{}', as a bundled scenario is (a result is known by its scenario "
+            "file's name): rename the file, or leave the bundled one out with Options::skip = {{\"{}\"}}",
+            ref, s->name, s->name));
+      return Status::error(fmt::format("Options::scenarios: '{}' and '{}' are both named '{}' (a result is known by "
+                                       "its scenario file's name): rename one of the files",
+                                       it->second, ref, s->name));
+    }
     out.push_back(std::move(s).value());
   }
   return out;
 }
 
-// One run, on the caller's thread, so that a schema the database rejects (a
-// typo in setup_sql, an insert_order_sql with the wrong columns) comes back as
-// a message instead of an exception on an explorer thread. A handler's own
-// exceptions never get here: they answer HTTP 500 inside the run.
-StatusOr<run::RunResult> run_guarded(const gateway::Scenario& scenario, const HandlerInfo& handler,
-                                     const sim::StrategySpec& strategy, std::uint64_t seed,
-                                     const engine::EngineChoice& engine) {
-  run::RunSpec spec{&scenario, &handler, strategy, seed, std::nullopt};
-  spec.engine = engine;
-  StatusOr<run::RunResult> r = run::simulate(spec);
-  if (r.ok()) return r;
-  std::string message =
-      fmt::format("{} on {}: the run could not start: {}", handler.name, scenario.name, r.status().message());
-  // A bundled scenario may need what only twice's own programs have (the
-  // reference schema's merchant jobs).
-  if (scenario.source.empty())
-    message += fmt::format(" (if your handler is not meant for {0}, leave it out: Options::skip = {{\"{0}\"}})",
-                           scenario.name);
-  return Status::error(message);
+// Advice for a run that could not start on a bundled scenario whose merchant
+// jobs (the reconciler, the order closer) query the reference schema, which a
+// handler with its own schema does not have. An error in the handler's own
+// schema or jobs is the handler's to fix, not a scenario to skip.
+std::string skip_hint(const gateway::Scenario& scenario, std::string_view error) {
+  constexpr std::string_view kNoJob = "no job registered as ";
+  if (error.starts_with(kNoJob)) {
+    const std::string_view job = error.substr(kNoJob.size());
+    if (job != "reconciler" && job != "order-closer")
+      return " (the handler's jobs() names it: register the job with TWICE_REGISTER_JOB, or correct the name)";
+  }
+  const bool reference_jobs = scenario.reconciler || scenario.close_after > 0;
+  if (!scenario.source.empty() || !reference_jobs || error.starts_with("the handler's schema")) return "";
+  return fmt::format(" (if your handler is not meant for {0}, leave it out: Options::skip = {{\"{0}\"}})",
+                     scenario.name);
 }
 
 // `twice` can replay only a handler it can load: put the plugin in the command.
@@ -83,7 +109,8 @@ std::string replay_hint(const Options& o) {
          "--plugin path/to/libyours.so, or set Options::plugin to have it printed above.)\n";
 }
 
-// The rendered counterexamples of the cells that failed, with the plugin in their replay commands.
+// The rendered counterexamples of the cells that failed, and what became of
+// the cells that did not finish, with the plugin in their replay commands.
 std::string render_failures(std::vector<explore::CellResult>& cells, const Options& o) {
   reports::TextOptions text;
   std::string out;
@@ -93,8 +120,45 @@ std::string render_failures(std::vector<explore::CellResult>& cells, const Optio
       add_plugin(v.counterexample.replay_shrunk_command, o.plugin);
       out += "\n" + reports::render_counterexample(cell, v, text);
     }
+    for (auto& f : cell.failures) {
+      add_plugin(f.replay_command, o.plugin);
+      out += "\n" + reports::render_failure(cell, f, text);
+    }
   }
   return out;
+}
+
+// Whether this process runs no thread but the caller's (Options::contain).
+bool only_thread() {
+  std::error_code ec;
+  int threads = 0;
+  for (fs::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++threads;
+  return !ec && threads == 1;
+}
+
+// Explores the cells of one handler, in child processes when the options ask
+// for it and it is safe (Options::contain), else on threads of this process.
+explore::MatrixResult explore_cells(const HandlerInfo& handler, const std::vector<gateway::Scenario>& scenarios,
+                                    const explore::ExploreOptions& explore, const Options& o, bool& contained) {
+  contained = o.contain && explore.engine.is_sqlite() && only_thread();
+  // No expected matrix: a handler under test is held to exactly-once everywhere.
+  if (!contained) return explore::explore_matrix({&handler}, scenarios, explore, explore::ExpectedMatrix{});
+  explore::IsolationLimits limits;
+  limits.timeout_seconds = o.hang_seconds;
+  return explore::explore_matrix_isolated({&handler}, scenarios, explore, limits, explore::ExpectedMatrix{});
+}
+
+// A cell whose first run stopped on an error (a schema the database rejects,
+// a job nobody registered): the handler could not be checked there at all.
+std::optional<std::string> could_not_start(const explore::CellResult& cell, const gateway::Scenario& scenario) {
+  for (const auto& f : cell.failures) {
+    constexpr std::string_view kError = "error: ";
+    if (!f.verdict.starts_with(kError) || f.run > 1 || (f.run == 1 && f.phase != "exploring")) continue;
+    const std::string error = f.verdict.substr(kError.size());
+    return fmt::format("{} on {}: the run could not start: {}{}", cell.handler, scenario.name, error,
+                       skip_hint(scenario, error));
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -116,13 +180,13 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   StatusOr<engine::EngineChoice> engine = engine_of(options);
   if (!engine.ok()) return failed(engine.status().message());
   const std::vector<std::string> refs = scenario_refs(options);
-  if (refs.empty()) return failed("no scenarios: Options::bundled is false and Options::scenarios is empty");
+  if (refs.empty())
+    return failed(options.bundled ? "no scenarios: Options::skip leaves out every bundled scenario, and "
+                                    "Options::scenarios is empty"
+                                  : "no scenarios: Options::bundled is false and Options::scenarios is empty");
   StatusOr<std::vector<gateway::Scenario>> loaded = load_all(refs, options);
   if (!loaded.ok()) return failed(loaded.status().message());
   const std::vector<gateway::Scenario>& scenarios = *loaded;
-  for (const auto& s : scenarios)
-    if (StatusOr<run::RunResult> r = run_guarded(s, handler, strategy_of(options), options.seed, *engine); !r.ok())
-      return failed(r.status().message());
 
   explore::ExploreOptions explore;
   explore.seeds = options.seeds;
@@ -132,16 +196,29 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   explore.shrink_budget = options.shrink_budget;
   explore.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   explore.engine = *engine;
-  // No expected matrix: a handler under test is held to exactly-once everywhere.
-  explore::MatrixResult m = explore::explore_matrix({&handler}, scenarios, explore, explore::ExpectedMatrix{});
+  bool contained = false;
+  explore::MatrixResult m = explore_cells(handler, scenarios, explore, options, contained);
+
+  std::string cannot;
+  for (std::size_t i = 0; i < m.cells.size(); ++i)
+    if (std::optional<std::string> why = could_not_start(m.cells[i], scenarios[i]))
+      cannot += (cannot.empty() ? "" : "\n") + *why;
+  if (!cannot.empty()) return failed(cannot);
 
   Report report;
+  report.contained = contained;
   std::string summary;
+  int unfinished = 0;
   for (const auto& cell : m.cells) {
     report.runs += cell.seeds_run;
     for (const auto& v : cell.violations) {
       report.violations.push_back(cell.scenario + ": " + v.invariant);
       summary += fmt::format("  {}: {} in {} of {} runs\n", cell.scenario, v.invariant, v.failures, cell.seeds_run);
+    }
+    for (const auto& f : cell.failures) {
+      report.violations.push_back(cell.scenario + ": " + f.verdict);
+      summary += fmt::format("  {}: {}\n", cell.scenario, f.verdict);
+      ++unfinished;
     }
   }
   const std::string what = fmt::format("{} scenario{} × {} runs (strategy {}, seed {}){}", scenarios.size(),
@@ -152,8 +229,13 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
     report.message = fmt::format("{}: exactly once on {}", handler.name, what);
     return report;
   }
-  report.message = fmt::format("{} is not exactly-once: {} violation{} on {}\n{}", handler.name,
-                               report.violations.size(), report.violations.size() == 1 ? "" : "s", what, summary) +
+  const int violations = static_cast<int>(report.violations.size()) - unfinished;
+  std::vector<std::string> counts;
+  if (violations > 0) counts.push_back(fmt::format("{} violation{}", violations, violations == 1 ? "" : "s"));
+  if (unfinished > 0)
+    counts.push_back(fmt::format("{} scenario{} that did not finish", unfinished, unfinished == 1 ? "" : "s"));
+  report.message = fmt::format("{} is not exactly-once: {} on {}\n{}", handler.name, fmt::join(counts, " and "), what,
+                               summary) +
                    render_failures(m.cells, options) + replay_hint(options);
   return report;
 }
@@ -171,44 +253,32 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   StatusOr<gateway::Scenario> loaded = gateway::load_scenario_ref(run.scenario, options.bundled_dir);
   if (!loaded.ok()) return failed(loaded.status().message());
   const gateway::Scenario& scenario = *loaded;
-  const sim::StrategySpec strategy = strategy_of(options);
-  StatusOr<run::RunResult> guarded = run_guarded(scenario, handler, strategy, run.seed, *engine);
-  if (!guarded.ok()) return failed(guarded.status().message());
-  const run::RunResult& r = *guarded;
+
+  explore::ExploreOptions explore;
+  explore.only_seed = run.seed;
+  explore.strategy = strategy_of(options);
+  explore.shrink = options.shrink_budget > 0;
+  explore.shrink_budget = options.shrink_budget;
+  explore.jobs = 1;
+  explore.engine = *engine;
+  bool contained = false;
+  explore::MatrixResult m = explore_cells(handler, {scenario}, explore, options, contained);
+  if (m.cells.empty()) return failed(fmt::format("{} on {} seed {}: the run did not end", handler.name, scenario.name, run.seed));
+  if (std::optional<std::string> why = could_not_start(m.cells.front(), scenario)) return failed(*why);
 
   Report report;
+  report.contained = contained;
   report.runs = 1;
-  report.passed = r.verdict.violations.empty();
+  const explore::CellResult& cell = m.cells.front();
+  for (const auto& v : cell.violations) report.violations.push_back(cell.scenario + ": " + v.invariant);
+  for (const auto& f : cell.failures) report.violations.push_back(cell.scenario + ": " + f.verdict);
+  report.passed = report.violations.empty();
   if (report.passed) {
     report.message = fmt::format("{}: exactly once on {} seed {}", handler.name, scenario.name, run.seed);
     return report;
   }
-  // The shape check_exactly_once() reports in: one cell of one run.
-  std::vector<explore::CellResult> cells(1);
-  explore::CellResult& cell = cells.front();
-  cell.handler = handler.name;
-  cell.scenario = scenario.name + engine->cell_suffix();
-  cell.strategy = sim::strategy_name(strategy);
-  cell.seeds_run = 1;
-  cell.failing_runs = 1;
-  for (const auto& v : r.verdict.violations) {
-    const bool seen = std::any_of(cell.violations.begin(), cell.violations.end(),
-                                  [&](const explore::ViolationResult& x) { return x.invariant == v.invariant; });
-    if (seen) continue;
-    explore::ViolationResult vr;
-    vr.invariant = v.invariant;
-    vr.subject = v.subject;
-    vr.detail = v.detail;
-    vr.failures = 1;
-    vr.schedules_to_first = 1;
-    vr.seed = run.seed;
-    vr.counterexample = explore::shrink_counterexample(scenario, handler, strategy, run.seed, v.invariant,
-                                                       options.shrink_budget, *engine);
-    cell.violations.push_back(std::move(vr));
-    report.violations.push_back(cell.scenario + ": " + v.invariant);
-  }
   report.message = fmt::format("{} is not exactly-once on {} seed {}\n", handler.name, cell.scenario, run.seed) +
-                   render_failures(cells, options) + replay_hint(options);
+                   render_failures(m.cells, options) + replay_hint(options);
   return report;
 }
 

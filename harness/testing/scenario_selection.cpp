@@ -46,7 +46,10 @@ std::vector<std::string> scenario_refs(const Options& options) {
   for (const auto& s : options.scenarios) {
     std::error_code ec;
     if (!gateway::is_scenario_name(s) && fs::is_directory(s, ec)) {
-      for (const auto& f : files_in(s)) add_unique(refs, fs::absolute(f).lexically_normal().string());
+      const auto files = files_in(s);
+      // A folder with no scenario file in it stays in the list, so that running it says so.
+      if (files.empty()) add_unique(refs, s);
+      for (const auto& f : files) add_unique(refs, fs::absolute(f).lexically_normal().string());
     } else if (gateway::is_scenario_name(s)) {
       add_unique(refs, s);
     } else {
@@ -54,6 +57,20 @@ std::vector<std::string> scenario_refs(const Options& options) {
     }
   }
   return refs;
+}
+
+Status check_scenario_folders(const Options& options) {
+  for (const auto& s : options.scenarios) {
+    std::error_code ec;
+    if (gateway::is_scenario_name(s) || !fs::is_directory(s, ec)) continue;
+    StatusOr<std::vector<std::string>> files = gateway::scenario_files(s);
+    if (!files.ok()) return Status::error(fmt::format("Options::scenarios: {}", files.status().message()));
+    if (files->empty())
+      return Status::error(fmt::format("Options::scenarios names the folder {}, which has no scenario file (*.toml) "
+                                       "in it (folders inside it are not searched): name the folder that has them",
+                                       s));
+  }
+  return Status::OK();
 }
 
 Status check_skip(const Options& options) {

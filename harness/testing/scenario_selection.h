@@ -15,5 +15,8 @@ namespace twice::testing {
 
 // OK when every name in Options::skip is a bundled scenario, else what is wrong.
 Status check_skip(const Options& options);
+// OK when every folder in Options::scenarios can be read and has scenario
+// files in it, else what is wrong.
+Status check_scenario_folders(const Options& options);
 
 }  // namespace twice::testing

@@ -12,7 +12,8 @@
 // in GoogleTest assertions, twice/rapidcheck.h in a RapidCheck generator.
 //
 // Threads: runs share nothing, so a check explores several scenarios at once
-// (Options::jobs) and several checks may run at once. The result is the same
+// (Options::jobs, as child processes or as threads) and several checks may run
+// at once (uncontained then: see Options::contain). The result is the same
 // for any number of jobs: every run is a function of its seed.
 #pragma once
 
@@ -59,6 +60,21 @@ struct Options {
   int shrink_budget = 1500;
   // Scenarios explored at once; 0: one per core.
   int jobs = 0;
+  // Each scenario's runs in a child process of their own, as `twice run`
+  // runs its cells: a handler that crashes, calls exit() or hangs then fails
+  // the check ("exited: 0", "hung: no scheduling point for 30 s"), naming the
+  // run, its seed and its replay command, instead of ending your test program
+  // (an exit(0) would end it green) or stalling it. A check that finds a
+  // violation also re-runs its seed in a fresh process, and says so when the
+  // handler keeps state across runs. false runs everything in this process,
+  // for a debugger's breakpoints in your handler. Runs on a server engine are
+  // never contained (a child would share this process's connections), nor
+  // are checks made while this program runs other threads (a fork copies
+  // their locks but not them); Report::contained says which it was.
+  bool contain = true;
+  // Contained: seconds a scenario's process may go without reaching a
+  // scheduling point (an Env call) before it is killed as hung.
+  int hang_seconds = 30;
   // The plugin holding the handler, for the printed replay commands
   // ("twice replay --plugin <plugin> --handler ..."): `twice` itself can only
   // replay a handler it can load. Empty: the commands say where it goes.
@@ -88,6 +104,8 @@ struct Report {
   // server engine the scenario carries it: "concurrent-duplicates@postgres/read-committed".
   std::vector<std::string> violations;
   int runs = 0;  // runs simulated, not counting shrinking
+  // The runs were made in child processes (Options::contain), not in this one.
+  bool contained = false;
 };
 
 // The handler registered under `handler` (TWICE_REGISTER_HANDLER) in this program.
