@@ -151,7 +151,17 @@ std::string render_counterexample(const results::CellResult& cell, const results
   else
     out += fmt::format("  first seen after {} schedule{} (seed {}); {} of {} runs showed it\n", v.schedules_to_first,
                        v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, cell.seeds_run);
-  out += fmt::format("  shrunk to {} step{}{}:\n\n", cex.steps, cex.steps == 1 ? "" : "s",
+  if (cex.rows.empty()) {
+    // Run again to be shrunk, the seed did not show the violation (a handler
+    // that keeps state across runs, whose failure says so): no story to tell.
+    out += "  run again on its own, its seed did not show it: no transcript to show\n";
+    out += fmt::format("\n  replay the failing run:   {}\n", cex.replay_command);
+    return out;
+  }
+  // Shrinking off (a budget of 0): the failing run itself, whose replay has no --shrunk.
+  const bool shrunk = cex.replay_shrunk_command.find(" --shrunk") != std::string::npos;
+  out += fmt::format("  {} {} step{}{}:\n\n", shrunk ? "shrunk to" : "not shrunk (a shrink budget of 0):",
+                     cex.steps, cex.steps == 1 ? "" : "s",
                      cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "");
 
   const std::size_t w = static_cast<std::size_t>(o.column_width);
