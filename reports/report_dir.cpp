@@ -64,6 +64,8 @@ Status write_reports(const results::MatrixResult& m, const std::string& dir, con
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::error(fmt::format("{}: cannot create the report folder: {}", dir, ec.message()));
 
+  // One that cannot be written does not keep the others from being written.
+  std::string failed;
   for (const auto& f : report_formats()) {
     if (std::find(wanted.begin(), wanted.end(), f) == wanted.end()) continue;
     const std::string path = (std::filesystem::path(dir) / report_file_name(f)).string();
@@ -72,10 +74,13 @@ Status write_reports(const results::MatrixResult& m, const std::string& dir, con
     else if (f == "md") s = write_file_atomically(path, render_markdown(m));
     else if (f == "junit") s = write_file_atomically(path, render_junit(m));
     else s = write_file_atomically(path, render_html(m));
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      failed += (failed.empty() ? "" : "; ") + s.message();
+      continue;
+    }
     if (written) written->push_back(path);
   }
-  return Status::OK();
+  return failed.empty() ? Status::OK() : Status::error(failed);
 }
 
 }  // namespace twice::reports

@@ -19,9 +19,10 @@ const std::vector<std::string>& report_formats();
 // "twice-report.md" for "md", and so on; empty for an unknown format.
 std::string report_file_name(const std::string& format);
 
-// Writes each of `formats` (an empty list: all) into `dir`, creating it.
-// An error names the file. The paths written are appended to `written` when
-// it is given, also on failure for the files written before it.
+// Writes each of `formats` (an empty list: all) into `dir`, creating it. A
+// file that cannot be written does not stop the others: the error names each
+// that failed. The paths written are appended to `written` when it is given,
+// also on failure.
 Status write_reports(const results::MatrixResult& m, const std::string& dir, const std::vector<std::string>& formats,
                      std::vector<std::string>* written = nullptr);
 

@@ -238,6 +238,16 @@ void check_writable_folder(const std::string& folder, const std::string& what) {
   ::unlink(probe.c_str());
 }
 
+// Fails before the run: a report file's path taken by something that is not a
+// file (a folder named twice-report.md), which the writer could not replace.
+void check_replaceable_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return;
+  throw UsageError{fmt::format("{}: the {} would replace it, but it is {}; move it away or choose another path", path,
+                               what, fs::is_directory(st) ? "a folder" : "not a regular file")};
+}
+
 // A handler from a plugin replays only in a twice that loads the plugin: its
 // replay commands say --plugin, so that they work as printed.
 void add_plugins_to_replays(explore::MatrixResult& m, const std::map<std::string, std::string>& plugin_of) {
@@ -319,8 +329,13 @@ int cmd_run(const RunArgs& a) {
   if (!a.json.empty() && !json_to_stdout) {
     const fs::path parent = fs::path(a.json).parent_path();
     check_writable_folder(parent.empty() ? "." : parent.string(), "folder of --json " + a.json);
+    check_replaceable_file(a.json, "JSON report");
   }
-  if (!report_dir.empty()) check_writable_folder(report_dir, "report folder");
+  if (!report_dir.empty()) {
+    check_writable_folder(report_dir, "report folder");
+    for (const auto& f : a.formats.empty() ? reports::report_formats() : a.formats)
+      check_replaceable_file((fs::path(report_dir) / reports::report_file_name(f)).string(), "report");
+  }
 
   explore::ExploreOptions options;
   options.seeds = a.seeds;
@@ -386,26 +401,27 @@ int cmd_run(const RunArgs& a) {
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.
   m.expected_path = shown_path(expected_path);
 
-  // The reports first, so that the text can end with where they are and the verdict.
+  // The reports first, so that the text can end with where they are and the
+  // verdict. A report that cannot be written (a full disk) does not lose the
+  // others, nor the text: it is said after the verdict, and the exit status
+  // is not 0.
   reports::TextOptions text;
   text.show_all = a.show_all;
+  std::vector<std::string> unwritten;
   if (!a.json.empty()) {
     if (json_to_stdout) {
       std::cout << reports::to_json(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"
                 << std::flush;
     } else if (Status st = reports::write_json(m, a.json); !st.ok()) {
-      std::cerr << "twice: " << st.message() << "\n";
-      return kExitUsage;
+      unwritten.push_back(st.message());
     } else if (!a.quiet) {
       std::cerr << "wrote " << a.json << "\n";
     }
   }
   if (!report_dir.empty()) {
     std::vector<std::string> written;
-    if (Status st = reports::write_reports(m, report_dir, a.formats, &written); !st.ok()) {
-      std::cerr << "twice: " << st.message() << "\n";
-      return kExitUsage;
-    }
+    if (Status st = reports::write_reports(m, report_dir, a.formats, &written); !st.ok())
+      unwritten.push_back(st.message());
     // "twice-report/ (md, json, junit.xml, html)": short enough for one line
     // (every file named in full made it 135 columns).
     std::string kinds;
@@ -414,15 +430,20 @@ int cmd_run(const RunArgs& a) {
       const std::size_t dot = name.find('.');
       kinds += (kinds.empty() ? "" : ", ") + (dot == std::string::npos ? name : name.substr(dot + 1));
     }
-    text.reports_at = fmt::format("{}/ ({})", report_dir, kinds);
-    if (!a.quiet) std::cerr << "wrote " << text.reports_at << "\n";
+    if (!written.empty()) {
+      text.reports_at = fmt::format("{}/ ({})", report_dir, kinds);
+      if (!a.quiet) std::cerr << "wrote " << text.reports_at << "\n";
+    }
   }
   // With the JSON on stdout, the text goes to stderr: a pipe gets JSON alone.
   std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
   text.color = cli::use_color(a.color, ::isatty(json_to_stdout ? STDERR_FILENO : STDOUT_FILENO));
   text_out << reports::render_text(m, text) << std::flush;
+  for (const auto& why : unwritten)
+    std::cerr << "twice: " << why << " (the verdict above is complete; this report is not written)\n";
   if (m.interrupted) return kExitInterrupted;
-  return m.all_matched() ? 0 : kExitMismatch;
+  if (!m.all_matched()) return kExitMismatch;
+  return unwritten.empty() ? 0 : kExitUsage;
 }
 
 struct ReplayArgs {

@@ -43,6 +43,22 @@ void expect_usage_error(const std::string& args, const std::string& message) {
   EXPECT_EQ(o.out, message) << args;
 }
 
+// A report path taken by a folder is refused before any cell runs, not after
+// the whole run (which then lost every result with exit 2).
+TEST(Cli, AReportPathTakenByAFolderIsRefusedBeforeTheRun) {
+  const std::string json_dir = temp_path("json-is-a-folder");
+  std::filesystem::create_directories(json_dir);
+  expect_usage_error("run --handler cas --scenario concurrent-duplicates --seeds 3 --json " + json_dir,
+                     "twice: " + json_dir +
+                         ": the JSON report would replace it, but it is a folder; move it away or choose another path\n");
+  const std::string report_dir = temp_path("md-is-a-folder");
+  std::filesystem::create_directories(report_dir + "/twice-report.md");
+  expect_usage_error("run --handler cas --scenario concurrent-duplicates --seeds 3 --report-dir " + report_dir,
+                     "twice: " + report_dir +
+                         "/twice-report.md: the report would replace it, but it is a folder; move it away or choose "
+                         "another path\n");
+}
+
 TEST(Cli, CheckThenActOnConcurrentDuplicatesReportsDoubleCreditWithSeedAndSmallCounterexample) {
   const std::string json_path = temp_path("r.json");
   const auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --json " + json_path + " -q");

@@ -68,5 +68,19 @@ TEST(ReportDir, ReplacesAnOldReport) {
   EXPECT_TRUE(read_file(dir / "twice-report.md").starts_with("## twice"));
 }
 
+// One file that cannot be written (its path taken by a folder; a full disk)
+// does not cost the run its other reports.
+TEST(ReportDir, AFileThatCannotBeWrittenDoesNotStopTheOthers) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "twice-report.md");
+  std::vector<std::string> written;
+  const Status st = write_reports(plain_matrix(), dir.path().string(), {}, &written);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("twice-report.md"), std::string::npos) << st.message();
+  EXPECT_EQ(written, (std::vector<std::string>{dir.path().string() + "/twice-report.json",
+                                               dir.path().string() + "/twice-report.junit.xml",
+                                               dir.path().string() + "/twice-report.html"}));
+}
+
 }  // namespace
 }  // namespace twice::reports
