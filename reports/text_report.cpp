@@ -20,22 +20,48 @@ std::string paint(const TextOptions& o, const char* code, const std::string& s) 
   return o.color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
 }
 
+// Columns are counted in code points, and text is cut between them, never
+// inside one: a cut multi-byte character would leave invalid UTF-8 on the
+// terminal. (ASCII text: one byte, one column.)
+std::size_t columns(std::string_view s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// The bytes of the first n code points of s (all of s when it has fewer).
+std::size_t prefix_bytes(std::string_view s, std::size_t n) {
+  std::size_t i = 0;
+  for (std::size_t seen = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (seen++ == n) break;
+  }
+  return i;
+}
+
+// Untrusted text for a transcript cell: valid UTF-8, on one line, inert.
+std::string cell_text(std::string_view s) { return terminal_text(printable_utf8(s)); }
+
 std::vector<std::string> wrap(const std::string& text, std::size_t width) {
   std::vector<std::string> lines;
-  std::string rest = terminal_text(text);
-  while (rest.size() > width) {
-    std::size_t cut = rest.rfind(' ', width);
-    if (cut == std::string::npos || cut < width / 2) cut = width;
+  std::string rest = cell_text(text);
+  while (columns(rest) > width) {
+    const std::size_t limit = prefix_bytes(rest, width);
+    std::size_t cut = rest.rfind(' ', limit);
+    if (cut == std::string::npos || columns(std::string_view(rest).substr(0, cut)) < width / 2) cut = limit;
     lines.push_back(rest.substr(0, cut));
-    rest = rest.substr(cut == width ? cut : cut + 1);
+    rest = rest.substr(cut == limit ? cut : cut + 1);
   }
   lines.push_back(rest);
   return lines;
 }
 
 std::string pad(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+  const std::size_t used = columns(s);
+  return used >= width ? s : s + std::string(width - used, ' ');
 }
+
+// At most `width` columns of s.
+std::string first_columns(const std::string& s, std::size_t width) { return s.substr(0, prefix_bytes(s, width)); }
 
 }  // namespace
 
@@ -60,8 +86,8 @@ const char* symbol_color(char symbol) {
 
 // Text of the user's (a handler's or scenario's name) cut to fit a column.
 std::string fitted(const std::string& name, std::size_t width) {
-  const std::string p = terminal_text(name);
-  return p.size() <= width ? p : p.substr(0, width - 1) + "~";
+  const std::string p = cell_text(name);
+  return columns(p) <= width ? p : first_columns(p, width - 1) + "~";
 }
 
 // Words laid out on lines of at most `width` columns, each line indented.
@@ -166,7 +192,7 @@ std::string render_counterexample(const results::CellResult& cell, const results
 
   const std::size_t w = static_cast<std::size_t>(o.column_width);
   std::string header = "  " + pad("step", 5) + pad("time", 10);
-  for (const auto& col : cex.columns) header += "| " + pad(col.substr(0, w - 1), w);
+  for (const auto& col : cex.columns) header += "| " + pad(first_columns(cell_text(col), w - 1), w);
   out += header + "\n";
   int step = 0;
   for (const auto& r : cex.rows) {

@@ -3,8 +3,12 @@
 // control characters were made visible.
 #include "reports/text_report.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "reports/escape.h"
 
 #include "external_tool.h"
 #include "report_fixture.h"
@@ -81,6 +85,59 @@ TEST(TextReport, AWideMatchingMatrixFitsOneHundredColumnsInBlocks) {
   for (const auto& line : lines_of(text)) EXPECT_LE(line.size(), kTextWidth) << line;
   EXPECT_NE(text.find("60 scenario-number-59-with-a-long-name"), std::string::npos) << text;  // the legend
   EXPECT_NE(text.find("full reports: twice-report/ (md, json, junit.xml, html)\n"), std::string::npos) << text;
+}
+
+// The counterexample of plain_matrix()'s first cell that has one.
+std::pair<results::CellResult, results::ViolationResult> a_counterexample() {
+  for (const auto& c : plain_matrix().cells)
+    if (!c.violations.empty()) return {c, c.violations.front()};
+  ADD_FAILURE() << "plain_matrix() has no counterexample";
+  return {};
+}
+
+bool valid_utf8(const std::string& s) { return printable_utf8(s) == s; }
+
+// A task's column heading carries an order number from the scenario file:
+// escape sequences and newlines in it stay visible text, and a heading or a
+// cell cut to fit its column is cut between characters, not inside one.
+TEST(TextReport, TranscriptHeadingsAndCellsAreEscapedAndCutBetweenCharacters) {
+  auto [cell, v] = a_counterexample();
+  ASSERT_FALSE(v.counterexample.columns.empty());
+  v.counterexample.columns[0] = "T1: notify \x1b[31mRED\x1b]0;pwned\x07 #1\n| x |";
+  std::string accents;
+  for (int i = 0; i < 60; ++i) accents += "\xc3\xa9";  // é
+  v.counterexample.columns.back() = "T9: notify " + accents;
+  v.counterexample.rows.front().text = "SELECT '" + accents + "'";
+  const std::string text = render_counterexample(cell, v, TextOptions{});
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+  // Cut to its column (45 characters), the escapes still shown.
+  EXPECT_NE(text.find("| T1: notify \\x1b[31mRED\\x1b]0;pwned\\x07 #1\\n|  |"), std::string::npos) << text;
+  EXPECT_TRUE(valid_utf8(text)) << text;
+  EXPECT_EQ(text.find("\xc3\n"), std::string::npos);
+}
+
+TEST(TextReport, ACounterexampleNotShrunkSaysSo) {
+  auto [cell, v] = a_counterexample();
+  EXPECT_NE(render_counterexample(cell, v, TextOptions{}).find("  shrunk to "), std::string::npos);
+  v.counterexample.replay_shrunk_command = v.counterexample.replay_command;  // what a budget of 0 prints
+  const std::string text = render_counterexample(cell, v, TextOptions{});
+  EXPECT_EQ(text.find("shrunk to"), std::string::npos) << text;
+  EXPECT_NE(text.find("  not shrunk (a shrink budget of 0): "), std::string::npos) << text;
+}
+
+// A seed that did not show its violation again (a handler keeping state
+// across runs) has no transcript: no empty table is drawn for it.
+TEST(TextReport, ACounterexampleWithoutATranscriptDrawsNoEmptyTable) {
+  auto [cell, v] = a_counterexample();
+  v.counterexample.rows.clear();
+  v.counterexample.steps = 0;
+  v.counterexample.balances.clear();
+  const std::string text = render_counterexample(cell, v, TextOptions{});
+  EXPECT_NE(text.find("its seed did not show it: no transcript to show"), std::string::npos) << text;
+  EXPECT_EQ(text.find("step time"), std::string::npos) << text;
+  EXPECT_EQ(text.find("balances at the end"), std::string::npos) << text;
+  EXPECT_NE(text.find("replay the failing run:"), std::string::npos) << text;
 }
 
 }  // namespace
