@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -30,6 +32,19 @@ class ScenarioFile : public ::testing::Test {
 };
 
 constexpr const char* kOrder = "\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 100\n";
+
+// docs/scenarios.md's annotated example is what a user copies first: it loads.
+TEST_F(ScenarioFile, TheAnnotatedExampleOfTheDocsLoads) {
+  std::ifstream doc(std::string(TWICE_SOURCE_DIR) + "/docs/scenarios.md");
+  ASSERT_TRUE(doc) << "docs/scenarios.md";
+  const std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  const std::size_t start = text.find("## An annotated example\n\n```toml\n");
+  ASSERT_NE(start, std::string::npos);
+  const std::size_t body = text.find('\n', text.find("```toml", start)) + 1;
+  const std::size_t end = text.find("```\n", body);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(error_of(text.substr(body, end - body)), "");
+}
 
 TEST_F(ScenarioFile, AValidFileLoadsWithEveryField) {
   StatusOr<Scenario> loaded = load_scenario(write(std::string(R"(description = "d"
