@@ -6,6 +6,8 @@
 #include <toml++/toml.h>
 
 #include "check/violation.h"
+#include "engine/isolation.h"
+#include "twice/engine.h"
 
 namespace twice::explore {
 
@@ -144,6 +146,16 @@ StatusOr<ExpectedMatrix> ExpectedMatrix::load(const std::string& path) {
       }
       continue;
     }
+    // [reconcilr."cas"]: a handler's table holds strings, so a table of
+    // tables is a section's name misspelt, not a handler.
+    for (auto&& [inner, value] : *table) {
+      if (!value.is_table()) continue;
+      return Status::error(fmt::format("{}:{}: [{}.\"{}\"]: '{}' is no section of the expected matrix; the sections "
+                                       "are [{}.\"<handler>\"] and [{}.\"<handler>\"], a handler's own table is "
+                                       "[\"<handler>\"]",
+                                       path, inner.source().begin.line, name, inner.str(), name, kReconcilerSection,
+                                       kProvedSection));
+    }
     m.handler_lines_[name] = static_cast<int>(key.source().begin.line);
     if (Status st = read_handler_table(path, name, *table, m.cells_, m.lines_); !st.ok()) return st;
   }
@@ -222,6 +234,28 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// What is wrong with the part of a cell's name after '@' ("postgres/read-committed"); "" when nothing.
+std::string cell_suffix_error(const std::string& suffix) {
+  const std::size_t slash = suffix.find('/');
+  const std::string engine = suffix.substr(0, slash);
+  const std::string levels = "read-committed, repeatable-read, serializable";
+  if (engine == "sqlite") return "a SQLite cell is named without '@...': write the scenario's name alone";
+  if (engine != engine_name(Engine::kPostgres) && engine != engine_name(Engine::kMariadb))
+    return fmt::format("unknown engine '{}'; a cell on a server engine is named scenario@postgres/LEVEL or "
+                       "scenario@mariadb/LEVEL",
+                       engine);
+  if (slash == std::string::npos)
+    return fmt::format("the isolation level is missing: write @{}/LEVEL, LEVEL one of {}", engine, levels);
+  const std::string level = suffix.substr(slash + 1);
+  if (!engine::parse_isolation(level))
+    return fmt::format("unknown isolation level '{}'; allowed: {}", level, levels);
+  return "";
+}
+
+}  // namespace
+
 Status ExpectedMatrix::check_names(const std::vector<std::string>& handlers,
                                    const std::vector<std::string>& scenarios) const {
   for (const auto& [handler, line] : handler_lines_) {
@@ -233,10 +267,14 @@ Status ExpectedMatrix::check_names(const std::vector<std::string>& handlers,
   for (const auto& [key, line] : lines_) every_line[key] = line;
   for (const auto& [key, line] : every_line) {
     // "scenario@engine/isolation" names that scenario's cell on a server engine.
-    const std::string scenario = key.second.substr(0, key.second.find('@'));
-    if (contains(scenarios, scenario)) continue;
-    return Status::error(fmt::format("{}:{}: unknown scenario '{}' for {}; known: {}", path_, line, scenario, key.first,
-                        joined(scenarios)));
+    const std::size_t at = key.second.find('@');
+    const std::string scenario = key.second.substr(0, at);
+    if (!contains(scenarios, scenario))
+      return Status::error(fmt::format("{}:{}: unknown scenario '{}' for {}; known: {}", path_, line, scenario,
+                                       key.first, joined(scenarios)));
+    if (at == std::string::npos) continue;
+    if (const std::string why = cell_suffix_error(key.second.substr(at + 1)); !why.empty())
+      return Status::error(fmt::format("{}:{}: '{}' for {}: {}", path_, line, key.second, key.first, why));
   }
   return Status::OK();
 }

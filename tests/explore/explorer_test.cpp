@@ -137,6 +137,35 @@ TEST(ExpectedMatrix, TheReconcilerSectionReplacesOnlyTheCellsItLists) {
   EXPECT_NE(names.message().find(path + ":1: unknown handler 'cass'"), std::string::npos) << names.message();
 }
 
+// The part of a cell's name after '@' is checked too: a misspelt level named
+// a cell no run has, so its expectation was silently never applied.
+TEST(ExpectedMatrix, AnEngineCellNameIsCheckedAfterItsAt) {
+  const std::string path = (testing::unique_temp_dir() / "expected-engines.toml").string();
+  const auto error_for = [&](const std::string& cell) {
+    std::ofstream(path) << "[\"cas\"]\n\"" << cell << "\" = \"double_credit: x\"\n";
+    StatusOr<ExpectedMatrix> loaded = ExpectedMatrix::load(path);
+    if (!loaded.ok()) return loaded.status().message();
+    return loaded->check_names({"cas"}, {"concurrent-duplicates"}).message();
+  };
+  EXPECT_EQ(error_for("concurrent-duplicates@postgres/read-committed"), "");
+  EXPECT_EQ(error_for("concurrent-duplicates@mariadb/serializable"), "");
+  EXPECT_EQ(error_for("concurrent-duplicates@postgres/read-comitted"),
+            path + ":2: 'concurrent-duplicates@postgres/read-comitted' for cas: unknown isolation level "
+                   "'read-comitted'; allowed: read-committed, repeatable-read, serializable");
+  EXPECT_EQ(error_for("concurrent-duplicates@oracle/read-committed"),
+            path + ":2: 'concurrent-duplicates@oracle/read-committed' for cas: unknown engine 'oracle'; a cell on a "
+                   "server engine is named scenario@postgres/LEVEL or scenario@mariadb/LEVEL");
+  EXPECT_EQ(error_for("concurrent-duplicates@sqlite"),
+            path + ":2: 'concurrent-duplicates@sqlite' for cas: a SQLite cell is named without '@...': write the "
+                   "scenario's name alone");
+  EXPECT_NE(error_for("concurrent-duplicates@postgres").find("the isolation level is missing"), std::string::npos);
+  // A misspelt section reads as a handler whose cells are tables.
+  std::ofstream(path) << "[reconcilr.\"cas\"]\nlost-notifications = \"pass\"\n";
+  EXPECT_EQ(ExpectedMatrix::load(path).status().message(),
+            path + ":1: [reconcilr.\"cas\"]: 'reconcilr' is no section of the expected matrix; the sections are "
+                   "[reconciler.\"<handler>\"] and [proved.\"<handler>\"], a handler's own table is [\"<handler>\"]");
+}
+
 // The bundled file knows what the reconciler changes and what it does not.
 TEST(ExpectedMatrix, TheBundledReconcilerSectionKeepsLostPaymentsTheReconcilerCannotSee) {
   StatusOr<ExpectedMatrix> loaded = ExpectedMatrix::load(std::string(TWICE_SOURCE_DIR) + "/scenarios/expected.toml");
