@@ -360,7 +360,7 @@ class CellSupervisor {
     MatrixResult m;
     for (const auto* h : handlers_) m.handlers.push_back(h->name);
     for (const auto& s : scenarios_) m.scenarios.push_back(s.name);
-    m.strategy = sim::strategy_name(options_.strategy);
+    m.strategy = matrix_strategy_name(options_);
     m.seeds = options_.seeds;
     m.base_seed = options_.base_seed;
     for (std::size_t i = 0; i < total_; ++i) {

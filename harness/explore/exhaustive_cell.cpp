@@ -114,7 +114,6 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
   CellResult cell;
   cell.handler = handler.name;
   cell.scenario = scenario.name + options.engine.cell_suffix();
-  cell.strategy = sim::strategy_name(options.strategy);
   cell.expected = expected.violations;
   cell.expected_reason = expected.reason;
   cell.expectation_listed = expected.listed;
@@ -127,6 +126,11 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
     bounds.preemption_bound = expected.proved->preemption_bound;
     bounds.max_faults = expected.proved->max_faults;
   }
+  // The bounds this cell is searched at (--prove: its own from the expected matrix).
+  sim::StrategySpec searched = options.strategy;
+  searched.preemption_bound = bounds.preemption_bound;
+  searched.max_faults = bounds.max_faults;
+  cell.strategy = sim::strategy_name(searched);
   bounds.reduce = options.reduce && can_reduce(handler, options.engine, bounds.triggers);
   sim::ExhaustiveSearch search(bounds);
 

@@ -208,13 +208,20 @@ CellResult unfinished_cell(const gateway::Scenario& scenario, const HandlerInfo&
   return cell;
 }
 
+std::string matrix_strategy_name(const ExploreOptions& options) {
+  if (options.strategy.kind == sim::StrategyKind::kExhaustive && options.bounds_from_expected)
+    return "exhaustive(each cell at the bounds expected.toml requires; others at " +
+           sim::strategy_name(options.strategy).substr(std::string_view("exhaustive(").size());
+  return sim::strategy_name(options.strategy);
+}
+
 MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
                             const std::vector<gateway::Scenario>& scenarios, const ExploreOptions& options,
                             const ExpectedMatrix& expected) {
   MatrixResult m;
   for (const auto* h : handlers) m.handlers.push_back(h->name);
   for (const auto& s : scenarios) m.scenarios.push_back(s.name + options.engine.cell_suffix());
-  m.strategy = sim::strategy_name(options.strategy);
+  m.strategy = matrix_strategy_name(options);
   m.seeds = options.seeds;
   m.base_seed = options.base_seed;
 

@@ -69,6 +69,11 @@ struct ExploreOptions {
   bool coverage = false;
 };
 
+// The strategy a whole matrix ran under, for its reports: `options.strategy`'s
+// name, or under --prove without bounds, that each cell was searched at the
+// bounds the expected matrix requires of it (CellResult::strategy says which).
+std::string matrix_strategy_name(const ExploreOptions& options);
+
 // What `twice replay --shrunk` spends shrinking unless told otherwise; a
 // counterexample shrunk with another budget prints `--shrink-budget N` in its
 // replay command, so that the replay shows the same steps.

@@ -73,8 +73,13 @@ TEST(ProvedCli, EveryCellTheExpectedMatrixRequiresProvedIsProved) {
     EXPECT_TRUE(r["proved"].get<bool>()) << cell.dump(2);
     EXPECT_EQ(cell["exhaustive"]["preemption_bound"], r["preemption_bound"]) << cell["handler"] << cell["scenario"];
     EXPECT_EQ(cell["exhaustive"]["max_faults"], r["max_faults"]) << cell["handler"] << cell["scenario"];
+    // The cell's strategy names the bounds it was searched at, not the run's defaults.
+    EXPECT_EQ(cell["strategy"], fmt::format("exhaustive(preemptions<={}, faults<={})", r["preemption_bound"].get<int>(),
+                                            r["max_faults"].get<int>()));
     EXPECT_EQ(cell["verdict"], "pass");
   }
+  EXPECT_TRUE(j["strategy"].get<std::string>().starts_with("exhaustive(each cell at the bounds expected.toml requires"))
+      << j["strategy"];
   // Counted in scenarios/expected.toml's [proved] tables.
   std::size_t listed = 0;
   const std::string file = read_file(fs::path(TWICE_SOURCE_DIR) / "scenarios/expected.toml");
