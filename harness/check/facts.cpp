@@ -96,8 +96,9 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
     if (read[i].ok()) continue;
     drop(sent[i]);
     f.oracle_errors.emplace_back(Invariant::kOracleError, "database",
-                                 fmt::format("the checker could not read {}: {}", queries[sent[i]].second,
-                                             read[i].to_string()));
+                                 fmt::format("the checker could not read {}: {} (the run's end is not judged "
+                                             "until it can)",
+                                             queries[sent[i]].second, read[i].to_string()));
   }
 
   std::map<std::string, std::size_t> index;

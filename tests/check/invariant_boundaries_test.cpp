@@ -405,6 +405,17 @@ TEST(InvariantBoundary, AnOracleQueryThatFailsIsReportedNotTakenAsNothing) {
   EXPECT_NE(v.violations[0].detail.find("could not read balances"), std::string::npos) << v.violations[0].detail;
 }
 
+// A credits query that fails reads as no credits: judged on that, a handler
+// that credited the order would show lost_payment. Only the oracle_error is said.
+TEST(InvariantBoundary, AFailedCreditsQueryIsNotTakenForALostPayment) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.sql("DROP TABLE ledger;");  // the credits query reads it, and so does the balances query
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), (Names{"oracle_error", "oracle_error", "oracle_error"}));
+  EXPECT_NE(v.violations[0].detail.find("could not read credits"), std::string::npos) << v.violations[0].detail;
+}
+
 TEST(InvariantBoundary, EveryOracleQueryThatFailsIsNamedAndOneThatWorksIsNot) {
   PreparedDatabase db({order()});
   db.credit("O-1", "alice", 100);

@@ -18,8 +18,11 @@ void judge_lost_payment(const Facts& facts, Findings& out) {
     out.emplace_back(
         Invariant::kLostPayment, o.order_no,
         o.settled > 1
-            ? fmt::format("order {} was paid {} times; {} credited and {} flagged for refund", o.order_no, o.settled,
-                          std::min(o.credits, 1), flagged)
+            ? fmt::format("order {} was paid {} times; {} credited and {} flagged for refund{}", o.order_no,
+                          o.settled, std::min(o.credits, 1), flagged,
+                          facts.schema && facts.schema->refunds_sql.empty()
+                              ? " (the schema has no refunds_sql: it cannot flag a payment to return)"
+                              : "")
             : fmt::format("order {}: the gateway settled {} ({}), but it was neither credited nor flagged for refund",
                           o.order_no, o.first->order.amount, o.acked ? "and got an ack" : "never acked"));
   }

@@ -37,7 +37,10 @@ struct Schema {
 
   // Optional oracle queries; an empty one switches its invariant off.
   // rows (order_no TEXT): orders flagged for refund (a payment the merchant
-  // must return, e.g. one that arrived after the order was closed).
+  // must return, e.g. one that arrived after the order was closed). Empty: no
+  // order is ever flagged, so an order paid twice (the bundled paid-twice)
+  // loses its second payment, as it would for a merchant with no way to
+  // return one: lost_payment says so.
   std::string refunds_sql;
   // rows (order_no TEXT, status TEXT): each order's final status.
   std::string statuses_sql;
