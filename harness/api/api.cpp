@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "api/registration.h"
 #include "twice/db.h"
 #include "twice/handler.h"
 #include "twice/job.h"
@@ -218,7 +219,15 @@ template class Registry<JobInfo>;
 namespace detail {
 JobRegistration::JobRegistration(std::string name, std::string description,
                                  std::function<std::unique_ptr<Job>(Micros)> make) {
-  JobRegistry::instance().add(JobInfo{std::move(name), std::move(description), std::move(make)});
+  using Record = env::RegistrationRecord;
+  Record::Refused refused = Record::Refused::kNo;
+  const std::string named = name;
+  if (name.empty())
+    refused = Record::Refused::kEmptyName;
+  else if (!JobRegistry::instance().add(JobInfo{std::move(name), std::move(description), std::move(make)}))
+    refused = Record::Refused::kNameTaken;
+  // The plugin loader refuses a plugin whose job was not registered.
+  env::record_registration({Record::Kind::kJob, TWICE_API_VERSION, named, refused});
 }
 }  // namespace detail
 

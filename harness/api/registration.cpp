@@ -21,13 +21,13 @@ RegistrationLog& registration_log() {
   return log;
 }
 
-void record(RegistrationRecord r) {
+}  // namespace
+
+void record_registration(RegistrationRecord r) {
   RegistrationLog& log = registration_log();
   std::lock_guard lock(log.mutex);
   log.records.push_back(std::move(r));
 }
-
-}  // namespace
 
 std::vector<RegistrationRecord> take_registrations() {
   RegistrationLog& log = registration_log();
@@ -41,15 +41,19 @@ extern "C" bool twice_register_handler(int api_version, const char* name, const 
                                        twice::Handler* (*make)()) {
   // The version first: with another one, even the meaning of the other
   // arguments is not ours to assume.
+  using Record = twice::env::RegistrationRecord;
   if (api_version != TWICE_API_VERSION) {
-    twice::env::record({api_version, "", false});
+    twice::env::record_registration({Record::Kind::kHandler, api_version, "", Record::Refused::kVersion});
     return false;
   }
   std::string handler_name = name ? name : "";
-  const bool added = !handler_name.empty() && make &&
-                     twice::HandlerRegistry::instance().add(twice::HandlerInfo{
-                         handler_name, description ? description : "",
-                         [make] { return std::unique_ptr<twice::Handler>(make()); }});
-  twice::env::record({api_version, std::move(handler_name), added});
-  return added;
+  Record::Refused refused = Record::Refused::kNo;
+  if (handler_name.empty() || !make)
+    refused = Record::Refused::kEmptyName;
+  else if (!twice::HandlerRegistry::instance().add(twice::HandlerInfo{
+               handler_name, description ? description : "",
+               [make] { return std::unique_ptr<twice::Handler>(make()); }}))
+    refused = Record::Refused::kNameTaken;
+  twice::env::record_registration({Record::Kind::kHandler, api_version, std::move(handler_name), refused});
+  return refused == Record::Refused::kNo;
 }

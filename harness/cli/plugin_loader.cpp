@@ -2,12 +2,14 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "api/registration.h"
+#include "reports/escape.h"
 #include "twice/version.h"
 
 namespace fs = std::filesystem;
@@ -65,17 +67,32 @@ StatusOr<std::vector<std::string>> load_plugin(const std::string& path) {
                        path, v, TWICE_API_VERSION));
   }
 
+  using Record = env::RegistrationRecord;
+  using reports::terminal_text;
   int accepted = 0;
+  std::vector<std::string> jobs;
   for (const auto& r : env::take_registrations()) {
-    if (r.api_version != TWICE_API_VERSION)
-      return Status::error(fmt::format("plugin {}: a handler registration compiled against twice API version {} was refused (this "
-                         "twice has {}): rebuild every file of the plugin against this twice",
-                         path, r.api_version, TWICE_API_VERSION));
-    if (!r.accepted)
-      return Status::error(fmt::format("plugin {}: handler '{}' is already registered (by twice or an earlier plugin): rename it",
-                         path, r.name));
-    handlers.push_back(r.name);
-    ++accepted;
+    const char* kind = r.kind == Record::Kind::kJob ? "job" : "handler";
+    std::vector<std::string>& mine = r.kind == Record::Kind::kJob ? jobs : handlers;
+    switch (r.refused) {
+      case Record::Refused::kVersion:
+        return Status::error(fmt::format("plugin {}: a handler registration compiled against twice API version {} was "
+                                         "refused (this twice has {}): rebuild every file of the plugin against this "
+                                         "twice",
+                                         path, r.api_version, TWICE_API_VERSION));
+      case Record::Refused::kEmptyName:
+        return Status::error(fmt::format("plugin {}: registers a {} with an empty name: give it one", path, kind));
+      case Record::Refused::kNameTaken:
+        if (std::find(mine.begin(), mine.end(), r.name) != mine.end())
+          return Status::error(
+              fmt::format("plugin {}: registers the {} '{}' twice: rename one of them", path, kind, terminal_text(r.name)));
+        return Status::error(fmt::format("plugin {}: {} '{}' is already registered (by twice or an earlier plugin): "
+                                         "rename it",
+                                         path, kind, terminal_text(r.name)));
+      case Record::Refused::kNo: break;
+    }
+    mine.push_back(r.name);
+    if (r.kind == Record::Kind::kHandler) ++accepted;
   }
   if (accepted == 0) return Status::error(fmt::format("plugin {}: registers no handler (use TWICE_REGISTER_HANDLER)", path));
   return handlers;

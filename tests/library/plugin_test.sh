@@ -4,9 +4,12 @@
 # a library that is no plugin are each refused with one line and exit 2.
 # So is a plugin with one file compiled against another version (a stale
 # object): its library-wide version is right, that file's registration is not.
-#   plugin_test.sh TWICE GOOD_PLUGIN OTHER_VERSION_PLUGIN NOT_A_PLUGIN MIXED_VERSION_PLUGIN
+# And plugins whose registrations are refused: a job named like twice's own,
+# a handler with no name, one handler name registered twice.
+#   plugin_test.sh TWICE GOOD_PLUGIN OTHER_VERSION_PLUGIN NOT_A_PLUGIN MIXED_VERSION_PLUGIN \
+#                  TAKEN_JOB_PLUGIN EMPTY_NAME_PLUGIN TWICE_NAMED_PLUGIN
 set -uo pipefail
-twice=$1 good=$2 other=$3 notplugin=$4 mixed=$5
+twice=$1 good=$2 other=$3 notplugin=$4 mixed=$5 taken_job=$6 empty_name=$7 twice_named=$8
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -65,6 +68,11 @@ expect_refusal "not a library" "cannot load it" list --plugin ./text.so
 # The same handler twice: the second registration is refused by name.
 cp "$good" copy.so
 expect_refusal "name taken" "handler 'plugin-cas' is already registered" list --plugin "$good" --plugin ./copy.so
+expect_refusal "job name taken" "job 'reconciler' is already registered (by twice or an earlier plugin): rename it" \
+  list --plugin "$taken_job"
+expect_refusal "empty handler name" "registers a handler with an empty name: give it one" list --plugin "$empty_name"
+expect_refusal "one name twice in one plugin" "registers the handler 'plugin-twice-named' twice: rename one of them" \
+  list --plugin "$twice_named"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
