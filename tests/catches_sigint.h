@@ -12,11 +12,13 @@
 
 namespace twice::testing {
 
-inline bool catches_sigint(pid_t pid) {
+inline bool catches_signal(pid_t pid, int sig) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);)
-    if (line.starts_with("SigCgt:")) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
+    if (line.starts_with("SigCgt:")) return (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1;
   return false;
 }
+
+inline bool catches_sigint(pid_t pid) { return catches_signal(pid, SIGINT); }
 
 }  // namespace twice::testing

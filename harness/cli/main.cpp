@@ -61,22 +61,30 @@ std::atomic<bool> g_stop{false};
 std::atomic<bool> g_progress_on_tty{false};
 // The first Ctrl-C lets the cells under way finish and writes what is done;
 // a second one stops at once (the default action), for a person who will not
-// wait. Only async-signal-safe calls here.
-extern "C" void on_sigint(int) {
+// wait. SIGTERM (a cancelled CI job, `timeout`) is taken the same way, so a
+// cancelled run still leaves its finished cells and drops the databases it
+// made on a server. Only async-signal-safe calls here.
+extern "C" void on_sigint(int sig) {
   if (g_stop.exchange(true)) {
-    std::signal(SIGINT, SIG_DFL);
-    std::raise(SIGINT);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
     return;
   }
   static constexpr char kClear[] = "\r\x1b[K";
   static constexpr char kSay[] =
       "twice: stopping after the cells under way; their results will be written (Ctrl-C again to stop now)\n";
+  static constexpr char kSayTerm[] =
+      "twice: terminated: stopping after the cells under way; their results will be written\n";
   if (g_progress_on_tty.load()) {
     [[maybe_unused]] const auto c = ::write(STDERR_FILENO, kClear, sizeof kClear - 1);
   } else {
     [[maybe_unused]] const auto c = ::write(STDERR_FILENO, "\n", 1);
   }
-  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSay, sizeof kSay - 1);
+  if (sig == SIGTERM) {
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSayTerm, sizeof kSayTerm - 1);
+  } else {
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSay, sizeof kSay - 1);
+  }
 }
 
 struct UsageError {
@@ -362,6 +370,7 @@ int cmd_run(const RunArgs& a) {
   if (!fs::exists(expected_status))
     std::cerr << fmt::format("twice: no {}: every cell is expected to pass\n", expected_path);
   std::signal(SIGINT, on_sigint);
+  std::signal(SIGTERM, on_sigint);
   explore::IsolationLimits limits;
   limits.timeout_seconds = a.cell_timeout;
   limits.memory_limit_bytes = static_cast<std::uint64_t>(a.cell_memory_mib) << 20;
@@ -396,6 +405,7 @@ int cmd_run(const RunArgs& a) {
     m.cells = std::move(cells);
   }
   std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   g_progress_on_tty = false;
   add_plugins_to_replays(m, a.plugin_of);
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.

@@ -745,9 +745,11 @@ TEST(Cli, APctReplayCommandReplaysTheSameBugByteForByte) {
 // an interrupted command. Ctrl-C comes once the first handler's row is done
 // (its progress line, printed without a terminal), so that there is something
 // done to write, and long before the whole matrix could be.
-TEST(Cli, CtrlCWritesTheCellsDoneMarkedInterruptedAndExits130) {
-  const std::string json = temp_path("interrupted.json");
-  const std::string out = temp_path("interrupted.out");
+// SIGTERM (a cancelled CI job) is taken the same way.
+void interrupt_the_matrix(int sig) {
+  const std::string name = sig == SIGTERM ? "terminated" : "interrupted";
+  const std::string json = temp_path(name + ".json");
+  const std::string out = temp_path(name + ".out");
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -760,9 +762,9 @@ TEST(Cli, CtrlCWritesTheCellsDoneMarkedInterruptedAndExits130) {
     ::_exit(127);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!catches_sigint(child) && std::chrono::steady_clock::now() < deadline)
+  while (!twice::testing::catches_signal(child, sig) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_TRUE(catches_sigint(child)) << "twice run never installed its Ctrl-C handler";
+  ASSERT_TRUE(twice::testing::catches_signal(child, sig)) << "twice run never installed its handler of " << sig;
   auto printed_so_far = [&] {
     std::stringstream text;
     text << std::ifstream(out).rdbuf();
@@ -771,7 +773,7 @@ TEST(Cli, CtrlCWritesTheCellsDoneMarkedInterruptedAndExits130) {
   const auto row_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
   while (printed_so_far().find(" handlers] ") == std::string::npos && std::chrono::steady_clock::now() < row_deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ::kill(child, SIGINT);
+  ::kill(child, sig);
   int status = 0;
   ::waitpid(child, &status, 0);
   std::stringstream printed;
@@ -785,5 +787,8 @@ TEST(Cli, CtrlCWritesTheCellsDoneMarkedInterruptedAndExits130) {
   EXPECT_GE(m["cells"].size(), m["scenarios"].size()) << "the first handler's row is done";
   EXPECT_LT(m["cells"].size(), m["handlers"].size() * m["scenarios"].size());
 }
+
+TEST(Cli, CtrlCWritesTheCellsDoneMarkedInterruptedAndExits130) { interrupt_the_matrix(SIGINT); }
+TEST(Cli, SigtermWritesTheCellsDoneMarkedInterruptedAndExits130) { interrupt_the_matrix(SIGTERM); }
 
 }  // namespace
