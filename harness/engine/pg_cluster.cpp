@@ -65,7 +65,30 @@ Status PgCluster::ensure_started() {
     PQconninfoFree(options);
   }
   started_ = PgConnection::open(server_ ? server_->conninfo("postgres") : url_, admin_);
+  if (started_.ok() && !url_.empty()) started_ = check_rights();
   return started_;
+}
+
+// A server twice did not start may not let its user do what every run needs:
+// found here, before any cell, as one error, not as every statement of every
+// run failing (which read as a handler losing payments).
+Status PgCluster::check_rights() {
+  const Result who = admin_->query("SELECT current_user AS name, (rolsuper OR rolcreatedb)::int AS creates FROM "
+                                   "pg_roles WHERE rolname = current_user");
+  if (!who.ok() || who.empty()) return Status::OK();  // not readable here: the runs will say what fails
+  const std::string user = who.at(0, "name").as_text();
+  if (who.at(0, "creates").as_int() == 0)
+    return Status::error(fmt::format("--engine-url: user '{}' may not create databases, and twice creates one per "
+                                     "worker: ALTER ROLE {} CREATEDB, or connect as a user who may",
+                                     user, user));
+  // Each run's connections set deadlock_timeout (PgDatabase::session_options),
+  // a superuser's setting unless granted.
+  if (Status set = admin_->exec_script("SET deadlock_timeout = '1s'; RESET deadlock_timeout"); !set.ok())
+    return Status::error(fmt::format("--engine-url: user '{}' may not set deadlock_timeout, which twice sets on each "
+                                     "of its connections: connect as a superuser, or GRANT SET ON PARAMETER "
+                                     "deadlock_timeout TO {} (PostgreSQL 15 and later)",
+                                     user, user));
+  return Status::OK();
 }
 
 Status PgCluster::lease(std::unique_ptr<PgDatabase>& out) {

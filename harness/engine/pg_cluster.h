@@ -21,7 +21,8 @@ class PgCluster {
  public:
   // `url` empty: start a throwaway server when first needed. Otherwise a
   // libpq URL (postgres://user@host/db, or key=value pairs) of a server
-  // where that user may CREATE DATABASE.
+  // where that user may CREATE DATABASE and set deadlock_timeout (a
+  // superuser, or one granted both); checked by ensure_started().
   explicit PgCluster(std::string url = {});
   ~PgCluster();
   PgCluster(const PgCluster&) = delete;
@@ -38,6 +39,7 @@ class PgCluster {
 
  private:
   std::string conninfo_for(const std::string& dbname) const;
+  Status check_rights();
 
   std::mutex mutex_;
   std::string url_;

@@ -208,3 +208,39 @@ TEST(PgConnection, QueryEachAnswersEachQueryAsItWouldAlone) {
 }
 
 }  // namespace twice::testing
+
+namespace twice::testing {
+namespace {
+
+// A server named by --engine-url whose user may not do what every run needs
+// is refused once, before any cell, naming the right and the fix. (Without
+// the check, every statement of every run failed, which read as a handler
+// losing payments.)
+TEST(PgCluster, AnEngineUrlUserWithoutTheRightsRunsNeedIsRefusedUpFront) {
+  std::unique_ptr<engine::PgConnection> admin;
+  ASSERT_TRUE(engine::PgConnection::open(postgres().server()->conninfo("postgres"), admin).ok());
+  ASSERT_TRUE(admin
+                  ->exec_script("DROP ROLE IF EXISTS twice_test_nocreate; DROP ROLE IF EXISTS twice_test_creator; "
+                                "CREATE ROLE twice_test_nocreate LOGIN; CREATE ROLE twice_test_creator LOGIN CREATEDB")
+                  .ok());
+  const auto refusal = [&](const std::string& user) {
+    engine::PgCluster cluster(postgres().server()->conninfo("postgres") + " user=" + user);
+    return cluster.ensure_started().message();
+  };
+  EXPECT_EQ(refusal("twice_test_nocreate"),
+            "--engine-url: user 'twice_test_nocreate' may not create databases, and twice creates one per worker: "
+            "ALTER ROLE twice_test_nocreate CREATEDB, or connect as a user who may");
+  EXPECT_EQ(refusal("twice_test_creator"),
+            "--engine-url: user 'twice_test_creator' may not set deadlock_timeout, which twice sets on each of its "
+            "connections: connect as a superuser, or GRANT SET ON PARAMETER deadlock_timeout TO twice_test_creator "
+            "(PostgreSQL 15 and later)");
+  ASSERT_TRUE(admin->exec_script("GRANT SET ON PARAMETER deadlock_timeout TO twice_test_creator").ok());
+  EXPECT_EQ(refusal("twice_test_creator"), "");
+  EXPECT_EQ(refusal("postgres"), "");
+  ASSERT_TRUE(admin->exec_script("DROP OWNED BY twice_test_creator; DROP ROLE twice_test_nocreate; "
+                                 "DROP ROLE twice_test_creator")
+                  .ok());
+}
+
+}  // namespace
+}  // namespace twice::testing
