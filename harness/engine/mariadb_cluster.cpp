@@ -33,7 +33,42 @@ Status MariadbCluster::ensure_started() {
     const Result v = admin_->query("SELECT VERSION()");
     if (v.ok() && !v.empty()) version_ = v.rows[0][0].as_text();
   }
+  if (started_.ok() && !url_.empty()) started_ = check_rights();
   return started_;
+}
+
+// A server twice did not start may not let its user do what every run needs:
+// found here, before any cell, as one error. Without PROCESS, SHOW ENGINE
+// INNODB STATUS fails, a statement waiting for a lock is taken for a slow
+// one, and the run waits for ever; without CREATE or TRIGGER every run fails.
+Status MariadbCluster::check_rights() {
+  const Result who = admin_->query("SELECT CURRENT_USER()");
+  const std::string user = who.ok() && !who.empty() ? who.rows[0][0].as_text() : "?";
+  if (!admin_->query("SHOW ENGINE INNODB STATUS").ok())
+    return Status::error(fmt::format("--engine-url: user {} may not read SHOW ENGINE INNODB STATUS, which twice reads "
+                                     "to tell a statement waiting for a lock from a slow one: GRANT PROCESS ON *.* "
+                                     "TO {}",
+                                     user, user));
+  const std::string probe = fmt::format("twice_{}_rights", ::getpid());
+  Status st = admin_->exec_script(fmt::format("CREATE DATABASE `{}`", probe));
+  if (!st.ok())
+    return Status::error(fmt::format("--engine-url: user {} may not create databases, and twice creates one per "
+                                     "worker: GRANT ALL ON `twice\\_%`.* TO {} ({})",
+                                     user, user, st.message()));
+  st = admin_->exec_script(fmt::format("CREATE TABLE `{0}`.t (x INT); CREATE TRIGGER `{0}`.tr AFTER INSERT ON "
+                                       "`{0}`.t FOR EACH ROW SET @twice_rights = 1",
+                                       probe));
+  const Status dropped = admin_->exec_script(fmt::format("DROP DATABASE `{}`", probe));
+  if (!st.ok())
+    return Status::error(fmt::format("--engine-url: user {} may not create tables and triggers in the databases it "
+                                     "creates (the reference schema keeps a trigger): GRANT ALL ON `twice\\_%`.* TO "
+                                     "{} ({})",
+                                     user, user, st.message()));
+  if (!dropped.ok())
+    return Status::error(fmt::format("--engine-url: user {} may not drop the databases it creates: GRANT ALL ON "
+                                     "`twice\\_%`.* TO {} ({})",
+                                     user, user, dropped.message()));
+  return Status::OK();
 }
 
 Status MariadbCluster::lease(std::unique_ptr<MariadbDatabase>& out) {

@@ -39,6 +39,7 @@ class MariadbCluster {
   const std::string& version() const { return version_; }
 
  private:
+  Status check_rights();
   std::mutex mutex_;
   std::string url_;
   bool tried_ = false;

@@ -3,6 +3,7 @@
 // What both server engines must do (rows matched, the per-run reset, the
 // acceptance targets of issue 10 on InnoDB, the same seed giving the same
 // trace byte for byte) is server_engine_test.cpp.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <mysqld_error.h>
@@ -156,4 +157,43 @@ TEST(MariadbDatabase, ADeadlockVictimGetsTheDeadlockKind) {
   mariadb().give_back(std::move(db));
 }
 
+}  // namespace twice::testing
+
+namespace twice::testing {
+namespace {
+
+// A server named by --engine-url whose user lacks what runs need is refused
+// once, up front: without PROCESS a run waited for ever (a lock wait taken for
+// a slow statement), without CREATE every cell failed.
+TEST(MariadbCluster, AnEngineUrlUserWithoutTheRightsRunsNeedIsRefusedUpFront) {
+  const std::string socket = mariadb().server()->socket();
+  std::unique_ptr<engine::MariadbConnection> root;
+  engine::MariadbAddress at;
+  at.socket = socket;
+  ASSERT_TRUE(engine::MariadbConnection::open(at, "", root).ok());
+  for (const char* user : {"twice_t_none", "twice_t_noproc", "twice_t_full"})
+    ASSERT_TRUE(root->exec_script(fmt::format("DROP USER IF EXISTS '{0}'@'localhost'; CREATE USER '{0}'@'localhost' "
+                                              "IDENTIFIED BY 'pw'",
+                                              user))
+                    .ok());
+  ASSERT_TRUE(root->exec_script("GRANT ALL ON `twice\\_%`.* TO 'twice_t_noproc'@'localhost'").ok());
+  ASSERT_TRUE(root->exec_script("GRANT PROCESS ON *.* TO 'twice_t_none'@'localhost'").ok());
+  ASSERT_TRUE(root->exec_script("GRANT ALL ON `twice\\_%`.* TO 'twice_t_full'@'localhost'; "
+                                "GRANT PROCESS ON *.* TO 'twice_t_full'@'localhost'")
+                  .ok());
+  const auto refusal = [&](const std::string& user) {
+    engine::MariadbCluster cluster("mysql://" + user + ":pw@localhost?socket=" + socket);
+    return cluster.ensure_started().message();
+  };
+  EXPECT_EQ(refusal("twice_t_noproc"),
+            "--engine-url: user twice_t_noproc@localhost may not read SHOW ENGINE INNODB STATUS, which twice reads to "
+            "tell a statement waiting for a lock from a slow one: GRANT PROCESS ON *.* TO twice_t_noproc@localhost");
+  EXPECT_NE(refusal("twice_t_none").find("--engine-url: user twice_t_none@localhost may not create databases"),
+            std::string::npos);
+  EXPECT_EQ(refusal("twice_t_full"), "");
+  for (const char* user : {"twice_t_none", "twice_t_noproc", "twice_t_full"})
+    EXPECT_TRUE(root->exec_script(fmt::format("DROP USER '{}'@'localhost'", user)).ok());
+}
+
+}  // namespace
 }  // namespace twice::testing
