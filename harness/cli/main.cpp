@@ -686,8 +686,9 @@ int main(int argc, char** argv) {
   run->add_flag("--no-report", run_args.no_report, "Write no report folder, not even for the full matrix")
       ->excludes(report_dir_opt);
   run->add_flag("--in-process", run_args.in_process,
-                "Run every cell in this process (for a debugger); by default each cell runs in a child process, so "
-                "that a handler that crashes, exits or hangs becomes its cell's verdict");
+                "Run every cell in this process (for a debugger); by default each SQLite cell runs in a child "
+                "process, so that a handler that crashes, exits or hangs becomes its cell's verdict (cells on a "
+                "server engine always run in this process: a child would share its connections)");
   run->add_option("--cell-timeout", run_args.cell_timeout,
                   "Seconds a cell's process may go without a scheduling point before it is killed as hung")
       ->check(CLI::Range(1, 86'400))
