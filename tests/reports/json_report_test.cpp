@@ -48,6 +48,15 @@ TEST(JsonReport, DocumentedFieldsAreExactlyTheFieldsWritten) {
   results::MatrixResult proved = plain_matrix();
   proved.cells[0].strategy = "exhaustive";
   proved.cells[0].proof_required = results::ProofRequirement{2, 2};
+  // Fields written only under --strategy exhaustive, --coverage, or on a cell that did not finish.
+  proved.cells[0].exhaustive = results::ExhaustiveVerdict{};
+  for (auto& c : proved.cells)
+    for (auto& v : c.violations) {
+      v.counterexample.preemptions = 1;
+      v.counterexample.found_at_bound = 1;
+    }
+  proved.cells[1].distinct_schedules = 12;
+  proved.cells[1].failures.push_back(results::CellFailure{"exited: 0", "the process ... exited", "exploring", 3, 42, "twice replay ..."});
   flatten(to_json(proved), "", written);
   const std::set<std::string> documented = documented_fields();
   ASSERT_GT(documented.size(), 30u) << "docs/report-schema.md not found or not parsed";
