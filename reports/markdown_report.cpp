@@ -277,12 +277,25 @@ std::string render_markdown(const results::MatrixResult& m) {
   // rest of the budget.
   std::string examples;
   int omitted = 0;
+  int shortened = 0;
   int anchor = 0;
   for (const auto& c : m.cells) {
     if (!differs(verdict_of(&c))) continue;
-    for (const auto& v : c.violations)
-      examples += fmt::format("\n<a id=\"{}\"></a>\n\n", differing_anchor(++anchor)) +
-                  render_markdown_counterexample(c, v, m.expected_path);
+    for (const auto& v : c.violations) {
+      examples += fmt::format("\n<a id=\"{}\"></a>\n\n", differing_anchor(++anchor));
+      std::string one = render_markdown_counterexample(c, v, m.expected_path);
+      // Past the budget (hundreds of differing cells, a huge payload), a
+      // differing cell keeps its anchor, its sentence and its replay, cut to
+      // fit; its transcript is in the HTML and JSON reports.
+      if (out.size() + examples.size() + one.size() > kSummaryBudget) {
+        one = fmt::format("#### {} {} × {}: {}\n\n> {}\n\nReplay: {}\n", verdict_mark(verdict_of(&c)),
+                          markdown_text(truncate_utf8(c.handler, 80)), markdown_text(truncate_utf8(c.scenario, 80)),
+                          markdown_text(v.invariant), markdown_text(truncate_utf8(v.detail, 300)),
+                          markdown_code_span(truncate_utf8(v.counterexample.replay_shrunk_command, 600)));
+        ++shortened;
+      }
+      examples += one;
+    }
   }
   for (const auto& c : m.cells) {
     if (differs(verdict_of(&c))) continue;
@@ -296,6 +309,10 @@ std::string render_markdown(const results::MatrixResult& m) {
     }
   }
   if (!examples.empty() || omitted) out += "\n### Counterexamples\n" + examples;
+  if (shortened)
+    out += fmt::format("\n{} counterexample{} of differing cells shown without {} transcript to stay under GitHub's "
+                       "summary size limit; the HTML and JSON reports have them whole.\n",
+                       shortened, shortened == 1 ? " is" : "s are", shortened == 1 ? "its" : "their");
   if (omitted)
     out += fmt::format("\n{} more counterexample{} left out to stay under GitHub's summary size limit; the HTML and "
                        "JSON reports have them all.\n",

@@ -160,7 +160,7 @@ bool is_mermaid_line_we_write(std::string_view l) {
 // A red run whose one regression is in the last handler, after more known
 // bugs than the size budget holds: the regression comes first, whole, with
 // its replay command, and the banner links to it.
-TEST(MarkdownReport, CellsThatDifferComeFirstAndAreNeverCutByTheSizeBudget) {
+TEST(MarkdownReport, CellsThatDifferComeFirstWholeAndTheBudgetLeavesOutKnownBugs) {
   results::MatrixResult m = plain_matrix();
   const results::CellResult caught = *m.cell("check-then-act", "concurrent-duplicates");
   m.scenarios.clear();
@@ -195,6 +195,34 @@ TEST(MarkdownReport, CellsThatDifferComeFirstAndAreNeverCutByTheSizeBudget) {
   const std::size_t banner = md.find("<code>twice replay --handler last --scenario s59 --seed 77 --shrunk</code>");
   EXPECT_LT(banner, md.find("| handler |"));
   EXPECT_NE(md.find("twice replay --handler last --scenario s59 --seed 77 --shrunk", heading), std::string::npos);
+}
+
+// Every cell differs (a run against an empty expected matrix): the summary
+// still fits GitHub's 1 MiB, and every differing cell keeps its anchor and its
+// replay command, whole transcripts first while they fit.
+TEST(MarkdownReport, ManyDifferingCellsStillFitTheSummaryLimit) {
+  results::MatrixResult m = plain_matrix();
+  const results::CellResult caught = *m.cell("check-then-act", "concurrent-duplicates");
+  m.scenarios.clear();
+  m.cells.clear();
+  m.handlers = {"h"};
+  for (int i = 0; i < 400; ++i) {
+    results::CellResult c = caught;
+    c.handler = "h";
+    c.scenario = fmt::format("s{}", i);
+    c.expected.clear();
+    c.matched = false;
+    for (auto& row : c.violations.front().counterexample.rows) row.text += std::string(400, 'x');
+    c.violations.front().counterexample.replay_shrunk_command = fmt::format("twice replay --scenario s{} --shrunk", i);
+    m.scenarios.push_back(c.scenario);
+    m.cells.push_back(c);
+  }
+  const std::string md = render_markdown(m);
+  EXPECT_LT(md.size(), 1024u * 1024u);
+  EXPECT_NE(md.find("shown without their transcript to stay under GitHub's summary size limit"), std::string::npos);
+  EXPECT_NE(md.find("<a id=\"twice-differs-400\"></a>"), std::string::npos);
+  EXPECT_NE(md.find("twice replay --scenario s399 --shrunk", md.find("<a id=\"twice-differs-400\"></a>")),
+            std::string::npos);
 }
 
 TEST(MarkdownReport, MermaidDiagramUsesOnlyTheLinesWeMeanToWrite) {
