@@ -160,6 +160,7 @@ std::string format_duration(Micros d) {
 std::optional<Micros> parse_duration(std::string_view text) {
   if (text.empty()) return std::nullopt;
   Micros total = 0;
+  Micros last_scale = INT64_MAX;  // units from largest to smallest, each once: "1h30m", not "1m1h" or "5s5s"
   std::size_t i = 0;
   while (i < text.size()) {
     std::int64_t n = 0;
@@ -177,6 +178,8 @@ std::optional<Micros> parse_duration(std::string_view text) {
     else if (unit == "h") scale = kHour;
     else if (unit == "d") scale = 24 * kHour;
     else return std::nullopt;
+    if (scale >= last_scale) return std::nullopt;
+    last_scale = scale;
     // A duration past what Micros holds is not a duration (it would wrap).
     Micros part = 0;
     if (__builtin_mul_overflow(n, scale, &part) || __builtin_add_overflow(total, part, &total)) return std::nullopt;

@@ -82,7 +82,7 @@ class Reader {
     if (!d && looks_like_duration(s))
       fail(n.source(), fmt::format("'{}' is \"{}\", longer than any run can be; durations are at most {}", name, s,
                                    format_duration(kMaxDuration)));
-    if (!d) fail(n.source(), fmt::format("'{}' is \"{}\", not a duration; write e.g. \"250ms\", \"15s\", \"3m\", \"1h30m\"", name, s));
+    if (!d) fail(n.source(), fmt::format("'{}' is \"{}\", not a duration; write e.g. \"250ms\", \"15s\", \"3m\", \"1h30m\" (units from the largest down, each once)", name, s));
     if (*d > kMaxDuration)
       fail(n.source(), fmt::format("'{}' is \"{}\"; durations are at most {} (docs/scenarios.md)", name, s,
                                    format_duration(kMaxDuration)));
@@ -92,14 +92,19 @@ class Reader {
   // Digits and units, as parse_duration() reads them: text it refused only for its size.
   static bool looks_like_duration(std::string_view s) {
     if (s.empty()) return false;
+    static constexpr std::string_view kUnits[] = {"d", "h", "m", "s", "ms", "us"};  // largest first
     std::size_t i = 0;
+    std::size_t next_unit = 0;  // units go from the largest down, each once
     while (i < s.size()) {
       const std::size_t digits = i;
       while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
       const std::size_t unit = i;
       while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
       const std::string_view u = s.substr(unit, i - unit);
-      if (unit == digits || !(u == "us" || u == "ms" || u == "s" || u == "m" || u == "h" || u == "d")) return false;
+      if (unit == digits) return false;
+      const auto* at = std::find(std::begin(kUnits) + static_cast<std::ptrdiff_t>(next_unit), std::end(kUnits), u);
+      if (at == std::end(kUnits)) return false;
+      next_unit = static_cast<std::size_t>(at - std::begin(kUnits)) + 1;
     }
     return true;
   }
@@ -152,10 +157,13 @@ void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
     if (!seen.insert(o.order_no).second)
       r.fail(t.get("order_no")->source(), fmt::format("order '{}' appears twice; order numbers are unique", o.order_no));
     o.user = r.text(*t.get("user"), "user");
+    if (o.user.empty()) r.fail(t.get("user")->source(), "'user' must not be empty");
     o.amount = r.integer(*t.get("amount"), "amount", 1, 1'000'000'000'000);
     if (auto* c = t.get("currency")) {
       o.currency = r.text(*c, "currency");
-      if (o.currency.size() != 3) r.fail(c->source(), "'currency' must be a 3-letter ISO 4217 code like \"CNY\"");
+      if (o.currency.size() != 3 ||
+          !std::all_of(o.currency.begin(), o.currency.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; }))
+        r.fail(c->source(), "'currency' must be a 3-letter ISO 4217 code like \"CNY\"");
     }
     if (auto* p = t.get("paid_at")) o.paid_at = r.duration(*p, "paid_at");
     if (auto* p = t.get("paid")) o.paid = r.boolean(*p, "paid");

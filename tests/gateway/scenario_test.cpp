@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "../unique_temp_dir.h"
@@ -131,6 +132,26 @@ TEST_F(ScenarioFile, BadDurationShowsTheFormat) {
   EXPECT_NE(e.find(path_ + ":3: 'latency' is \"soon\", not a duration"), std::string::npos) << e;
 }
 
+// "1m1h" and "5s5s" read as durations once (as 61 minutes and 10 seconds):
+// units go from the largest down, each once, as "1h30m" does.
+TEST_F(ScenarioFile, ADurationsUnitsGoFromTheLargestDownEachOnce) {
+  for (const char* bad : {"1m1h", "5s5s", "1ms1s"}) {
+    const auto e = error_of(fmt::format("description = \"d\"\n[network]\nlatency = [\"5ms\", \"{}\"]\n{}", bad, kOrder));
+    EXPECT_NE(e.find(fmt::format(":3: 'latency' is \"{}\", not a duration; write e.g.", bad)), std::string::npos) << e;
+    EXPECT_NE(e.find("(units from the largest down, each once)"), std::string::npos) << e;
+  }
+  EXPECT_EQ(error_of(std::string("description = \"d\"\n[network]\nlatency = [\"5ms\", \"1m30s500ms\"]\n") + kOrder), "");
+}
+
+// An order's user is named like its number: never empty; a currency is three capitals.
+TEST_F(ScenarioFile, AnEmptyUserAndALowerCaseCurrencyAreRefused) {
+  const std::string no_user = error_of("description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"\"\namount = 100\n");
+  EXPECT_EQ(no_user, path_ + ":4: 'user' must not be empty");
+  const std::string lower = error_of("description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 100\n"
+                                     "currency = \"usd\"\n");
+  EXPECT_EQ(lower, path_ + ":6: 'currency' must be a 3-letter ISO 4217 code like \"CNY\"");
+}
+
 TEST_F(ScenarioFile, InvalidTomlGivesTheParserLine) {
   const auto e = error_of("description = \"d\"\n[faults\n");
   EXPECT_NE(e.find(path_ + ":2: not valid TOML"), std::string::npos) << e;
@@ -158,7 +179,7 @@ TEST_F(ScenarioFile, DurationsThatOverflowOrPassTheLimitAreRefusedWithTheLine) {
   const auto wraps =
       error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"99999999999999999999d\"\n") + kOrder);
   EXPECT_NE(wraps.find(":3: 'close_after' is \"99999999999999999999d\""), std::string::npos) << wraps;
-  const auto sum = error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"106751991d106751991d\"\n") + kOrder);
+  const auto sum = error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"106751991d27h\"\n") + kOrder);
   EXPECT_NE(sum.find("longer than any run can be"), std::string::npos) << sum;
   EXPECT_EQ(parse_duration("106751992d"), std::nullopt);  // past INT64_MAX microseconds: no wrap
   EXPECT_EQ(error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"30d\"\n") + kOrder), "");
