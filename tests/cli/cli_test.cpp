@@ -175,7 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"profile", "description = \"d\"\nprofile = \"wechat-v9\"\n", 2,
                   "unknown profile 'wechat-v9'; allowed: wechat-v3, wechat-v2, alipay, stripe, paypal, adyen"},
         Malformed{"duration", "description = \"d\"\n[network]\nlatency = [\"5ms\", \"soon\"]\n", 3,
-                  "'latency' is \"soon\", not a duration; write e.g. \"250ms\", \"15s\", \"3m\", \"1h30m\""},
+                  "'latency' is \"soon\", not a duration; write e.g. \"250ms\", \"15s\", \"3m\", \"1h30m\" "
+                  "(units from the largest down, each once)"},
         Malformed{"not_toml", "description = \"d\"\n[faults\n", 2,
                   "not valid TOML: Error while parsing table header: expected ']', saw '\\n'"},
         Malformed{"close_on_wechat",
