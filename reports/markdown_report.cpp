@@ -249,9 +249,7 @@ std::string render_markdown(const results::MatrixResult& m) {
         out += fmt::format(" ([counterexample](#{})) · {}", differing_anchor(++anchor),
                            markdown_cell_code(c.violations.front().counterexample.replay_shrunk_command));
         anchor += static_cast<int>(c.violations.size()) - 1;
-      } else if (!c.failures.empty() && !c.failures.front().replay_command.empty()) {
-        out += " · " + markdown_cell_code(c.failures.front().replay_command);
-      }
+      }  // a cell that did not finish: its sentence ends with its replay command
       out += "\n";
     }
     out += "\n";
