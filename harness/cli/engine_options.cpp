@@ -17,9 +17,16 @@ void add_engine_options(CLI::App* command, EngineArgs& args) {
                    "Isolation level of a server engine (repeatable; default: the engine's own, read-committed on "
                    "postgres, repeatable-read on mariadb)")
       ->check(CLI::IsMember({"read-committed", "repeatable-read", "serializable"}));
-  command->add_option("--engine-url", args.url,
-                      "Use this server instead of starting one: postgres://user@host/db or mysql://user@host[:port][/db][?socket=/path] "
-                      "(the user may CREATE DATABASE)");
+  command
+      ->add_option("--engine-url", args.url,
+                   "Use this server instead of starting one: postgres://user@host/db or "
+                   "mysql://user[:password]@host[:port][?socket=/path]. Its user needs, on PostgreSQL, CREATE DATABASE "
+                   "and the right to set deadlock_timeout (a superuser, or GRANT SET ON PARAMETER); on MariaDB, "
+                   "PROCESS and ALL on the twice_% databases it creates (checked before any cell runs)")
+      ->check([](const std::string& url) {
+        return url.empty() ? std::string("an empty URL: name the server, or leave out --engine-url to start one")
+                           : std::string();
+      });
 }
 
 Status EngineSelection::resolve(const EngineArgs& args) {

@@ -2,6 +2,7 @@
 
 #include <mysqld_error.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 
@@ -47,6 +48,25 @@ Value column_value(const MYSQL_FIELD& field, const char* text, unsigned long len
 
 }  // namespace
 
+namespace {
+
+// A URL's user and password may carry '@', ':' or '/' as %40, %3A, %2F.
+std::string percent_decoded(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 bool parse_mariadb_url(const std::string& url, MariadbAddress& out, std::string& error) {
   out = MariadbAddress{};
   constexpr std::string_view kScheme = "mysql://";
@@ -72,10 +92,10 @@ bool parse_mariadb_url(const std::string& url, MariadbAddress& out, std::string&
     std::string user = rest.substr(0, at);
     rest = rest.substr(at + 1);
     if (const auto colon = user.find(':'); colon != std::string::npos) {
-      out.password = user.substr(colon + 1);
+      out.password = percent_decoded(user.substr(colon + 1));
       user.resize(colon);
     }
-    if (!user.empty()) out.user = user;
+    if (!user.empty()) out.user = percent_decoded(user);
   }
   if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
     const std::string port = rest.substr(colon + 1);

@@ -497,6 +497,10 @@ TEST(Cli, MistakesOnTheCommandLineSayWhatIsWrong) {
   // CLI11's own errors are one line too, and name the words allowed, not its maps.
   expect_usage_error("run --color 1", "twice: --color: '1' is not one of auto|always|never (see twice run --help)\n");
   expect_usage_error("replay --handler cas", "twice: --scenario is required (see twice replay --help)\n");
+  // An empty URL once started a throwaway server as if none were given.
+  expect_usage_error("run --handler cas --scenario concurrent-duplicates --engine postgres --engine-url ''",
+                     "twice: --engine-url: an empty URL: name the server, or leave out --engine-url to start one (see "
+                     "twice run --help)\n");
   expect_usage_error("lsit", "twice: unknown command 'lsit'; did you mean 'list'? (commands: run, replay, list, stress; "
                              "see twice --help)\n");
 }

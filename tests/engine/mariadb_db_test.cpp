@@ -72,6 +72,10 @@ TEST(MariadbProtocol, UrlsNameASocketOrAHost) {
   EXPECT_EQ(a.database, "pay");
   ASSERT_TRUE(engine::parse_mariadb_url("mysql://root@/?socket=/run/mysqld/mysqld.sock", a, error)) << error;
   EXPECT_EQ(a.socket, "/run/mysqld/mysqld.sock");
+  // A password holding '@' or ':' is written percent-encoded, as in any URL.
+  ASSERT_TRUE(engine::parse_mariadb_url("mysql://p%2Bc:p%40ss%3Ax@db:3306", a, error)) << error;
+  EXPECT_EQ(a.user, "p+c");
+  EXPECT_EQ(a.password, "p@ss:x");
   EXPECT_FALSE(engine::parse_mariadb_url("postgres://x@y/z", a, error));
   EXPECT_FALSE(engine::parse_mariadb_url("mysql://root@host:99999/x", a, error));
   EXPECT_EQ(error, "--engine-url 'mysql://root@host:99999/x': '99999' is not a port");
