@@ -264,7 +264,8 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   const Schema& schema = handler->schema();
   StressRun run(options, *handler, schema, *profile, *database, clock, groups);
   // The tables and the first rounds' orders; the rest as the rounds reach them.
-  if (Status s = run.seed_until(std::min(options.orders, std::max<long>(groups, kSeedChunk))); !s.ok()) return s;
+  if (Status s = run.seed_until(std::min(options.orders, std::max<long>(groups, kSeedChunk))); !s.ok())
+    return Status::error(fmt::format("handler {}: {}", options.handler->name, s.message()));
 
   // Every connection is open before the first round, so a worker never fails
   // halfway and leaves the others waiting at the barrier.
