@@ -218,4 +218,25 @@ TEST_F(StressCli, AnEngineThatFailsAfterAnotherReportedKeepsThatReport) {
   EXPECT_EQ(leftovers(), "");
 }
 
+// twice killed while mariadb-install-db runs: the guardian kills the
+// install's process group (its mariadbd --bootstrap too) before it removes
+// the server's folder, so nothing writes the folder back afterwards and no
+// process of it is left.
+TEST_F(StressCli, KilledDuringMariadbInstallLeavesNoFolderAndNoProcess) {
+  if (::system("command -v mariadb-install-db >/dev/null 2>&1 || test -x /usr/sbin/mariadb-install-db") != 0)
+    GTEST_SKIP() << "no mariadb-install-db";
+  const auto o = script(
+      "m=\"$TMPDIR/m\"; mkdir \"$m\"; export TWICE_MARIADB_DIR=\"$m\"\n"
+      "\"$twice\" stress --handler cas --engine mariadb --threads 2 --orders 10 -q >/dev/null 2>&1 & p=$!\n"
+      "i=0; while ! pgrep -f \"bootstrap.*$m\" >/dev/null && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done\n"
+      "[ $i -lt 400 ] || echo 'no bootstrap seen'\n"
+      "kill -KILL $p; wait $p 2>/dev/null\n"
+      "i=0; while { [ -n \"$(ls \"$m\")\" ] || pgrep -f \"$m\" >/dev/null; } && [ $i -lt 300 ]; do sleep 0.05; "
+      "i=$((i+1)); done\n"
+      "sleep 1; echo \"left: [$(ls \"$m\")] processes: [$(pgrep -f \"$m\" | tr '\\n' ' ')]\"\n"
+      "rmdir \"$m\"");
+  EXPECT_EQ(o.out, "left: [] processes: []\n");
+  EXPECT_EQ(leftovers(), "");
+}
+
 }  // namespace
