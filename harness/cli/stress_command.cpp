@@ -1,16 +1,21 @@
 #include "cli/stress_command.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cmath>
-#include <csignal>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -18,8 +23,12 @@
 #include <nlohmann/json.hpp>
 
 #include "check/violation.h"
+#include "cli/argument_checks.h"
 #include "cli/engine_options.h"
 #include "cli/exit_status.h"
+#include "reports/escape.h"
+#include "stress/stress_database.h"
+#include "stress/stress_process.h"
 #include "stress/stress_runner.h"
 #include "twice/handler.h"
 #include "twice_tool_version.h"
@@ -27,7 +36,25 @@
 namespace twice::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr int kExitViolations = 1;
+
+// The ranges of the numbers, in --help. Orders are seeded as the rounds reach
+// them and each costs a few bytes until the checker reads the run; the
+// checker holds every order run in memory (~1 KB each): a million at most.
+constexpr long kMaxOrders = 1'000'000;
+constexpr long kMaxDeliveries = 10'000'000;
+constexpr int kMaxThreads = 1024;
+// The servers twice starts take this many connections (postgres_server.cpp
+// max_connections=300, mariadb_server.cpp --max-connections=500); twice keeps
+// a few for itself (the cluster's, the checker's, the monitor's) and the rest
+// may be workers'.
+constexpr int kPostgresMaxThreads = 288;
+constexpr int kMariadbMaxThreads = 480;
+// After a stop, how long the run under way has to end its round and report
+// before it is killed (a handler that never returns).
+constexpr Micros kStopGrace = 10 * kSecond;
 
 struct StressArgs {
   std::string handler;
@@ -46,18 +73,91 @@ struct StressArgs {
 // The violations a JSON report lists one by one; all are counted.
 constexpr std::size_t kViolationsListed = 100;
 
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_stress_sigint(int) { g_interrupted = true; }
+// The first SIGINT, SIGTERM or SIGHUP stops the runs after the round under
+// way and writes the reports so far; a second one kills the run under way
+// (g_stop_now), or before any run started ends twice at once (the guardians
+// remove the servers' folders). Only async-signal-safe calls here.
+std::atomic<bool> g_stop{false};
+std::atomic<bool> g_stop_now{false};
+std::atomic<int> g_signal{0};
+std::atomic<bool> g_runs_started{false};
+std::atomic<bool> g_progress_on_tty{false};
+
+extern "C" void on_stress_signal(int sig) {
+  if (g_stop.exchange(true)) {
+    if (!g_runs_started.load()) {
+      ::signal(sig, SIG_DFL);
+      ::raise(sig);
+      return;
+    }
+    g_stop_now = true;
+    static constexpr char kNow[] = "twice: stopping now\n";
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kNow, sizeof kNow - 1);
+    return;
+  }
+  g_signal = sig;
+  static constexpr char kClear[] = "\r\x1b[K";
+  static constexpr char kSay[] =
+      "twice: stopping after the round under way; the reports so far will be written (Ctrl-C again to stop now)\n";
+  if (g_progress_on_tty.load()) {
+    [[maybe_unused]] const auto c = ::write(STDERR_FILENO, kClear, sizeof kClear - 1);
+  } else {
+    [[maybe_unused]] const auto c = ::write(STDERR_FILENO, "\n", 1);
+  }
+  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSay, sizeof kSay - 1);
+}
+
+// The handlers of SIGINT, SIGTERM and SIGHUP while `stress` runs; the
+// previous ones come back when it goes.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop = false;
+    g_stop_now = false;
+    g_signal = 0;
+    g_runs_started = false;
+    struct sigaction sa {};
+    sa.sa_handler = on_stress_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: a wait is cut short, and the stop seen at once
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &sa, &previous_[i]);
+  }
+  ~StopSignals() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &previous_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction previous_[3] {};
+};
 
 std::string known_handlers() {
   std::string names;
-  for (const auto* h : HandlerRegistry::instance().all()) names += (names.empty() ? "" : ", ") + h->name;
+  for (const auto* h : HandlerRegistry::instance().all())
+    names += (names.empty() ? "" : ", ") + reports::terminal_text(h->name);
   return names;
 }
 
 std::string percent(double rate) { return fmt::format("{:.3f}%", 100.0 * rate); }
+std::string count(long n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
-// The report as JSON (docs/report-schema.md): the same figures as the text,
+std::string judged_list() {
+  std::string out;
+  for (const char* name : stress::kInvariantsJudged) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+nlohmann::json header_json(const std::string& handler, const std::string& database) {
+  return {{"schema_version", 1},
+          {"tool", "twice"},
+          {"tool_version", TWICE_TOOL_VERSION},
+          {"handler", handler},
+          {"database", database}};
+}
+
+// The report as JSON (docs/cli-json.md): the same figures as the text,
 // and the first kViolationsListed violations.
 nlohmann::json report_json(const stress::StressReport& r) {
   nlohmann::json violations = nlohmann::json::array();
@@ -65,51 +165,60 @@ nlohmann::json report_json(const stress::StressReport& r) {
     if (violations.size() == kViolationsListed) break;
     violations.push_back({{"name", v.invariant}, {"subject", v.subject}, {"detail", v.detail}});
   }
-  return {{"schema_version", 1},
-          {"tool", "twice"},
-          {"tool_version", TWICE_TOOL_VERSION},
-          {"handler", r.handler},
-          {"database", r.database},
-          {"redeliveries", r.redeliveries},
-          {"threads", r.threads},
-          {"duplicates", r.duplicates},
-          {"orders_planned", r.orders_planned},
-          {"orders_run", r.orders_run},
-          {"deliveries", r.deliveries},
-          {"acked", r.acked},
-          {"seconds", static_cast<double>(r.elapsed) / kSecond},
-          {"deliveries_per_second", r.deliveries_per_second()},
-          {"stopped_by", r.stopped_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopped_by)},
-          {"violations_per_invariant", r.violations_per_invariant},
-          {"violation_count", r.verdict.violations.size()},
-          {"violating_orders", r.violating_orders},
-          {"violation_rate", r.violation_rate()},
-          {"violations", violations}};
+  nlohmann::json j = header_json(r.handler, r.database);
+  j.update({{"redeliveries", r.redeliveries},
+            {"threads", r.threads},
+            {"duplicates", r.duplicates},
+            {"orders_planned", r.orders_planned},
+            {"orders_run", r.orders_run},
+            {"deliveries", r.deliveries},
+            {"acked", r.acked},
+            {"seconds", static_cast<double>(r.elapsed) / kSecond},
+            {"seeding_seconds", static_cast<double>(r.seeding) / kSecond},
+            {"deliveries_per_second", r.deliveries_per_second()},
+            {"stopped_by", r.stopped_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopped_by)},
+            {"invariants_judged", stress::kInvariantsJudged},
+            {"violations_per_invariant", r.violations_per_invariant},
+            {"violation_count", r.verdict.violations.size()},
+            {"violating_orders", r.violating_orders},
+            {"violation_rate", r.violation_rate()},
+            {"violations", violations}});
+  return j;
 }
 
 void print_report(const stress::StressReport& r, std::ostream& out) {
   const double seconds = static_cast<double>(r.elapsed) / kSecond;
-  out << fmt::format("twice stress: {} on {} threads, {} copies of each order released together, {}\n", r.handler,
-                     r.threads, r.duplicates, r.database);
-  out << fmt::format("  deliveries   {} ({} orders × {}){}\n", r.deliveries, r.orders_run, r.duplicates,
-                     r.stopped_by.empty() ? "" : fmt::format(", stopped by {} ({} orders planned)", r.stopped_by,
-                                                             r.orders_planned));
-  if (r.redeliveries == 0)
-    out << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked,
-                       r.deliveries - r.acked);
+  out << fmt::format("twice stress: {} on {} threads, {} of each order released together, {}\n",
+                     reports::terminal_text(r.handler), r.threads,
+                     r.duplicates == 1 ? std::string("1 copy") : fmt::format("{} copies", r.duplicates), r.database);
+  std::string stopped;
+  if (r.stopped_by == "interrupted") stopped = fmt::format(", interrupted ({} planned)", count(r.orders_planned, "order"));
+  else if (!r.stopped_by.empty())
+    stopped = fmt::format(", stopped by {} ({} planned)", r.stopped_by, count(r.orders_planned, "order"));
+  out << fmt::format("  deliveries   {} ({} × {}){}\n", r.deliveries, count(r.orders_run, "order"), r.duplicates,
+                     stopped);
+  const long not_acked = r.deliveries - r.acked;
+  if (not_acked == 0)
+    out << fmt::format("  replies      all {} acked\n", r.acked);
+  else if (r.redeliveries == 0)
+    out << fmt::format("  replies      {} acked, {} not acked (the gateway would retry those)\n", r.acked, not_acked);
   else
-    out << fmt::format("  replies      {} acked, {} not acked after {} redeliveries of unacked copies\n", r.acked,
-                       r.deliveries - r.acked, r.redeliveries);
-  out << fmt::format("  throughput   {:.0f} deliveries/s ({:.2f} s)\n", r.deliveries_per_second(), seconds);
+    out << fmt::format("  replies      {} acked, {} not acked after {} of unacked copies\n", r.acked, not_acked,
+                       r.redeliveries == 1 ? std::string("1 redelivery")
+                                           : fmt::format("{} redeliveries", r.redeliveries));
+  out << fmt::format("  throughput   {:.0f} deliveries/s ({:.2f} s{})\n", r.deliveries_per_second(), seconds,
+                     r.seeding > 0 ? fmt::format(", {:.2f} s of it seeding orders", static_cast<double>(r.seeding) / kSecond)
+                                   : "");
+  out << fmt::format("  judged       {} (the other invariants need `twice run`)\n", judged_list());
   if (r.verdict.violations.empty()) {
-    out << fmt::format("  verdict      no violation in {} orders\n", r.orders_run);
+    out << fmt::format("  verdict      no violation in {}\n", count(r.orders_run, "order"));
     return;
   }
   // double_credit and lost_payment name an order, lost_update an account.
   std::set<std::string> accounts;
   for (const auto& acc : r.verdict.accounts) accounts.insert(acc.user);
   std::set<std::string> accounts_hit;
-  for (const auto& [invariant, count] : r.violations_per_invariant) {
+  for (const auto& [invariant, n] : r.violations_per_invariant) {
     long orders = 0, of_accounts = 0;
     for (const auto& v : r.verdict.violations) {
       if (v.invariant != invariant) continue;
@@ -119,38 +228,152 @@ void print_report(const stress::StressReport& r, std::ostream& out) {
         accounts_hit.insert(v.subject);
       }
     }
-    std::string what = std::to_string(count);
-    if (orders == count)
-      what = fmt::format("{} orders ({} of orders)", count, percent(static_cast<double>(count) / std::max(r.orders_run, 1L)));
-    else if (of_accounts == count)
-      what = fmt::format("{} of {} accounts", count, accounts.size());
+    std::string what = std::to_string(n);
+    if (orders == n)
+      what = fmt::format("{} ({} of orders)", count(n, "order"),
+                         percent(static_cast<double>(n) / static_cast<double>(std::max(r.orders_run, 1L))));
+    else if (of_accounts == n)
+      what = fmt::format("{} of {}", n, count(static_cast<long>(accounts.size()), "account"));
     out << fmt::format("  violation    {:<16} {}\n", invariant, what);
   }
   const auto& first = r.verdict.violations.front();
-  out << fmt::format("  e.g.         {}\n", first.detail);
-  out << fmt::format("  verdict      {} of {} orders violated ({}){}\n", r.violating_orders, r.orders_run,
-                           percent(r.violation_rate()),
-                           accounts_hit.empty() ? "" : fmt::format(", and {} accounts", accounts_hit.size()));
+  out << fmt::format("  e.g.         {}\n", reports::terminal_text(first.detail));
+  std::vector<std::string> parts;
+  if (r.violating_orders > 0)
+    parts.push_back(fmt::format("{} of {} violated ({})", r.violating_orders, count(r.orders_run, "order"),
+                                percent(r.violation_rate())));
+  if (!accounts_hit.empty())
+    parts.push_back(fmt::format("{} of {} wrong", accounts_hit.size(),
+                                count(static_cast<long>(accounts.size()), "account")));
+  std::string verdict;
+  for (const auto& p : parts) verdict += (verdict.empty() ? "" : "; ") + p;
+  out << fmt::format("  verdict      {}\n", verdict);
+}
+
+// Where --json FILE goes: written to a temporary file beside it and renamed
+// over it once written, so that a run that fails or is killed leaves an
+// existing FILE as it was. check() tries that now, so that a FILE that cannot
+// be written fails before a minute of stress.
+class JsonFile {
+ public:
+  explicit JsonFile(std::string path) : path_(std::move(path)) {}
+  Status check() const {
+    std::string tmp;
+    const int fd = make_temp(tmp);
+    if (fd < 0) return Status::error(fmt::format("cannot write --json {}: {}", path_, std::strerror(errno)));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Status::OK();
+  }
+  Status write(const std::string& text) const {
+    std::string tmp;
+    const int fd = make_temp(tmp);
+    if (fd < 0) return Status::error(fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
+    const char* data = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd, data, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return Status::error(fmt::format("cannot write {}: {}", path_, std::strerror(e)));
+      }
+      data += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    // mkstemp makes it 0600; the report gets what a new file would.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);
+    if (::close(fd) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0) {
+      const int e = errno;
+      ::unlink(tmp.c_str());
+      return Status::error(fmt::format("cannot write {}: {}", path_, std::strerror(e)));
+    }
+    return Status::OK();
+  }
+
+ private:
+  int make_temp(std::string& tmp) const {
+    const fs::path p(path_);
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    tmp = (dir / ("." + p.filename().string() + ".twice-XXXXXX")).string();
+    return ::mkstemp(tmp.data());
+  }
+  std::string path_;
+};
+
+std::string describe(const engine::EngineChoice& choice) {
+  switch (choice.engine) {
+    case Engine::kSqlite:
+      return "SQLite WAL file";
+    case Engine::kPostgres:
+      return fmt::format("PostgreSQL {}", engine::isolation_name(choice.isolation));
+    case Engine::kMariadb:
+      return fmt::format("MariaDB (InnoDB) {}", engine::isolation_name(choice.isolation));
+  }
+  return "?";
+}
+
+// The engines the flags name, without starting any: `all` is every one.
+std::vector<Engine> engines_named(const EngineArgs& args) {
+  std::vector<Engine> out;
+  auto add = [&out](Engine e) {
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  };
+  if (args.engines.empty()) add(Engine::kSqlite);
+  for (const auto& name : args.engines) {
+    if (name == "sqlite" || name == "all") add(Engine::kSqlite);
+    if (name == "postgres" || name == "all") add(Engine::kPostgres);
+    if (name == "mariadb" || name == "all") add(Engine::kMariadb);
+  }
+  return out;
+}
+
+// What is wrong with the arguments before anything starts: one line, "" when nothing.
+std::string usage_error(const StressArgs& a, const HandlerInfo& handler) {
+  if (a.duplicates > a.threads)
+    return fmt::format("--duplicates {} exceeds --threads {}: each copy needs its own thread", a.duplicates, a.threads);
+  if (a.orders == 0 && (a.deliveries + a.duplicates - 1) / a.duplicates > kMaxOrders)
+    return fmt::format("--deliveries {} makes {} orders of {} copies; at most {}: lower --deliveries or raise "
+                       "--duplicates",
+                       a.deliveries, (a.deliveries + a.duplicates - 1) / a.duplicates, a.duplicates, kMaxOrders);
+  const std::string safe_name = reports::terminal_text(handler.name);
+  for (Engine e : engines_named(a.engines)) {
+    if (handler.make()->schema().setup_sql_for(e).empty())
+      return fmt::format("handler {} has no schema for {} (Schema::{}_setup_sql); run it with --engine sqlite", safe_name,
+                         engine_name(e), engine_name(e));
+    if (!a.engines.url.empty()) continue;  // someone else's server: its own limit, its own error
+    if (e == Engine::kPostgres && a.threads > kPostgresMaxThreads)
+      return fmt::format("--threads {} is more than the PostgreSQL server twice starts can serve (max_connections=300; "
+                         "at most {} workers): lower --threads, or use --engine-url",
+                         a.threads, kPostgresMaxThreads);
+    if (e == Engine::kMariadb && a.threads > kMariadbMaxThreads)
+      return fmt::format("--threads {} is more than the MariaDB server twice starts can serve (max_connections=500; "
+                         "at most {} workers): lower --threads, or use --engine-url",
+                         a.threads, kMariadbMaxThreads);
+  }
+  return {};
 }
 
 int run_stress_command(const StressArgs& a) {
   const HandlerInfo* handler = HandlerRegistry::instance().find(a.handler);
   if (!handler) {
-    std::cerr << fmt::format("twice: unknown handler '{}'; known: {}\n", a.handler, known_handlers());
+    std::cerr << fmt::format("twice: unknown handler '{}'; known: {}\n", reports::terminal_text(a.handler),
+                             known_handlers());
     return kExitUsage;
   }
-  if (a.duplicates > a.threads) {
-    std::cerr << fmt::format("twice: --duplicates {} exceeds --threads {}: each copy needs its own thread\n",
-                             a.duplicates, a.threads);
+  if (const std::string error = usage_error(a, *handler); !error.empty()) {
+    std::cerr << "twice: stress: " << error << "\n";
     return kExitUsage;
   }
-
-  // Opened before the run, so that a file that cannot be written fails now, not after a minute of stress.
-  std::ofstream json_file;
+  std::optional<JsonFile> json_file;
   if (!a.json.empty() && a.json != "-") {
-    json_file.open(a.json);
-    if (!json_file) {
-      std::cerr << fmt::format("twice: stress: cannot write --json {}: {}\n", a.json, std::strerror(errno));
+    json_file.emplace(a.json);
+    if (Status s = json_file->check(); !s.ok()) {
+      std::cerr << "twice: stress: " << s.message() << "\n";
       return kExitUsage;
     }
   }
@@ -163,7 +386,7 @@ int run_stress_command(const StressArgs& a) {
   options.time_limit = static_cast<Micros>(std::llround(a.seconds * kSecond));
   options.stop_at_first_violation = a.until_violation;
   options.redeliveries = a.redeliveries;
-  options.stop = &g_interrupted;
+  options.stop = &g_stop;
   const bool tty = ::isatty(STDERR_FILENO) && !a.quiet;
   if (tty) {
     options.on_progress = [](const stress::StressProgress& p) {
@@ -172,65 +395,111 @@ int run_stress_command(const StressArgs& a) {
       std::fflush(stderr);
     };
   }
+  const int workers = a.threads / a.duplicates * a.duplicates;
+  if (workers != a.threads)
+    std::cerr << fmt::format("twice: stress: --threads {} in groups of {} copies: {} threads deliver\n", a.threads,
+                             a.duplicates, workers);
 
+  // From here a stop signal is ours: during a server's start it is seen once
+  // the server is up (a second one ends twice at once, the guardian removes
+  // the server's folder).
+  StopSignals signals;
+  g_progress_on_tty = tty;
   // The servers it starts are stopped when `engines` goes, on every way out.
   EngineSelection engines;
   if (Status s = engines.resolve(a.engines); !s.ok()) {
     std::cerr << "twice: stress: " << s.message() << "\n";
-    return kExitUsage;
+    return g_stop ? 128 + g_signal.load() : kExitUsage;
   }
-  for (const auto& choice : engines.choices()) {
-    if (handler->make()->schema().setup_sql_for(choice.engine).empty()) {
-      std::cerr << fmt::format(
-          "twice: stress: handler {} has no schema for {} (Schema::{}_setup_sql); run it with --engine sqlite\n",
-          handler->name, engine_name(choice.engine), engine_name(choice.engine));
-      return kExitUsage;
-    }
-  }
+  if (g_stop) return 128 + g_signal.load();
 
-  g_interrupted = false;
-  std::signal(SIGINT, on_stress_sigint);
-  int exit_code = 0;
-  // One run per engine and level, one after another, each with its report;
-  // with several, the JSON is an array of their reports.
-  nlohmann::json reports = nlohmann::json::array();
+  // One run per engine and level, one after another, each in a process of
+  // its own with its report; an engine that cannot run is an error line and
+  // the others still run. With several asked for, the JSON is an array.
+  const bool several = engines.choices().size() > 1;
+  nlohmann::json entries = nlohmann::json::array();
+  bool violations = false, handler_failed = false, errors = false, interrupted = false, any_result = false;
   std::ostream& text = a.json == "-" ? std::cerr : std::cout;
+  g_runs_started = true;
   for (const auto& choice : engines.choices()) {
+    if (g_stop) {
+      interrupted = true;
+      break;
+    }
     options.engine = choice;
     stress::StressReport report;
-    const Status status = stress::run_stress(options, report);
+    const stress::ContainedRun run = stress::run_stress_contained(options, &g_stop_now, kStopGrace, report);
     if (tty) {
       fmt::print(stderr, "\r\x1b[K");
       std::fflush(stderr);
     }
-    if (!status.ok()) {
-      std::signal(SIGINT, SIG_DFL);
-      std::cerr << "twice: stress: " << status.message() << "\n";
-      return kExitUsage;
+    using Outcome = stress::ContainedRun::Outcome;
+    if (run.outcome == Outcome::kReport) {
+      print_report(report, text);
+      text.flush();
+      entries.push_back(report_json(report));
+      any_result = true;
+      if (!report.verdict.violations.empty()) violations = true;
+      if (report.stopped_by == "interrupted") {
+        interrupted = true;
+        break;
+      }
+      continue;
     }
-    print_report(report, text);
-    reports.push_back(report_json(report));
-    if (report.stopped_by == "interrupted") {
-      exit_code = kExitInterrupted;
+    const std::string where = several ? fmt::format(" on {}", describe(choice)) : "";
+    nlohmann::json entry = header_json(handler->name, describe(choice));
+    entry["error"] = run.status.message();
+    if (run.outcome == Outcome::kKilled) {
+      std::cerr << fmt::format("twice: stress: stopped now: the run{} was killed; its report is lost\n", where);
+      interrupted = true;
       break;
     }
-    if (!report.verdict.violations.empty()) exit_code = kExitViolations;
+    std::cerr << fmt::format("twice: stress{}: {}\n", where, reports::terminal_text(run.status.message()));
+    entries.push_back(std::move(entry));
+    if (run.outcome == Outcome::kHandlerFailed) {
+      handler_failed = any_result = true;
+    } else {
+      errors = true;
+      if (several) any_result = true;  // the array says which engine could not run
+    }
   }
-  std::signal(SIGINT, SIG_DFL);
-  if (!a.json.empty()) {
-    const nlohmann::json& doc = reports.size() == 1 ? reports[0] : reports;
+  if (interrupted && !g_signal.load()) g_signal = SIGINT;
+
+  if (!a.json.empty() && any_result && !entries.empty()) {
+    const nlohmann::json& doc = several ? entries : entries[0];
     const std::string json = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (a.json == "-") {
       std::cout << json << std::flush;
-    } else {
-      json_file << json;
-      if (!json_file.flush()) {
-        std::cerr << fmt::format("twice: stress: cannot write {}: {}\n", a.json, std::strerror(errno));
-        return kExitUsage;
-      }
+    } else if (Status s = json_file->write(json); !s.ok()) {
+      std::cerr << "twice: stress: " << s.message() << "\n";
+      return kExitUsage;
     }
   }
-  return exit_code;
+  if (interrupted) return 128 + g_signal.load();
+  if (violations || handler_failed) return kExitViolations;
+  if (errors) return kExitUsage;
+  return 0;
+}
+
+// --seconds: a number of seconds, 0 for no limit, else at least a microsecond
+// (the run's clock counts whole microseconds: less would be 0, no limit).
+CLI::Validator seconds_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != text.size() || text.empty() || !std::isfinite(v))
+          return fmt::format("'{}' is not a number of seconds", text);
+        if (v < 0 || v > 86400 || (v > 0 && v < 1e-6))
+          return fmt::format("{} is out of range: give 0 (no limit) or 0.000001 to 86400", text);
+        return {};
+      },
+      "SECONDS", "seconds");
 }
 
 }  // namespace
@@ -240,43 +509,59 @@ CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
   auto* cmd = app.add_subcommand(
       "stress",
       "Fire duplicate callbacks at a handler from real threads against a SQLite file in WAL mode or a database server");
-  cmd->footer(
+  cmd->footer(fmt::format(
       "\nWorkers take the orders in rounds; the copies of one order wait on a barrier and are released together.\n"
-      "The run ends after --orders (or --deliveries) or --seconds, whichever comes first; then the same checker\n"
-      "as `twice run` reads the database. Not replayable: use `twice run` to find and replay a bug, this to see\n"
-      "it happen on real threads and how often.\n"
-      "--engine postgres|mariadb runs the same on a server (started by twice, or --engine-url), each thread on its\n"
-      "own blocking connection at --isolation; with several engines or levels, one run and report for each.\n"
-      "Exit status: 0 no violation; 1 violations found; 2 a usage or setup error.\n"
+      "The run ends after --orders (or --deliveries) or --seconds, whichever comes first (seeding the orders,\n"
+      "done as the rounds reach them, counts); then the same checker as `twice run` reads the database.\n"
+      "It judges {} only: the other invariants (ack_before_commit, accepted_invalid, ...)\n"
+      "need `twice run`, which also finds and replays a bug; this shows it happen on real threads and how often.\n"
+      "Each run goes in a process of its own: a handler that crashes or exits ends that run, not twice.\n"
+      "Stress mode has no external services: a handler that calls Env::call is an error (use `twice run`).\n"
+      "--engine postgres|mariadb runs the same on a server (started by twice, or --engine-url), each thread on\n"
+      "its own blocking connection at --isolation; with several engines or levels, one run and report for each.\n"
+      "Ctrl-C (or SIGTERM, SIGHUP) stops after the round under way and writes the reports; again: at once.\n"
+      "Exit status: 0 no violation; 1 violations found, or the handler crashed or exited; 2 a usage or setup\n"
+      "error (also an engine that could not run, or a handler that calls a service); 3 an internal error;\n"
+      "130 interrupted (143 on SIGTERM, 129 on SIGHUP).\n"
       "Examples:\n"
       "  twice stress --handler check-then-act --threads 8\n"
       "  twice stress --handler unique-key+cas --deliveries 200000\n"
       "  twice stress --handler check-then-act --until-violation\n"
-      "  twice stress --handler check-in-txn --engine postgres --isolation read-committed --until-violation");
+      "  twice stress --handler check-in-txn --engine postgres --isolation read-committed --until-violation",
+      judged_list()));
   cmd->add_option("--handler", args->handler, "The handler (see `twice list`)")->required();
-  cmd->add_option("--threads", args->threads, "Worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--threads", args->threads,
+                  fmt::format("Worker threads (at most {} on the PostgreSQL server twice starts, {} on MariaDB's)",
+                              kPostgresMaxThreads, kMariadbMaxThreads))
+      ->check(whole_number())
+      ->check(CLI::Range(1, kMaxThreads))
+      ->capture_default_str();
   cmd->add_option("--duplicates", args->duplicates, "Copies of each order delivered at once (at most --threads)")
-      ->check(CLI::Range(1, 1024))
+      ->check(whole_number())
+      ->check(CLI::Range(1, kMaxThreads))
       ->capture_default_str();
   auto* orders = cmd->add_option("--orders", args->orders, "Orders to pay (default: --deliveries / --duplicates)")
-                     ->check(CLI::Range(1L, 100'000'000L));
-  cmd->add_option("--deliveries", args->deliveries, "Deliveries to make, all copies counted")
-      ->check(CLI::Range(1L, 1'000'000'000L))
+                     ->check(whole_number())
+                     ->check(CLI::Range(1L, kMaxOrders));
+  cmd->add_option("--deliveries", args->deliveries,
+                  fmt::format("Deliveries to make, all copies counted (at most {} orders)", kMaxOrders))
+      ->check(whole_number())
+      ->check(CLI::Range(1L, kMaxDeliveries))
       ->capture_default_str()
       ->excludes(orders);
   cmd->add_option("--seconds", args->seconds, "Stop after this long even if orders remain (0: no limit)")
-      ->check(CLI::Range(0.0, 86400.0))
+      ->check(seconds_value())
       ->capture_default_str();
   cmd->add_option("--redeliveries", args->redeliveries,
-                  "Deliver a copy again, at once, while the handler does not acknowledge it, up to this many times "
-                  "(the gateway's retries; a 5xx on a serialization failure or deadlock is how a handler asks for one)")
+                  "Deliver an unacknowledged copy again, after a backoff (1 ms doubling to 32 ms, with jitter), up "
+                  "to this many times: the gateway's retries")
+      ->check(whole_number())
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_flag("--until-violation", args->until_violation,
                 "Check after every round and stop at the first violation (slower: a checker pass per round)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
-  cmd->add_option("--json", args->json,
-                  "Write the report as JSON to this file; - writes it to stdout (the text then goes to stderr)");
+  cmd->add_option("--json", args->json, "Write the report as JSON to this file; - writes it to stdout (text to stderr)");
   add_engine_options(cmd, args->engines);
   cmd->callback([args, &action] { action = [args] { return run_stress_command(*args); }; });
   return cmd;

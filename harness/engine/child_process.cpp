@@ -30,8 +30,10 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
 }
 
 // In the child after fork(): only async-signal-safe calls until execv.
-[[noreturn]] void exec_child(char* const* argv, const RunAs& as, int out_fd, bool new_session, pid_t parent) {
+[[noreturn]] void exec_child(char* const* argv, const RunAs& as, int out_fd, bool new_session, pid_t parent,
+                             bool own_group = false) {
   if (new_session) ::setsid();
+  else if (own_group) ::setpgid(0, 0);
   const int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) ::dup2(devnull, 0);
   if (out_fd >= 0) {
@@ -83,7 +85,8 @@ std::optional<std::string> find_program(const std::vector<std::string>& candidat
   return std::nullopt;
 }
 
-Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, std::string& output) {
+Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, std::string& output,
+                         Guardian* guardian) {
   output.clear();
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Status::error("pipe() failed");
@@ -95,8 +98,13 @@ Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, 
     ::close(fds[1]);
     return Status::error("fork() failed");
   }
-  if (pid == 0) exec_child(args.data(), as, fds[1], false, parent);
+  if (pid == 0) exec_child(args.data(), as, fds[1], false, parent, guardian != nullptr);
   ::close(fds[1]);
+  if (guardian) {
+    // Both sides set the group, so that it exists before the guardian hears of it.
+    ::setpgid(pid, pid);
+    guardian->watch_group(pid);
+  }
   char buffer[4096];
   for (;;) {
     const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
@@ -107,6 +115,7 @@ Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, 
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
+  if (guardian) guardian->watch_group(-1);  // its number may now go to another group
   if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) return Status::OK();
   const std::string how = WIFEXITED(wstatus) ? fmt::format("exit status {}", WEXITSTATUS(wstatus))
                                              : fmt::format("signal {}", WTERMSIG(wstatus));
@@ -148,13 +157,21 @@ bool wait_for_exit(pid_t pid, double seconds) {
   return false;
 }
 
-// The guardian is a shell: it waits on its stdin. "done" means the server was
-// stopped in order; end of file (this process is gone) means it must stop the
-// server itself, if one started (its pid is the first line of
+// The guardian is a shell: it reads lines on its stdin. "done" means the
+// server was stopped in order; "group N" names a process group writing into
+// the folder (mariadb-install-db and its mariadbd --bootstrap), "group -1"
+// that it ended. End of file (this process is gone) means it must clean up
+// itself: SIGKILL to the group it watches, if any (and a second to see it
+// gone); then the server, if one started (its pid is the first line of
 // data/postmaster.pid): the stop signal, 20 s of patience, SIGKILL; then the
-// folder goes.
+// folder goes. Killing the group first keeps a program from writing files
+// again into a folder just removed.
 static constexpr const char* kGuardianScript =
-    "read word; [ \"$word\" = done ] && exit 0; "
+    "group=; while read word arg; do "
+    "case $word in done) exit 0;; group) if [ \"$arg\" -gt 1 ] 2>/dev/null; then group=$arg; else group=; fi;; esac; "
+    "done; "
+    "if [ -n \"$group\" ]; then kill -KILL -$group 2>/dev/null; i=0; "
+    "while kill -0 -$group 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; fi; "
     "pid=$(head -n 1 \"$2/data/postmaster.pid\" 2>/dev/null); "
     "if [ -n \"$pid\" ]; then kill -$1 $pid 2>/dev/null; i=0; "
     "while kill -0 $pid 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
@@ -188,6 +205,12 @@ Status Guardian::start(int stop_signal, const std::string& folder) {
   pid_ = pid;
   pipe_fd_ = fds[1];
   return Status::OK();
+}
+
+void Guardian::watch_group(pid_t pgid) {
+  if (pid_ < 0) return;
+  const std::string line = fmt::format("group {}\n", pgid);
+  [[maybe_unused]] const ssize_t n = ::write(pipe_fd_, line.data(), line.size());
 }
 
 void Guardian::dismiss() {

@@ -42,10 +42,16 @@ std::string server_base_folder(const char* override_env);
 // is an executable file; nullopt when none is.
 std::optional<std::string> find_program(const std::vector<std::string>& candidates);
 
+class Guardian;
+
 // Runs argv[0] with `argv`, stdin from /dev/null, stdout and stderr into
 // `output`, and waits; the program is killed if this process dies. OK when it exits 0; otherwise an error naming the exit
-// status, with the output's last lines.
-Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, std::string& output);
+// status, with the output's last lines. With a `guardian`, the program runs
+// in a process group of its own, which the guardian kills (every process the
+// program started, too: mariadb-install-db's mariadbd --bootstrap) before it
+// removes the folder, if this process dies while the program runs.
+Status run_to_completion(const std::vector<std::string>& argv, const RunAs& as, std::string& output,
+                         Guardian* guardian = nullptr);
 
 // Starts argv[0] in its own session (a Ctrl-C at the terminal reaches twice,
 // which stops the server in order), stdout and stderr appended to `log_path`.
@@ -58,10 +64,12 @@ pid_t start_background(const std::vector<std::string>& argv, const RunAs& as, co
 bool wait_for_exit(pid_t pid, double seconds);
 
 // A process in its own session that holds the read end of a pipe: when this
-// process goes away without dismissing it, it sends `stop_signal` to the
+// process goes away without dismissing it, it kills the process group it was
+// last told to watch (a program run to completion that writes into the
+// folder, and whatever that program started), sends `stop_signal` to the
 // server whose pid is in `folder`/data/postmaster.pid (if one started), waits
 // for it to go, and removes `folder`. Started as soon as the folder exists,
-// so that no exit path leaves it behind (initdb itself dies with twice).
+// so that no exit path leaves it behind.
 class Guardian {
  public:
   Guardian() = default;
@@ -69,6 +77,9 @@ class Guardian {
   Guardian& operator=(const Guardian&) = delete;
   ~Guardian() { dismiss(); }
   Status start(int stop_signal, const std::string& folder);
+  // The process group to kill first if this process dies; -1: none any more
+  // (it ended: its number may be reused).
+  void watch_group(pid_t pgid);
   // The server was stopped and the folder removed in order: the guardian exits
   // without touching anything.
   void dismiss();

@@ -83,7 +83,10 @@ Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
                                       "--skip-name-resolve", "--tmpdir=" + tmp};
   if (::geteuid() == 0) install.push_back("--user=root");
   if (bindir) install.push_back(std::string("--basedir=/usr"));
-  if (Status s = run_to_completion(install, RunAs{}, output); !s.ok()) {
+  // In a group of its own that the guardian kills before it removes the
+  // folder: mariadb-install-db dies with twice, but its mariadbd --bootstrap
+  // would go on writing files into the folder after it was removed.
+  if (Status s = run_to_completion(install, RunAs{}, output, &server->guardian_); !s.ok()) {
     // Its last lines are advice; the cause is the first line that says ERROR.
     std::istringstream lines(output);
     for (std::string line; std::getline(lines, line);)

@@ -119,10 +119,15 @@ class RealEnv final : public Env {
     if (!early_reply_) early_reply_ = reply;
   }
   // Stress mode measures the database's races; it has no simulated services,
-  // and a handler that calls one is told so rather than shown a success.
+  // and a handler that calls one is told so rather than shown a success. The
+  // first service called is kept: the run ends on it (a handler answering
+  // 5xx forever would otherwise read as lost_payment).
   ServiceReply call(std::string_view service, const ServiceRequest&) override {
+    if (service_called_.empty()) service_called_ = service.empty() ? std::string("(unnamed)") : std::string(service);
     return {Status::error(std::string(service) + ": no external services in stress mode"), {}};
   }
+  // The first service call() was asked for, "" when none.
+  const std::string& service_called() const { return service_called_; }
 
   const Status& status() const { return db_->status(); }
   WorkerDb& worker_db() { return *db_; }
@@ -136,6 +141,7 @@ class RealEnv final : public Env {
   std::string token_prefix_;
   long tokens_ = 0;
   std::optional<Reply> early_reply_;
+  std::string service_called_;
 };
 
 }  // namespace twice::stress

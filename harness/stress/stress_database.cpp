@@ -111,8 +111,9 @@ class ServerStressDatabase final : public StressDatabase {
   ServerStressDatabase(Engine engine, Cluster& cluster, engine::Isolation isolation, Micros busy_timeout)
       : engine_(engine), cluster_(cluster), isolation_(isolation), busy_timeout_(busy_timeout) {}
   ~ServerStressDatabase() override {
-    if (database_) cluster_.give_back(std::move(database_));
+    if (database_ && !discarded_) cluster_.give_back(std::move(database_));
   }
+  void discard() override { discarded_ = true; }
   Status open() {
     if (Status s = cluster_.ensure_started(); !s.ok()) return s;
     return cluster_.lease(database_);
@@ -136,6 +137,7 @@ class ServerStressDatabase final : public StressDatabase {
   engine::Isolation isolation_;
   Micros busy_timeout_;
   std::unique_ptr<Database> database_;
+  bool discarded_ = false;
 };
 
 template <class Database, class Cluster>
@@ -152,6 +154,24 @@ Status open_on_server(const engine::EngineChoice& choice, Cluster* cluster, Micr
 }
 
 }  // namespace
+
+Status add_stress_orders(env::RawConnection& conn, const Schema& schema, const std::vector<StressOrder>& orders,
+                         std::set<std::string>& users) {
+  if (orders.empty()) return Status::OK();
+  if (Status s = conn.exec_script("BEGIN"); !s.ok()) return s;
+  auto failed = [&conn](Status s) {
+    (void)conn.exec_script("ROLLBACK");
+    return s;
+  };
+  for (const auto& o : orders) {
+    if (Result r = conn.query(schema.insert_order_sql, {o.order_no, o.user, o.amount, o.currency}); !r.ok())
+      return failed(Status::error(fmt::format("seeding order {}: {}", o.order_no, r.status.message())));
+    if (users.insert(o.user).second)
+      if (Result r = conn.query(schema.insert_account_sql, {o.user}); !r.ok())
+        return failed(Status::error(fmt::format("seeding account {}: {}", o.user, r.status.message())));
+  }
+  return conn.exec_script("COMMIT");
+}
 
 Status open_stress_database(const engine::EngineChoice& engine, Micros busy_timeout, const std::string& temp_parent,
                             std::unique_ptr<StressDatabase>& out) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include "engine/engine_choice.h"
@@ -43,7 +44,18 @@ class StressDatabase {
   virtual env::RawConnection& checker() = 0;
   // "SQLite WAL file", "PostgreSQL read-committed": what the report names.
   virtual std::string description() const = 0;
+  // Another process (a forked run) used this database's connections: what
+  // state they are in is unknown here, so when this object goes they are
+  // closed and the database is never lent to another run.
+  virtual void discard() {}
 };
+
+// Seeds more orders into a seeded database through `conn` (the checker's
+// connection, while no worker runs), in one transaction: each order, and the
+// account of each user not in `users` yet (added to it). A failure names the
+// order or account.
+Status add_stress_orders(env::RawConnection& conn, const Schema& schema, const std::vector<StressOrder>& orders,
+                         std::set<std::string>& users);
 
 // The database of a run on `engine`. `busy_timeout` is how long a statement
 // waits for a lock before it fails (SQLite's busy handler, PostgreSQL's

@@ -9,6 +9,7 @@
 #include <barrier>
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <set>
 #include <thread>
 #include <vector>
@@ -31,44 +32,58 @@ constexpr Micros kProgressEvery = 200 * kMillisecond;
 // Few accounts, each topped up by many orders: the checker's account query
 // scans the ledger once per account, so this keeps it linear in the orders.
 constexpr long kUsers = 64;
+// Orders are seeded this many at a time, as the rounds reach them: a chunk
+// takes a few milliseconds on SQLite, so a stop or the time limit is seen
+// soon, and a run asked for millions of orders holds only those it reached.
+constexpr long kSeedChunk = 4096;
 
 enum class ReplyKind : unsigned char { kNone, kAcked, kNotAcked };
+
+StressOrder seed_row(long index, int groups) {
+  const gateway::OrderSpec o = stress_order(index, groups);
+  return {o.order_no, o.user, o.amount, o.currency};
+}
 
 // What the workers share. Fields written by the barrier's completion function
 // (round_, stop_, ...) are read by the workers only between two waits, when
 // the completion cannot run: std::barrier's completion step happens after
 // every arrival of its phase and before any wait of that phase returns.
 struct StressRun {
-  StressRun(const StressOptions& o, Handler& h, const Schema& s, const gateway::RetryProfile& p,
-      env::RawConnection& c, Clock& k, int g)
-      : options(o), handler(h), schema(s), profile(p), checker(c), clock(k), groups(g), workers(g * o.duplicates) {}
+  StressRun(const StressOptions& o, Handler& h, const Schema& s, const gateway::RetryProfile& p, StressDatabase& d,
+            Clock& k, int g)
+      : options(o), handler(h), schema(s), profile(p), database(d), checker(d.checker()), clock(k), groups(g),
+        workers(g * o.duplicates) {}
 
   const StressOptions& options;
   Handler& handler;
   const Schema& schema;
   const gateway::RetryProfile& profile;
+  StressDatabase& database;
   env::RawConnection& checker;  // the database's own; used only while every worker waits
   Clock& clock;
   int groups;
   int workers;
+  std::vector<RealEnv*> envs;  // the workers' Envs, read only while every worker waits
 
   long round = -1;         // the round the workers were last released into
   long orders_done = 0;     // orders of the rounds every worker has finished
+  long seeded = 0;          // orders in the database so far
+  std::set<std::string> users_seeded;
+  Micros seeding = 0;       // time spent seeding once the rounds started
   bool stop = false;
   std::string stopped_by;
+  Status failure;           // the run cannot go on: seeding failed, a service was called
   Micros started_at = 0;
   Micros last_progress = 0;
 
-  // One slot per (order, copy), each written by exactly one worker.
+  // One slot per (order, copy), each written by exactly one worker; grown as orders are seeded.
   std::vector<ReplyKind> replies;
-  std::vector<int> redelivered;  // per (order, copy): how often its worker sent it again
-  std::vector<Notify> notifies;
-  std::vector<gateway::OrderSpec> orders;
+  std::vector<std::uint8_t> redelivered;  // per (order, copy): how often its worker sent it again (<= 100)
 
   gateway::PaymentRecord payment(long order) const {
     gateway::PaymentRecord p;
-    p.order = orders[static_cast<std::size_t>(order)];
-    p.transaction_id = notifies[static_cast<std::size_t>(order)].transaction_id;
+    p.order = stress_order(order, groups);
+    p.transaction_id = stress_notify(p.order).transaction_id;
     p.settled = true;
     p.attempts = p.deliveries = options.duplicates;
     for (int c = 0; c < options.duplicates; ++c) {
@@ -86,9 +101,30 @@ struct StressRun {
     return !check::judge(checker, schema, payments, {}).violations.empty();
   }
 
+  // Seeds orders [seeded, end): the first chunk with the schema's tables,
+  // the others through the checker's connection.
+  Status seed_until(long end) {
+    std::vector<StressOrder> rows;
+    rows.reserve(static_cast<std::size_t>(end - seeded));
+    for (long i = seeded; i < end; ++i) rows.push_back(seed_row(i, groups));
+    Status s;
+    if (seeded == 0) {
+      s = database.seed(schema, rows);
+      for (const auto& r : rows) users_seeded.insert(r.user);
+    } else {
+      s = add_stress_orders(checker, schema, rows, users_seeded);
+    }
+    if (!s.ok()) return s;
+    seeded = end;
+    replies.resize(static_cast<std::size_t>(seeded * options.duplicates), ReplyKind::kNone);
+    redelivered.resize(replies.size(), 0);
+    return Status::OK();
+  }
+
   // The barrier's completion: runs on the last worker to arrive, every other
   // worker parked, so the database is quiescent. Ends round `round` and
-  // releases the next one, or tells everyone to stop.
+  // releases the next one (seeding its orders first if need be), or tells
+  // everyone to stop.
   void next_round() {
     const Micros now = clock.now();
     if (round < 0) {
@@ -98,9 +134,28 @@ struct StressRun {
       orders_done = std::min(options.orders, first + groups);
       if (options.stop_at_first_violation && round_violated(first, orders_done)) stop_because("first violation");
     }
+    for (const RealEnv* env : envs) {
+      if (env->service_called().empty()) continue;
+      failure = Status::error(fmt::format(
+          "stress mode has no external services: {} calls Env::call (service {}); test it with `twice run "
+          "--handler {}`",
+          options.handler->name, env->service_called(), options.handler->name));
+      stop_because("error");
+      break;
+    }
     if (orders_done >= options.orders) stop = true;
     if (options.time_limit > 0 && now - started_at >= options.time_limit) stop_because("time limit");
     if (options.stop && options.stop->load()) stop_because("interrupted");
+    const long needed = std::min(options.orders, (round + 2) * groups);
+    if (!stop && needed > seeded) {
+      const Micros seed_start = clock.now();
+      const Status s = seed_until(std::min(options.orders, std::max(needed, seeded + kSeedChunk)));
+      seeding += clock.now() - seed_start;
+      if (!s.ok()) {
+        failure = s;
+        stop_because("error");
+      }
+    }
     if (!stop) ++round;
     if (options.on_progress && (stop || now - last_progress >= kProgressEvery)) {
       last_progress = now;
@@ -115,17 +170,26 @@ struct StressRun {
   }
 
   // One copy, and again while it is not acked, up to options.redeliveries
-  // times: the gateway's retries, sent at once rather than minutes later.
-  void deliver(RealEnv& env, long order, int copy) {
+  // times: the gateway's retries, each after a backoff with jitter, as a
+  // gateway waits before it retries (far shorter than a gateway's minutes).
+  void deliver(RealEnv& env, std::minstd_rand& jitter, long order, int copy) {
     const auto slot = static_cast<std::size_t>(order * options.duplicates + copy);
+    const Notify notify = stress_notify(stress_order(order, groups));
+    Micros backoff = options.redelivery_backoff;
     for (int attempt = 0;; ++attempt) {
-      Reply reply = endpoint::answer(handler, notifies[static_cast<std::size_t>(order)], env);
+      Reply reply = endpoint::answer(handler, notify, env);
       if (std::optional<Reply> early = env.take_early_reply()) reply = *early;  // the gateway already has it
       if (env.worker_db().in_transaction()) env.worker_db().exec("ROLLBACK");  // the connection goes back to the pool
       const bool acked = profile.is_ack(reply);
       replies[slot] = acked ? ReplyKind::kAcked : ReplyKind::kNotAcked;
-      redelivered[slot] = attempt;
-      if (acked || attempt >= options.redeliveries) return;
+      redelivered[slot] = static_cast<std::uint8_t>(attempt);
+      // A handler that called a service ends the run: retrying it shows nothing.
+      if (acked || attempt >= options.redeliveries || !env.service_called().empty()) return;
+      if (backoff > 0) {
+        std::uniform_int_distribution<Micros> pick(backoff / 2, backoff);
+        clock.sleep(pick(jitter));
+        backoff = std::min(backoff * 2, std::max(options.redelivery_backoff_max, options.redelivery_backoff));
+      }
     }
   }
 };
@@ -133,7 +197,9 @@ struct StressRun {
 }  // namespace
 
 double StressReport::deliveries_per_second() const {
-  return elapsed > 0 ? static_cast<double>(deliveries + redeliveries) * kSecond / static_cast<double>(elapsed) : 0.0;
+  const Micros delivering = elapsed - seeding;
+  return delivering > 0 ? static_cast<double>(deliveries + redeliveries) * kSecond / static_cast<double>(delivering)
+                        : 0.0;
 }
 
 double StressReport::violation_rate() const {
@@ -179,32 +245,27 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   if (options.duplicates < 1 || options.duplicates > options.threads)
     return Status::error(fmt::format("duplicates must be within 1..threads ({})", options.threads));
   if (options.orders < 1) return Status::error("orders must be at least 1");
-  if (options.redeliveries < 0) return Status::error("redeliveries must not be negative");
+  if (options.redeliveries < 0 || options.redeliveries > 100) return Status::error("redeliveries must be within 0..100");
   const gateway::RetryProfile* profile = gateway::find_profile("wechat-v3");
   if (!profile) return Status::error("no wechat-v3 profile");
 
   const int groups = options.threads / options.duplicates;
-  std::unique_ptr<StressDatabase> database;
-  if (Status s = open_stress_database(options.engine, options.busy_timeout, options.temp_parent, database); !s.ok())
-    return s;
+  std::unique_ptr<StressDatabase> own_database;
+  StressDatabase* database = options.database;
+  if (!database) {
+    if (Status s = open_stress_database(options.engine, options.busy_timeout, options.temp_parent, own_database);
+        !s.ok())
+      return s;
+    database = own_database.get();
+  }
   RealClock clock;
   RealLocks locks(clock);
   std::unique_ptr<Handler> handler = options.handler->make();
   const Schema& schema = handler->schema();
-  StressRun run(options, *handler, schema, *profile, database->checker(), clock, groups);
-  run.orders.reserve(static_cast<std::size_t>(options.orders));
-  run.notifies.reserve(static_cast<std::size_t>(options.orders));
-  std::vector<StressOrder> seed;
-  seed.reserve(static_cast<std::size_t>(options.orders));
-  for (long i = 0; i < options.orders; ++i) {
-    run.orders.push_back(stress_order(i, groups));
-    run.notifies.push_back(stress_notify(run.orders.back()));
-    const gateway::OrderSpec& o = run.orders.back();
-    seed.push_back({o.order_no, o.user, o.amount, o.currency});
-  }
-  if (Status s = database->seed(schema, seed); !s.ok()) return s;
-  run.replies.assign(static_cast<std::size_t>(options.orders * options.duplicates), ReplyKind::kNone);
-  run.redelivered.assign(run.replies.size(), 0);
+  StressRun run(options, *handler, schema, *profile, *database, clock, groups);
+  // The tables and the first rounds' orders; the rest as the rounds reach them.
+  if (Status s = run.seed_until(std::min(options.orders, std::max<long>(groups, kSeedChunk))); !s.ok())
+    return Status::error(fmt::format("handler {}: {}", options.handler->name, s.message()));
 
   // Every connection is open before the first round, so a worker never fails
   // halfway and leaves the others waiting at the barrier.
@@ -212,6 +273,7 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   for (int w = 0; w < run.workers; ++w) {
     envs.push_back(std::make_unique<RealEnv>(database->open_worker(), locks, clock, fmt::format("W{}", w)));
     if (!envs.back()->status().ok()) return envs.back()->status();
+    run.envs.push_back(envs.back().get());
   }
 
   // std::barrier wants a completion that cannot throw: one that did would
@@ -224,16 +286,19 @@ Status run_stress(const StressOptions& options, StressReport& report) {
     workers.emplace_back([&run, &barrier, env = envs[static_cast<std::size_t>(w)].get(), w] {
       const int group = w / run.options.duplicates;
       const int copy = w % run.options.duplicates;
+      std::minstd_rand jitter(static_cast<std::uint_fast32_t>(w + 1));  // a fixed seed per worker
       for (;;) {
         barrier.arrive_and_wait();
         if (run.stop) return;
         const long order = run.round * run.groups + group;
-        if (order < run.options.orders) run.deliver(*env, order, copy);
+        if (order < run.options.orders) run.deliver(*env, jitter, order, copy);
       }
     });
   }
   for (auto& worker : workers) worker.join();
   const Micros finished_at = clock.now();
+  run.envs.clear();
+  if (!run.failure.ok()) return run.failure;
 
   report = StressReport{};
   report.handler = options.handler->name;
@@ -243,6 +308,7 @@ Status run_stress(const StressOptions& options, StressReport& report) {
   report.orders_run = run.orders_done;
   report.deliveries = run.orders_done * options.duplicates;
   report.elapsed = finished_at - run.started_at;
+  report.seeding = run.seeding;
   report.stopped_by = run.stopped_by;
   report.database = database->description();
   envs.clear();  // the workers' connections close; the checker reads a quiet file

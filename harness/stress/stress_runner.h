@@ -8,14 +8,19 @@
 // an order leave the barrier together and really race. After the last round
 // the same checker as the simulator's reads the database against a gateway
 // ledger built here (every order settled, acked when any copy was acked),
-// through the handler's Schema, as simulate() does. Only what the database
+// through the handler's Schema, as simulate() does. Orders are seeded in
+// chunks as the rounds reach them, while every worker waits at the barrier:
+// memory and set-up grow with the orders run, not the orders asked for, and
+// --seconds or a stop bound the seeding too. Only what the database
 // shows afterwards is judged (double_credit, lost_update, lost_payment); the
 // invariants the simulator observes while a run goes on (ack_before_commit,
 // accepted_invalid) need its scheduler and are not checked here.
 //
 // Nothing here is replayable: there is no seed, only what the operating
 // system's scheduler did; the simulator finds bugs, this shows that they occur
-// with real threads and how often. A SQLite database lives in a fresh mkdtemp
+// with real threads and how often. Stress mode has no external services: a
+// handler that calls Env::call() ends the run with an error (not a verdict),
+// which names the service, at the end of the round. A SQLite database lives in a fresh mkdtemp
 // folder, removed when the run ends; a server database is leased from the
 // engine's cluster and given back (stress_database.h).
 //
@@ -40,6 +45,12 @@
 
 namespace twice::stress {
 
+class StressDatabase;
+
+// What stress mode judges: what the database shows afterwards. The other
+// invariants need the simulator's scheduler (`twice run`).
+inline constexpr const char* kInvariantsJudged[] = {"double_credit", "lost_update", "lost_payment"};
+
 struct StressProgress {
   long deliveries_done = 0;
   long deliveries_planned = 0;
@@ -56,10 +67,14 @@ struct StressOptions {
   // timeout, PostgreSQL's lock_timeout, InnoDB's lock wait timeout.
   Micros busy_timeout = 5 * kSecond;
   // A copy the handler did not acknowledge is delivered again by its worker,
-  // at once, up to this many times: the gateway's retries. Without them a
-  // handler that answers 5xx on a serialization failure or a deadlock, as it
-  // should, would show lost_payment for an order the gateway will deliver again.
+  // up to this many times: the gateway's retries. Without them a handler that
+  // answers 5xx on a serialization failure or a deadlock, as it should, would
+  // show lost_payment for an order the gateway will deliver again. Like a
+  // gateway, the worker backs off first: a random delay (seeded per worker)
+  // in [d/2, d], d doubling from redelivery_backoff up to redelivery_backoff_max.
   int redeliveries = 3;
+  Micros redelivery_backoff = kMillisecond;
+  Micros redelivery_backoff_max = 32 * kMillisecond;
   // Where the tables live: SQLite (default), or a server engine and level
   // with its cluster (which must outlive the run).
   engine::EngineChoice engine = {};
@@ -67,6 +82,10 @@ struct StressOptions {
   // long a bug takes to show. Costs a pass over the ledger per round.
   bool stop_at_first_violation = false;
   std::string temp_parent;  // where the mkdtemp folder goes; empty: the system's temp directory
+  // A database opened already (open_stress_database), e.g. leased from a
+  // server before a fork; null: run_stress() opens one on `engine`. The caller
+  // keeps ownership; the run seeds it (a fresh one, never seeded before).
+  StressDatabase* database = nullptr;
   const std::atomic<bool>* stop = nullptr;  // set (e.g. on SIGINT) to end after the current round
   std::function<void(const StressProgress&)> on_progress;  // at most every 200 ms
 };
@@ -82,18 +101,22 @@ struct StressReport {
   long acked = 0;           // deliveries the gateway would count as acknowledged (WeChat v3)
   long redeliveries = 0;    // copies sent again because they were not acknowledged
   Micros elapsed = 0;       // from the first round's release to the last worker's return
+  Micros seeding = 0;       // of `elapsed`, the time spent seeding orders between rounds
   std::string stopped_by;   // "", "time limit", "first violation", "interrupted"
 
   check::Verdict verdict;
   std::map<std::string, int> violations_per_invariant;
   long violating_orders = 0;  // distinct orders named by some violation
 
-  double deliveries_per_second() const;  // redeliveries included
+  // Every delivery made (redeliveries included) per second spent delivering
+  // (elapsed minus seeding).
+  double deliveries_per_second() const;
   double violation_rate() const;  // violating_orders / orders_run
 };
 
 // Runs the stress test. Fails (and fills nothing useful) when the options are
-// out of range or the database cannot be created; the Status says which.
+// out of range, the database cannot be created or seeded, or the handler
+// called an external service; the Status says which.
 Status run_stress(const StressOptions& options, StressReport& report);
 
 // The workload, shared with the benchmarks' raw-SQLite floor. Order `index`

@@ -126,6 +126,21 @@ class BadSchema final : public twice::Handler {
   }
 };
 
+// Runs on SQLite; its PostgreSQL schema does not parse (a later engine of
+// `twice stress --engine sqlite --engine postgres` fails after a report).
+class PostgresSchema final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override { return credit_once(n, env); }
+  const twice::Schema& schema() const override {
+    static const twice::Schema broken = [] {
+      twice::Schema s = twice::reference_schema();
+      s.postgres_setup_sql += "\nCREATE TABLE half_written (";
+      return s;
+    }();
+    return broken;
+  }
+};
+
 class Wal final : public twice::Handler {
  public:
   twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
@@ -173,6 +188,7 @@ TWICE_REGISTER_HANDLER(Spin, "hostile-spin", "spins without an Env call");
 TWICE_REGISTER_HANDLER(Hog, "hostile-hog", "allocates without end");
 TWICE_REGISTER_HANDLER(EmptySql, "hostile-empty-sql", "runs exec(\"\") and exec(\"-- comment\")");
 TWICE_REGISTER_HANDLER(BadSchema, "hostile-bad-schema", "a schema that does not parse");
+TWICE_REGISTER_HANDLER(PostgresSchema, "hostile-postgres-schema", "a PostgreSQL schema that does not parse");
 TWICE_REGISTER_HANDLER(Wal, "hostile-wal", "switches the database to journal_mode=WAL");
 TWICE_REGISTER_HANDLER(Attach, "hostile-attach", "attaches a database file of its own");
 TWICE_REGISTER_HANDLER(StaticState, "hostile-static-state", "keeps a count of deliveries in a static");

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -187,6 +189,87 @@ TEST(StressRun, CheckThenActDoubleCreditsWhenCopiesRace) {
   EXPECT_EQ(report.stopped_by, "first violation");
   ASSERT_EQ(report.violations_per_invariant.count("double_credit"), 1u);
   EXPECT_GE(report.violating_orders, 1);  // the round that showed it may hold several
+}
+
+// A handler that asks a service (call-in-txn calls the warehouse) cannot be
+// judged in stress mode, which has none: the run ends with an error naming
+// the handler and the service, instead of a lost_payment verdict for every
+// order (the handler answers 5xx when its call fails).
+TEST(StressRun, AHandlerThatCallsAServiceEndsTheRunWithAnErrorNotAVerdict) {
+  ScratchFolder folder;
+  StressOptions options;
+  options.handler = &handler("call-in-txn");
+  options.threads = 4;
+  options.orders = 200;
+  options.temp_parent = folder.path().string();
+  StressReport report;
+  const Status status = run_stress(options, report);
+  ASSERT_FALSE(status.ok()) << "reported " << report.violations_per_invariant.size() << " kinds of violation";
+  EXPECT_EQ(status.message(),
+            "stress mode has no external services: call-in-txn calls Env::call (service warehouse); test it with "
+            "`twice run --handler call-in-txn`");
+  EXPECT_TRUE(folder.empty());
+}
+
+// Orders are seeded as the rounds reach them: a run asked for fifty million
+// orders with a 100 ms limit seeds and holds only the few it reaches (seeded
+// up front, they took ~1 KB each: 50 GB, and minutes before the clock began).
+TEST(StressRun, ATimeLimitBoundsARunAskedForManyOrders) {
+  ScratchFolder folder;
+  StressOptions options;
+  options.handler = &handler("cas");
+  options.threads = 2;
+  options.orders = 50'000'000;
+  options.time_limit = 100 * kMillisecond;
+  options.temp_parent = folder.path().string();
+  StressReport report;
+  const Status status = run_stress(options, report);
+  ASSERT_TRUE(status.ok()) << status.to_string();
+  EXPECT_EQ(report.stopped_by, "time limit");
+  EXPECT_LT(report.orders_run, options.orders);
+  EXPECT_LE(report.seeding, report.elapsed);
+  EXPECT_TRUE(report.verdict.violations.empty());
+}
+
+// Answers 5xx to every delivery, noting when each attempt of an order came.
+class AlwaysFails final : public Handler {
+ public:
+  static inline std::mutex mutex;
+  static inline std::map<std::string, std::vector<Micros>> attempts;
+  Reply handle(const Notify& n, Env& env) override {
+    std::lock_guard lock(mutex);
+    attempts[n.out_trade_no].push_back(env.clock().now());
+    return Reply{500, "busy"};
+  }
+};
+
+// A gateway backs off before it delivers again; so do the workers: with a
+// 2 ms first backoff, doubling, and jitter in [d/2, d], the gaps between the
+// attempts of one copy are at least 1, 2 and 4 ms (sent at once, they were
+// microseconds apart, and a handler that answers 5xx on SQLITE_BUSY used up
+// its retries before the other copy had committed).
+TEST(StressRun, RedeliveriesOfACopyBackOffWithJitter) {
+  ScratchFolder folder;
+  const HandlerInfo always_fails{"always-fails", "", [] { return std::make_unique<AlwaysFails>(); }};
+  AlwaysFails::attempts.clear();
+  StressOptions options;
+  options.handler = &always_fails;
+  options.threads = 1;
+  options.duplicates = 1;
+  options.orders = 3;
+  options.redeliveries = 3;
+  options.redelivery_backoff = 2 * kMillisecond;
+  options.redelivery_backoff_max = 64 * kMillisecond;
+  options.temp_parent = folder.path().string();
+  StressReport report;
+  ASSERT_TRUE(run_stress(options, report).ok());
+  EXPECT_EQ(report.redeliveries, 9);
+  ASSERT_EQ(AlwaysFails::attempts.size(), 3u);
+  for (const auto& [order, times] : AlwaysFails::attempts) {
+    ASSERT_EQ(times.size(), 4u) << order;
+    for (std::size_t i = 1; i < times.size(); ++i)
+      EXPECT_GE(times[i] - times[i - 1], kMillisecond << (i - 1)) << order << ", redelivery " << i;
+  }
 }
 
 TEST(StressRun, RejectsMoreCopiesThanThreads) {

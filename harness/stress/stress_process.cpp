@@ -1,0 +1,296 @@
+#include "stress/stress_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "stress/stress_database.h"
+
+namespace twice::stress {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+// A child's one message: a kind byte, then the payload to the end of the pipe.
+enum class Message : char {
+  kReport = 'R',  // the StressReport, CBOR
+  kError = 'E',   // run_stress() failed (or threw): the text
+  kExit = 'X',    // something called exit() (no payload)
+};
+
+int g_child_fd = -1;  // the child's end of its pipe; only ever set in a child
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string signal_name(int sig) {
+  if (const char* abbrev = ::sigabbrev_np(sig)) return fmt::format("SIG{}", abbrev);
+  return fmt::format("signal {}", sig);
+}
+
+// The stop flag the parent sets and the child's workers read: memory shared
+// across the fork, one page.
+class SharedFlag {
+ public:
+  SharedFlag() {
+    void* p = ::mmap(nullptr, sizeof(std::atomic<bool>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) flag_ = new (p) std::atomic<bool>(false);
+  }
+  ~SharedFlag() {
+    if (flag_) ::munmap(flag_, sizeof(std::atomic<bool>));
+  }
+  SharedFlag(const SharedFlag&) = delete;
+  SharedFlag& operator=(const SharedFlag&) = delete;
+  std::atomic<bool>* get() const { return flag_; }
+
+ private:
+  std::atomic<bool>* flag_ = nullptr;
+};
+
+// The parent's folder for the child's SQLite database, removed when the run
+// ends however the child ended.
+class RunFolder {
+ public:
+  ~RunFolder() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  Status create(const std::string& parent) {
+    std::error_code ec;
+    const fs::path base = parent.empty() ? fs::temp_directory_path(ec) : fs::path(parent);
+    if (ec) return Status::error("no temporary directory: " + ec.message());
+    std::string pattern = (base / "twice-stress-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) return Status::error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
+    path_ = pattern;
+    return Status::OK();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Registered in the child, so it runs first when a handler calls exit():
+// the parent hears of it, and the child ends before the static destructors
+// run under the workers' feet (which crashed it, reading as SIGSEGV).
+extern "C" void on_child_exit() {
+  static const char frame[1] = {static_cast<char>(Message::kExit)};
+  write_all(g_child_fd, frame, sizeof frame);
+  ::_exit(124);
+}
+
+[[noreturn]] void child_main(int fd, StressOptions options) {
+  g_child_fd = fd;
+  std::atexit(on_child_exit);
+  // Signals are the parent's to act on; the child learns of a stop through options.stop.
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  ::signal(SIGPIPE, SIG_IGN);
+  std::string frame;
+  try {
+    StressReport report;
+    const Status s = run_stress(options, report);
+    frame = s.ok() ? static_cast<char>(Message::kReport) + encode_report(report)
+                   : static_cast<char>(Message::kError) + s.message();
+  } catch (const std::exception& e) {
+    frame = static_cast<char>(Message::kError) + fmt::format("the stress run threw: {}", e.what());
+  } catch (...) {
+    frame = static_cast<char>(Message::kError) + std::string("the stress run threw something not a std::exception");
+  }
+  const bool sent = write_all(fd, frame.data(), frame.size());
+  // No atexit handlers, no static destructors: they belong to the parent
+  // (its servers, its clusters). What the handler printed goes out.
+  std::cout.flush();
+  std::fflush(nullptr);
+  ::_exit(sent ? 0 : 125);
+}
+
+}  // namespace
+
+std::string encode_report(const StressReport& r) {
+  json violations = json::array();
+  for (const auto& v : r.verdict.violations) violations.push_back(json::array({v.invariant, v.subject, v.detail}));
+  json accounts = json::array();
+  for (const auto& a : r.verdict.accounts) accounts.push_back(a.user);
+  const json j = json::array({r.handler, r.database, r.threads, r.duplicates, r.orders_planned, r.orders_run,
+                              r.deliveries, r.acked, r.redeliveries, r.elapsed, r.seeding, r.stopped_by, violations,
+                              accounts, r.violations_per_invariant, r.violating_orders});
+  const std::vector<std::uint8_t> bytes = json::to_cbor(j);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+bool decode_report(std::string_view bytes, StressReport& r) {
+  try {
+    const json j = json::from_cbor(bytes);
+    r = StressReport{};
+    r.handler = j.at(0).get<std::string>();
+    r.database = j.at(1).get<std::string>();
+    r.threads = j.at(2).get<int>();
+    r.duplicates = j.at(3).get<int>();
+    r.orders_planned = j.at(4).get<long>();
+    r.orders_run = j.at(5).get<long>();
+    r.deliveries = j.at(6).get<long>();
+    r.acked = j.at(7).get<long>();
+    r.redeliveries = j.at(8).get<long>();
+    r.elapsed = j.at(9).get<Micros>();
+    r.seeding = j.at(10).get<Micros>();
+    r.stopped_by = j.at(11).get<std::string>();
+    for (const auto& v : j.at(12)) {
+      check::Violation violation;
+      violation.invariant = v.at(0).get<std::string>();
+      violation.subject = v.at(1).get<std::string>();
+      violation.detail = v.at(2).get<std::string>();
+      r.verdict.violations.push_back(std::move(violation));
+    }
+    for (const auto& a : j.at(13)) r.verdict.accounts.push_back(check::AccountState{a.get<std::string>()});
+    r.violations_per_invariant = j.at(14).get<std::map<std::string, int>>();
+    r.violating_orders = j.at(15).get<long>();
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
+}
+
+ContainedRun run_stress_contained(const StressOptions& options, const std::atomic<bool>* kill_now, Micros grace,
+                                  StressReport& report) {
+  using Outcome = ContainedRun::Outcome;
+  if (!options.handler) return {Outcome::kError, Status::error("no handler")};
+  SharedFlag stop;
+  if (!stop.get()) return {Outcome::kError, Status::error(fmt::format("mmap: {}", std::strerror(errno)))};
+
+  StressOptions child_options = options;
+  child_options.stop = stop.get();
+  // Where the database lives is the parent's, so that it outlives a child
+  // that dies: the SQLite folder, or the leased server database.
+  RunFolder folder;
+  std::unique_ptr<StressDatabase> server_database;
+  if (options.engine.is_sqlite()) {
+    if (Status s = folder.create(options.temp_parent); !s.ok()) return {Outcome::kError, s};
+    child_options.temp_parent = folder.path();
+  } else if (!options.database) {
+    if (Status s = open_stress_database(options.engine, options.busy_timeout, options.temp_parent, server_database);
+        !s.ok())
+      return {Outcome::kError, s};
+    child_options.database = server_database.get();
+  }
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {Outcome::kError, Status::error(fmt::format("pipe: {}", std::strerror(errno)))};
+  // Nothing buffered may be written twice (once by the child's exit).
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {Outcome::kError, Status::error(fmt::format("cannot fork the stress run: {}", std::strerror(errno)))};
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    // Dies with the parent, whatever kills it: nobody would remove its folder.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(125);
+    child_main(fds[1], std::move(child_options));
+  }
+  ::close(fds[1]);
+  if (server_database) server_database->discard();  // the child's connections now
+
+  std::string inbox;
+  bool killed = false;
+  std::optional<SteadyClock::time_point> stop_seen;
+  bool pipe_open = true;
+  int status = 0;
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  auto drain = [&] {
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+      if (n > 0) {
+        inbox.append(buffer, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || errno != EAGAIN) pipe_open = false;
+      return;
+    }
+  };
+  for (;;) {
+    if (!killed && options.stop && options.stop->load()) {
+      if (!stop_seen) {
+        stop_seen = SteadyClock::now();
+        stop.get()->store(true);
+      }
+      const bool grace_over = SteadyClock::now() - *stop_seen > std::chrono::microseconds(grace);
+      if ((kill_now && kill_now->load()) || grace_over) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+      }
+    }
+    // A signal cuts the wait short; a stop is then seen at once.
+    pollfd p{fds[0], POLLIN, 0};
+    if (::poll(&p, pipe_open ? 1 : 0, 50) > 0) drain();
+    // The child's exit ends the wait, also while a process the handler
+    // started keeps the pipe open.
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (pipe_open) drain();
+      break;
+    }
+    if (r < 0 && errno != EINTR) break;
+  }
+  ::close(fds[0]);
+
+  if (killed) return {Outcome::kKilled, Status::error("killed before it ended; its report is lost")};
+  const bool exited_zero = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kError))
+    return {Outcome::kError, Status::error(inbox.substr(1))};
+  if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kReport)) {
+    if (decode_report(std::string_view(inbox).substr(1), report)) return {Outcome::kReport, Status::OK()};
+    return {Outcome::kHandlerFailed,
+            Status::error("the stress run sent back a report that does not decode (did the handler write to file "
+                          "descriptors it does not own?)")};
+  }
+  if (!inbox.empty() && inbox[0] == static_cast<char>(Message::kExit))
+    return {Outcome::kHandlerFailed, Status::error("the handler called exit() during the stress run; no report")};
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return {Outcome::kHandlerFailed,
+            Status::error(fmt::format("the handler crashed during the stress run ({}: {}); no report",
+                                      signal_name(sig), ::strsignal(sig)))};
+  }
+  return {Outcome::kHandlerFailed,
+          Status::error(fmt::format("the handler exited (status {}) during the stress run; no report (does it call "
+                                    "exit()?)",
+                                    WIFEXITED(status) ? WEXITSTATUS(status) : -1))};
+}
+
+}  // namespace twice::stress
