@@ -77,6 +77,42 @@ TEST(Loopback, DatabaseUrlsMustBeLocal) {
     EXPECT_FALSE(check_database_is_local(bad).ok()) << bad;
 }
 
+// Every address libpq would contact, not only the first: hostaddr= wins over
+// host=, a multi-host list is tried in turn, percent-encoding is decoded.
+TEST(Loopback, EveryAddressOfADatabaseUrlIsChecked) {
+  for (const char* ok : {"postgres://u@[::1]:5432,127.0.0.1:5433/db", "postgres://u@/db?hostaddr=127.0.0.1&port=5432",
+                         "postgres://u@localhost/db?host=%2Ftmp%2Fpg", "postgres://u@/db?host=/tmp,127.0.0.1",
+                         "postgres://u@%6Cocalhost/db"})
+    EXPECT_TRUE(check_database_is_local(ok).ok()) << ok << ": " << check_database_is_local(ok).message();
+  for (const char* bad : {"postgres://u@/db?hostaddr=192.0.2.2&port=15432", "postgres://u@[::1]:15432,192.0.2.2:15432/db",
+                          "postgres://u@localhost/db?hostaddr=192.0.2.2", "postgres://u@/db?host=/tmp,192.0.2.2",
+                          "postgres://u@%31%39%32.0.2.2/db", "postgres://u@/db?h%6Fst=192.0.2.2",
+                          "postgres://u@/db?service=prod", "postgres://u@127.0.0.1/db?hostaddr=,192.0.2.2"}) {
+    const Status s = check_database_is_local(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("--db"), std::string::npos) << s.message();
+  }
+}
+
+// Where the URL names no address, libpq and MariaDB read the environment.
+TEST(Loopback, TheEnvironmentADatabaseClientFallsBackOnIsChecked) {
+  ::setenv("PGHOSTADDR", "192.0.2.2", 1);
+  EXPECT_FALSE(check_database_is_local("postgres://u@/db").ok());
+  EXPECT_TRUE(check_database_is_local("postgres://u@/db?hostaddr=127.0.0.1").ok());
+  ::unsetenv("PGHOSTADDR");
+  ::setenv("PGHOST", "db.internal", 1);
+  EXPECT_FALSE(check_database_is_local("postgres:///db").ok());
+  EXPECT_TRUE(check_database_is_local("postgres://u@localhost/db").ok());
+  ::unsetenv("PGHOST");
+  ::setenv("PGSERVICE", "prod", 1);
+  EXPECT_FALSE(check_database_is_local("postgres://u@localhost/db").ok());
+  ::unsetenv("PGSERVICE");
+  ::setenv("MYSQL_HOST", "10.1.2.3", 1);
+  EXPECT_FALSE(check_database_is_local("mysql://root@/shop").ok());
+  EXPECT_TRUE(check_database_is_local("mysql://root@/shop?socket=/run/m.sock").ok());
+  ::unsetenv("MYSQL_HOST");
+}
+
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
 constexpr const char* kOracle = R"TOML(setup_sql = """
