@@ -278,7 +278,7 @@ class Player final : public LedgerView {
       if (out.kind == HttpOutcome::Kind::kAnswered) ++statuses_[out.http_status];
       if (out.kind == HttpOutcome::Kind::kBroken && broken_example_.empty()) broken_example_ = out.error;
       if (out.kind == HttpOutcome::Kind::kTimedOut && timeout_example_.empty()) timeout_example_ = out.error;
-      if (out.kind == HttpOutcome::Kind::kTimedOut) open_requests_.push_back(std::move(gave_up));
+      if (gave_up.holds_connection()) open_requests_.push_back(std::move(gave_up));
       // The service may have acted on a request it did not answer (timed out, or killed mid-request).
       if (!n.forged && (out.kind == HttpOutcome::Kind::kAnswered || out.kind == HttpOutcome::Kind::kTimedOut ||
                         (out.kind == HttpOutcome::Kind::kBroken && out.sent)))

@@ -226,6 +226,7 @@ OpenRequest::OpenRequest() = default;
 OpenRequest::~OpenRequest() = default;
 OpenRequest::OpenRequest(OpenRequest&&) noexcept = default;
 OpenRequest& OpenRequest::operator=(OpenRequest&&) noexcept = default;
+bool OpenRequest::holds_connection() const { return state_ && state_->fd >= 0; }
 
 namespace {
 

@@ -50,6 +50,8 @@ class OpenRequest {
   ~OpenRequest();
   OpenRequest(OpenRequest&&) noexcept;
   OpenRequest& operator=(OpenRequest&&) noexcept;
+  // Holds a connection (post() timed out after connecting).
+  bool holds_connection() const;
   struct State;
 
  private:
