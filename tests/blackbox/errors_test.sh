@@ -11,7 +11,7 @@ SRC="$2"
 WORK="$(make_work errors)"
 SILENT_PID=""
 ODD_PID=""
-trap '[ -n "$SILENT_PID" ] && kill "$SILENT_PID" 2>/dev/null; [ -n "$ODD_PID" ] && kill "$ODD_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap '[ -n "$SILENT_PID" ] && kill "$SILENT_PID" 2>/dev/null; [ -n "$ODD_PID" ] && kill "$ODD_PID" 2>/dev/null; rm -rf "$WORK"; true' EXIT
 ORACLE="$SRC/examples/blackbox-flask/oracle.toml"
 SCENARIO="$SRC/tests/blackbox/burst.toml"
 failures=0
@@ -113,6 +113,7 @@ expect_usage_error "a MariaDB URL option" "^twice: --db mysql://root@127.0.0.1/s
   run --endpoint "http://127.0.0.1:$(cat "$WORK/odd-port")/notify" --db "mysql://root@127.0.0.1/shop?foo=1" --oracle "$ORACLE" \
   --scenario "$SCENARIO" --keys-dir "$WORK/keys"
 kill "$ODD_PID"; wait "$ODD_PID" 2>/dev/null || true
+ODD_PID=""
 
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures error cases"; exit 1; }
 echo "PASS"
