@@ -115,7 +115,15 @@ class Player final : public LedgerView {
     const Status nemesis = run_nemesis();
     threads.clear();  // joins
     if (!nemesis.ok()) return nemesis;
-    if (timed_out_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(timeout_));
+    // The requests the gateway gave up on may still be running in the
+    // service: judged before they end, their writes would be missed here and
+    // land in the next run. Their connections are still open: the service
+    // ends each by answering or closing it.
+    const auto drain_start = SteadyClock::now();
+    const int open = static_cast<int>(open_requests_.size());
+    still_running_ = wait_until_ended(open_requests_, options_.drain_timeout);
+    ended_late_ = open - still_running_;
+    drained_ = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - drain_start).count();
     std::this_thread::sleep_for(std::chrono::microseconds(options_.quiet_period));
     elapsed_ = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start_).count();
     return Status::OK();
@@ -136,7 +144,17 @@ class Player final : public LedgerView {
     r.answered = answered_;
     r.acks = acks_;
     r.timed_out = timed_out_;
+    r.broken = broken_;
     r.refused = refused_;
+    r.ended_late = ended_late_;
+    r.still_running = still_running_;
+    r.drained = drained_;
+    {
+      std::lock_guard lock(ledger_mutex_);
+      r.statuses = statuses_;
+      r.broken_example = broken_example_;
+      r.timeout_example = timeout_example_;
+    }
     r.forged = forged_;
     r.kills = kills_;
     std::vector<std::tuple<std::size_t, int, std::string>> plan = plan_;
@@ -242,7 +260,8 @@ class Player final : public LedgerView {
             SteadyClock::time_point when) {
     std::this_thread::sleep_until(when);
     ++requests_;
-    const HttpOutcome out = post(options_.endpoint, *request, timeout_);
+    OpenRequest gave_up;
+    const HttpOutcome out = post(options_.endpoint, *request, timeout_, &gave_up);
     bool ack = false;
     switch (out.kind) {
       case HttpOutcome::Kind::kAnswered:
@@ -252,11 +271,18 @@ class Player final : public LedgerView {
         break;
       case HttpOutcome::Kind::kTimedOut: ++timed_out_; break;
       case HttpOutcome::Kind::kRefused: ++refused_; break;
-      case HttpOutcome::Kind::kFailed: break;
+      case HttpOutcome::Kind::kBroken: ++broken_; break;
     }
-    if (!n.forged && (out.kind == HttpOutcome::Kind::kAnswered || out.kind == HttpOutcome::Kind::kTimedOut)) {
+    {
       std::lock_guard lock(ledger_mutex_);
-      ++payments_[n.payment].deliveries;
+      if (out.kind == HttpOutcome::Kind::kAnswered) ++statuses_[out.http_status];
+      if (out.kind == HttpOutcome::Kind::kBroken && broken_example_.empty()) broken_example_ = out.error;
+      if (out.kind == HttpOutcome::Kind::kTimedOut && timeout_example_.empty()) timeout_example_ = out.error;
+      if (gave_up.holds_connection()) open_requests_.push_back(std::move(gave_up));
+      // The service may have acted on a request it did not answer (timed out, or killed mid-request).
+      if (!n.forged && (out.kind == HttpOutcome::Kind::kAnswered || out.kind == HttpOutcome::Kind::kTimedOut ||
+                        (out.kind == HttpOutcome::Kind::kBroken && out.sent)))
+        ++payments_[n.payment].deliveries;
     }
     std::lock_guard lock(state->mutex);
     if (ack) state->acked = true;
@@ -330,7 +356,13 @@ class Player final : public LedgerView {
   std::vector<Planned> planned_;
   mutable std::mutex ledger_mutex_;
   std::vector<gateway::PaymentRecord> payments_;
-  std::atomic<int> requests_{0}, answered_{0}, acks_{0}, timed_out_{0}, refused_{0}, forged_{0};
+  std::atomic<int> requests_{0}, answered_{0}, acks_{0}, timed_out_{0}, broken_{0}, refused_{0}, forged_{0};
+  std::map<int, int> statuses_;     // under ledger_mutex_
+  std::string broken_example_;      // under ledger_mutex_
+  std::string timeout_example_;     // under ledger_mutex_
+  std::vector<OpenRequest> open_requests_;  // under ledger_mutex_ while the gateway plays
+  int ended_late_ = 0, still_running_ = 0;
+  Micros drained_ = 0;
   int kills_ = 0;
   std::vector<std::tuple<std::size_t, int, std::string>> plan_;  // (notification, attempt, line)
   Micros elapsed_ = 0;
@@ -368,11 +400,14 @@ StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& o) {
   BlackboxRun run = player.result();
   if (run.requests > 0 && run.answered == 0) {
     if (run.refused == run.requests)
-      return Status::error(fmt::format("nothing listens on {} (connection refused, {} requests); start the service first",
-                                       o.endpoint.url, run.requests));
+      return Status::error(fmt::format("nothing listens on {} (connection refused, {} requests)", o.endpoint.url, run.requests));
+    if (run.timed_out == 0)
+      return Status::error(fmt::format("the service at {} gave no HTTP answer to any of {} requests ({}); is an HTTP "
+                                       "server listening on that port?",
+                                       o.endpoint.url, run.requests, run.broken_example));
     return Status::error(fmt::format(
-        "the service at {} answered none of {} requests within {} each (timed out); is it stuck? (--min-timeout to wait longer)",
-        o.endpoint.url, run.requests, format_duration(request_timeout(o))));
+        "the service at {} answered none of {} requests within {} each ({}); is it stuck? (--min-timeout to wait longer)",
+        o.endpoint.url, run.requests, format_duration(request_timeout(o)), run.timeout_example));
   }
   check::CheckOptions check;
   check.payload_required = o.scenario->payload_required;

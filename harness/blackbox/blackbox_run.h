@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,15 @@ struct BlackboxOptions {
   // A request is given at least this long to answer, however compressed the
   // clock (a real service needs real milliseconds); 0: 1 s.
   Micros min_timeout = 0;
+  // A request the gateway gave up on (timed out) keeps its connection open:
+  // the service may still be working on it. Before the database is read,
+  // twice waits until the service has ended each one (answered it, or closed
+  // its connection, as a killed service does), at most this long; one still
+  // running then is BlackboxRun::still_running, and its late write could land
+  // in the next run, so the caller stops there.
+  Micros drain_timeout = 30 * kSecond;
   // After the last request ends, the service is given this long to finish
-  // work the gateway stopped waiting for, before the database is read.
+  // work it does after answering, before the database is read.
   Micros quiet_period = 200 * kMillisecond;
   std::uint64_t seed = 1;
   // The nemesis, when twice started the service (--endpoint-command): `kills`
@@ -70,8 +78,18 @@ struct BlackboxRun {
   int requests = 0;   // HTTP requests sent (copies and forged ones included)
   int answered = 0;   // requests the service answered
   int acks = 0;       // answers the profile takes as an ack
-  int timed_out = 0;  // requests cut at the timeout, or by the service dying mid-request
+  int timed_out = 0;  // requests given no whole answer by the timeout (the gateway gave up on them)
+  int broken = 0;     // answers that were not HTTP, resets, connections closed mid-answer (a killed service's too)
   int refused = 0;    // connections refused
+  // Of the timed-out requests: how many the service ended while twice waited
+  // for it before judging (their writes are judged), and how many it had not
+  // ended after BlackboxOptions::drain_timeout (their writes may come later).
+  int ended_late = 0;
+  int still_running = 0;
+  Micros drained = 0;  // how long twice waited for them
+  std::map<int, int> statuses;  // answers by HTTP status
+  std::string broken_example;   // what was wrong with the first broken answer
+  std::string timeout_example;  // where the first timed-out request stopped
   int forged = 0;     // forged notifies sent (Scenario::attacks.forged_signature)
   int kills = 0;      // times the nemesis killed the service
   // What the fault plan drew for each attempt that was made, one line each
@@ -89,10 +107,12 @@ Micros request_timeout(const BlackboxOptions& options);
 // the scenario's profile, a sane time scale.
 Status check_options(const BlackboxOptions& options);
 
-// Seeds the database, plays the scenario, judges. An error Status (one line)
-// when the database cannot be seeded or read; a run whose every request was
-// refused or timed out is an error too (the service is down or stuck), not a
-// verdict.
+// Seeds the database, plays the scenario, waits for the requests it gave up
+// on (drain_timeout), judges. An error Status (one line) when the database
+// cannot be seeded or read; a run of which no request was answered is an
+// error too (the service is down, stuck, or not an HTTP server), not a
+// verdict: its message starts with "nothing listens" when every connection
+// was refused.
 StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& options);
 
 // What black-box mode does not judge, and why, one line each (`nemesis`:

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 
 #include <charconv>
+#include <cstdlib>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -62,30 +64,114 @@ StatusOr<HttpEndpoint> parse_endpoint(const std::string& url) {
   return e;
 }
 
+namespace {
+
+std::string percent_decoded(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    int value = 0;
+    if (s[i] == '%' && i + 2 < s.size() &&
+        std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16).ptr == s.data() + i + 3) {
+      out += static_cast<char>(value);
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<std::string_view> split(std::string_view s, char by) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    const std::size_t at = s.find(by);
+    out.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    s = s.substr(at + 1);
+  }
+}
+
+// One host of a URL's host list, "[::1]:5432", "db:5432", "127.0.0.1", without its port.
+std::string_view without_port(std::string_view hostport) {
+  if (hostport.starts_with("[")) return hostport.substr(0, hostport.find(']') + 1);
+  return hostport.substr(0, hostport.find(':'));
+}
+
+// A libpq host= value: a socket folder ("/run/postgresql", "@abstract"), the
+// default socket (empty), or a host that must be loopback.
+bool pg_host_is_local(std::string_view host) {
+  return host.empty() || host.starts_with("/") || host.starts_with("@") || is_loopback_host(host);
+}
+
+}  // namespace
+
+// What libpq and MariaDB's client would contact, every way they read it: each
+// host of a multi-host list, host= and hostaddr= (hostaddr wins over host in
+// libpq), percent-encoded or not, and the environment they fall back on when
+// the URL names none (PGHOST, PGHOSTADDR, PGSERVICE, MYSQL_HOST). Checked
+// before any connection is opened.
 Status check_database_is_local(const std::string& db) {
   std::string_view rest;
+  bool postgres = false;
   for (std::string_view scheme : {"postgres://", "postgresql://", "mysql://"})
-    if (db.starts_with(scheme)) rest = std::string_view(db).substr(scheme.size());
+    if (db.starts_with(scheme)) {
+      rest = std::string_view(db).substr(scheme.size());
+      postgres = scheme != "mysql://";
+    }
   if (rest.data() == nullptr) return Status::OK();  // a SQLite file
+  const auto refuse = [&](std::string_view what, std::string_view host) {
+    return Status::error(fmt::format("--db {}: {} '{}' is not loopback: {}", db, what, host, kOnlyLoopback));
+  };
   std::string_view authority = rest.substr(0, rest.find_first_of("/?"));
   if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) authority = authority.substr(at + 1);
-  std::string_view host = authority;
-  if (authority.starts_with("[")) {
-    host = authority.substr(0, authority.find(']') + 1);
-  } else if (const std::size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
+  bool names_host = false, names_hostaddr = false, names_service = false, names_socket = false;
+  for (std::string_view hostport : split(authority, ',')) {
+    const std::string host = percent_decoded(without_port(hostport));
+    if (host.empty()) continue;
+    names_host = true;
+    if (!(postgres ? pg_host_is_local(host) : is_loopback_host(host))) return refuse("host", host);
   }
-  // No host: libpq and MariaDB's client use their Unix socket.
-  if (host.empty() || is_loopback_host(host)) {
-    // ?host=/path (libpq) and ?socket=/path name a socket; any other host= is a host.
-    const std::size_t q = db.find("host=");
-    if (q == std::string::npos) return Status::OK();
-    std::string_view value = std::string_view(db).substr(q + 5);
-    value = value.substr(0, value.find('&'));
-    if (value.starts_with("/") || value.starts_with("%2F") || is_loopback_host(value)) return Status::OK();
-    host = value;
+  if (const std::size_t q = rest.find('?'); q != std::string_view::npos) {
+    for (std::string_view param : split(rest.substr(q + 1), '&')) {
+      const std::size_t eq = param.find('=');
+      const std::string key = percent_decoded(param.substr(0, eq));
+      const std::string value = eq == std::string_view::npos ? "" : percent_decoded(param.substr(eq + 1));
+      if (!postgres) {  // MariaDB's URL takes ?socket= alone (a path)
+        names_socket = names_socket || key == "socket";
+        continue;
+      }
+      if (key == "host") {
+        for (std::string_view h : split(value, ','))
+          if (!pg_host_is_local(h)) return refuse("host", h);
+        names_host = names_host || !value.empty();
+      } else if (key == "hostaddr") {
+        for (std::string_view h : split(value, ','))
+          if (!h.empty() && !is_loopback_host(h)) return refuse("hostaddr", h);
+        names_hostaddr = true;
+      } else if (key == "service") {
+        names_service = true;
+      }
+    }
   }
-  return Status::error(fmt::format("--db {}: host '{}' is not loopback: {}", db, host, kOnlyLoopback));
+  const auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  if (postgres) {
+    if (names_service || !env("PGSERVICE").empty())
+      return Status::error(fmt::format("--db {}: a connection service (service= or PGSERVICE) can name any host; give the "
+                                       "host in the URL instead, and unset PGSERVICE",
+                                       db));
+    if (!names_host)
+      for (std::string_view h : split(env("PGHOST"), ','))
+        if (!pg_host_is_local(h)) return refuse("PGHOST", h);
+    if (!names_hostaddr)
+      for (std::string_view h : split(env("PGHOSTADDR"), ','))
+        if (!h.empty() && !is_loopback_host(h)) return refuse("PGHOSTADDR", h);
+  } else if (!names_host && !names_socket && !env("MYSQL_HOST").empty() && !is_loopback_host(env("MYSQL_HOST"))) {
+    return refuse("MYSQL_HOST", env("MYSQL_HOST"));
+  }
+  return Status::OK();
 }
 
 }  // namespace twice::blackbox

@@ -28,8 +28,12 @@ bool is_loopback_host(std::string_view host);
 // Status is one line naming the URL and the fix.
 StatusOr<HttpEndpoint> parse_endpoint(const std::string& url);
 
-// Checks the host of a --db URL (postgres://, postgresql://, mysql://): a
-// loopback host, or none at all (a Unix socket). A SQLite path passes.
+// Checks every address a --db URL (postgres://, postgresql://, mysql://)
+// would make libpq or MariaDB's client contact: each host of a multi-host
+// list, ?host= and ?hostaddr= (percent-encoded or not), and, where the URL
+// names none, the PGHOST / PGHOSTADDR / MYSQL_HOST they fall back on. Each
+// must be loopback or a Unix socket; a connection service (?service=,
+// PGSERVICE), which can name any host, is refused. A SQLite path passes.
 Status check_database_is_local(const std::string& db);
 
 }  // namespace twice::blackbox

@@ -1,5 +1,6 @@
 #include "blackbox/oracle_file.h"
 
+#include <filesystem>
 #include <map>
 #include <vector>
 
@@ -14,6 +15,10 @@ int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line
 }  // namespace
 
 StatusOr<Schema> load_oracle(const std::string& path) {
+  // toml++ reads a folder as an empty file: ":1: setup_sql is missing".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::error(fmt::format("{}: is a folder; give --oracle the oracle file (a .toml) in it", path));
   toml::table root;
   try {
     root = toml::parse_file(path);

@@ -41,7 +41,12 @@ Status ServiceDatabase::open(const std::string& db, std::unique_ptr<ServiceDatab
   } else if (db.starts_with("mysql://")) {
     engine::MariadbAddress at;
     std::string error;
-    if (!engine::parse_mariadb_url(db, at, error)) return Status::error(fmt::format("--db {}: {}", db, error));
+    if (!engine::parse_mariadb_url(db, at, error)) {
+      // The parser is the engine's, which names its own option: here the URL is --db's.
+      if (const std::size_t quoted = error.find("--engine-url '" + db + "'"); quoted != std::string::npos)
+        error.replace(quoted, 14 + db.size() + 1, "the URL");
+      return Status::error(fmt::format("--db {}: {}", db, error));
+    }
     std::unique_ptr<engine::MariadbConnection> maria;
     if (Status s = engine::MariadbConnection::open(at, at.database, maria); !s.ok())
       return Status::error(fmt::format("--db {}: cannot connect: {}", db, s.message()));

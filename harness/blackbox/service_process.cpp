@@ -58,7 +58,15 @@ void ServiceProcess::kill9() {
 Status ServiceProcess::restart() { return spawn_and_wait(); }
 
 Status ServiceProcess::spawn_and_wait() {
-  const int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // Whatever answers on the endpoint is taken for the service started here:
+  // another one already there would be tested instead, and the nemesis would
+  // kill nothing that serves.
+  if (probe(endpoint_, 500 * kMillisecond).kind != HttpOutcome::Kind::kRefused)
+    return Status::error(fmt::format("something already listens on {}:{}{}: stop it, or leave out --endpoint-command",
+                                     endpoint_.host, endpoint_.port,
+                                     started_ ? " (it came up while twice had killed the service)" : ""));
+  // The first start writes a fresh log, so that a failure quotes this run's lines only.
+  const int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | (started_ ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0644);
   if (log < 0) return Status::error(fmt::format("{}: cannot write the service's log: {}", log_path_, std::strerror(errno)));
   const std::string shell_command = "exec " + command_;
   const pid_t parent = ::getpid();
@@ -88,7 +96,16 @@ Status ServiceProcess::spawn_and_wait() {
                                                           : fmt::format("signal {}", WTERMSIG(wstatus)),
                                        endpoint_.url, log_path_, log_tail(log_path_)));
     }
-    if (probe(endpoint_, 200 * kMillisecond).kind == HttpOutcome::Kind::kAnswered) return Status::OK();
+    if (probe(endpoint_, 200 * kMillisecond).kind == HttpOutcome::Kind::kAnswered) {
+      // The answer must be the service's: still running, it is the one that holds the port.
+      if (::waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+        pid_ = -1;
+        return Status::error(fmt::format("--endpoint-command '{}' exited, and something else answers on {}; its log {}: {}",
+                                         command_, endpoint_.url, log_path_, log_tail(log_path_)));
+      }
+      started_ = true;
+      return Status::OK();
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       kill9();
       --kills_;

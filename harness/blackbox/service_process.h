@@ -2,7 +2,7 @@
 // (--endpoint-command), so that it can kill it with SIGKILL at random moments
 // and start it again, as Jepsen's nemesis does, while the gateway keeps
 // retrying. The command runs as `sh -c 'exec COMMAND'` in its own process
-// group, stdin from /dev/null, stdout and stderr appended to a log file; it
+// group, stdin from /dev/null, stdout and stderr to a log file; it
 // dies with twice (PR_SET_PDEATHSIG) and with this object (SIGKILL to its
 // group), so no exit path leaves it running.
 // Not thread-safe; call from the thread that created it, and keep that thread
@@ -23,8 +23,11 @@ namespace twice::blackbox {
 class ServiceProcess {
  public:
   // Starts `command` and waits until the endpoint answers (any HTTP status)
-  // or `ready_timeout` passes. An error names the command and shows the end
-  // of its log when it exits first or never answers.
+  // or `ready_timeout` passes. Refuses to start it when something already
+  // listens on the endpoint's port (that would be tested instead of the
+  // service, and outlive every kill), at the first start and at each
+  // restart. The log is truncated at the first start. An error names the
+  // command and shows the end of its log when it exits first or never answers.
   static Status start(const std::string& command, const HttpEndpoint& endpoint, const std::string& log_path,
                       Micros ready_timeout, std::unique_ptr<ServiceProcess>& out);
   ~ServiceProcess();
@@ -50,6 +53,7 @@ class ServiceProcess {
   Micros ready_timeout_;
   pid_t pid_ = -1;
   int kills_ = 0;
+  bool started_ = false;  // it answered once: later starts are restarts
 };
 
 }  // namespace twice::blackbox

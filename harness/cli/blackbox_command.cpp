@@ -1,6 +1,11 @@
 #include "cli/blackbox_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -22,28 +27,95 @@
 #include "cli/exit_status.h"
 #include "explore/shell_quote.h"
 #include "gateway/retry_profile.h"
+#include "reports/escape.h"
 
 namespace twice::cli {
 namespace {
 
 constexpr int kExitViolation = 1;
 
+// Messages may quote the service's log, its database or a URL given to us:
+// made one inert line for the terminal.
 int usage(const std::string& message) {
-  std::cerr << "twice: " << message << "\n";
+  std::cerr << "twice: " << reports::terminal_text(reports::printable_utf8(message)) << "\n";
   return kExitUsage;
 }
 
+// Text from the service (its database, its answers) for the terminal: valid
+// UTF-8, on its line, no control characters.
+std::string shown(std::string_view untrusted) { return reports::terminal_text(reports::printable_utf8(untrusted)); }
+
 std::string seconds(Micros m) { return fmt::format("{:.2f}s", static_cast<double>(m) / kSecond); }
 
+// Every option that shapes a run, so that the command repeats the same run.
 std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, std::uint64_t seed, int kills) {
   using explore::shell_quote;
-  std::string nemesis;
+  std::string options;
   if (!a.endpoint_command.empty())
-    nemesis = fmt::format(" --endpoint-command {} --kills {} --kill-window {}", shell_quote(a.endpoint_command), kills,
-                          a.kill_window_seconds);
-  return fmt::format("twice run --endpoint {}{} --db {} --oracle {} --keys-dir {} --time-scale {} --scenario {} --seed {} --seeds 1",
-                     shell_quote(a.endpoint), nemesis, shell_quote(a.db), shell_quote(a.oracle), shell_quote(a.keys_dir),
-                     a.time_scale, shell_quote(s.source.empty() ? s.name : s.source), seed);
+    options += fmt::format(" --endpoint-command {} --service-log {} --kills {} --kill-window {}",
+                           shell_quote(a.endpoint_command), shell_quote(a.service_log), kills, a.kill_window_seconds);
+  if (a.query_port >= 0) options += fmt::format(" --query-port {}", a.query_port);
+  return fmt::format(
+      "twice run --endpoint {}{} --db {} --oracle {} --keys-dir {} --time-scale {} --min-timeout {} --scenario {} --seed {} "
+      "--seeds 1",
+      shell_quote(a.endpoint), options, shell_quote(a.db), shell_quote(a.oracle), shell_quote(a.keys_dir), a.time_scale,
+      a.min_timeout_seconds, shell_quote(s.source.empty() ? s.name : s.source), seed);
+}
+
+// The first Ctrl-C lets the run under way finish and writes what is done, as
+// `twice run`'s matrix mode does; a second one stops at once (the default
+// action). SIGTERM (a CI job's timeout) is taken the same way. Only
+// async-signal-safe calls here.
+std::atomic<bool> g_stop{false};
+extern "C" void on_blackbox_sigint(int signal) {
+  if (g_stop.exchange(true)) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  static constexpr char kSay[] =
+      "\ntwice: stopping after the run under way; the runs done will be written (Ctrl-C again to stop now)\n";
+  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSay, sizeof kSay - 1);
+}
+
+// "HTTP 200 ×3, 500 ×1"
+std::string statuses_text(const std::map<int, int>& statuses) {
+  std::string out;
+  for (const auto& [status, n] : statuses) out += fmt::format("{}{} ×{}", out.empty() ? "HTTP " : ", ", status, n);
+  return out;
+}
+
+// When no answer was a 2xx, what that usually means.
+std::string non_2xx_hint(const blackbox::BlackboxRun& r, const BlackboxArgs& a) {
+  if (r.answered == 0) return "";
+  for (const auto& [status, n] : r.statuses)
+    if (status >= 200 && status < 300) return "";
+  if (r.statuses.size() == 1) {
+    const int status = r.statuses.begin()->first;
+    if (status == 404 || status == 405)
+      return fmt::format("every answer was HTTP {}: is the path of {} right?", status, a.endpoint);
+    if (status == 400 || status == 401 || status == 403)
+      return fmt::format("every answer was HTTP {}: does the service check signatures with the keys in {}/?", status,
+                         a.keys_dir);
+    if (status >= 500)
+      return fmt::format("every answer was HTTP {}: the service failed on every notify; see its log", status);
+    return fmt::format("every answer was HTTP {}, none a 2xx", status);
+  }
+  return fmt::format("no answer was a 2xx ({})", statuses_text(r.statuses));
+}
+
+// --json's folder must exist before any run is spent.
+Status check_json_path(const std::string& json) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path file(json);
+  const fs::path folder = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  if (fs::is_directory(file, ec)) return Status::error(fmt::format("--json {}: is a folder; give a file name", json));
+  if (!fs::is_directory(folder, ec))
+    return Status::error(fmt::format("--json {}: no folder {}; create it or give another path", json, folder.string()));
+  if (::access(folder.c_str(), W_OK) != 0)
+    return Status::error(fmt::format("--json {}: cannot write in {}; give another path", json, folder.string()));
+  return Status::OK();
 }
 
 }  // namespace
@@ -51,7 +123,8 @@ std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, st
 void add_blackbox_options(CLI::App* run, BlackboxArgs& a) {
   run->add_option("--endpoint", a.endpoint,
                   "Black-box mode: play the gateway against a running service at this loopback URL "
-                  "(http://127.0.0.1:PORT/path) and judge its database; see docs/black-box.md");
+                  "(http://127.0.0.1:PORT/path) and judge its database, 10 runs unless --seeds says otherwise; see "
+                  "docs/black-box.md");
   run->add_option("--db", a.db, "Black-box mode: the service's database (a SQLite file, postgres://..., mysql://...)");
   run->add_option("--oracle", a.oracle, "Black-box mode: the oracle file (TOML: setup SQL and oracle queries)");
   run->add_option("--keys-dir", a.keys_dir, "Black-box mode: where the gateways' test keys and secrets are written for the service")
@@ -77,7 +150,8 @@ void add_blackbox_options(CLI::App* run, BlackboxArgs& a) {
                   "Black-box mode: serve the gateway's query API (WeChat query-order, alipay.trade.query, Stripe "
                   "PaymentIntent retrieve) on 127.0.0.1:PORT from the run's ledger (0: a free port)")
       ->check(CLI::Range(0, 65535));
-  run->add_option("--service-log", a.service_log, "Black-box mode: where --endpoint-command's output goes")
+  run->add_option("--service-log", a.service_log,
+                  "Black-box mode: where --endpoint-command's output goes (emptied when twice starts the service)")
       ->capture_default_str();
 }
 
@@ -86,8 +160,20 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
   StatusOr<blackbox::HttpEndpoint> endpoint = blackbox::parse_endpoint(a.endpoint);
   if (!endpoint.ok()) return usage(endpoint.status().message());
   if (a.json == "-") return usage("--json - is not available with --endpoint (the text goes to stdout); give a file");
+  if (!a.json.empty())
+    if (Status s = check_json_path(a.json); !s.ok()) return usage(s.message());
   if (a.db.empty()) return usage("--endpoint needs --db: the service's database (a SQLite file, postgres://..., mysql://...)");
   if (a.oracle.empty()) return usage("--endpoint needs --oracle: the file of setup SQL and oracle queries (docs/black-box.md)");
+  if (a.keys_dir.empty()) return usage("--keys-dir is empty: give the folder for the gateways' test keys (default twice-keys)");
+  if (!(a.min_timeout_seconds >= 0.05 && a.min_timeout_seconds <= 3600.0))
+    return usage(fmt::format("--min-timeout {} is not a number of seconds in 0.05..3600", a.min_timeout_seconds));
+  if (!(a.time_scale >= 1.0 && a.time_scale <= 1e7))
+    return usage(fmt::format("--time-scale {} is out of range; give 1 (real time) to 10000000", a.time_scale));
+  if (!(a.kill_window_seconds >= 0.001 && a.kill_window_seconds <= 3600.0))
+    return usage(fmt::format("--kill-window {} is not a number of seconds in 0.001..3600", a.kill_window_seconds));
+  if (runs > 1 && first_seed > UINT64_MAX - static_cast<std::uint64_t>(runs - 1))
+    return usage(fmt::format("--seed {} --seeds {} runs past the largest seed {}; give a smaller --seed", first_seed, runs,
+                             UINT64_MAX));
   if (Status s = blackbox::check_database_is_local(a.db); !s.ok()) return usage(s.message());
   StatusOr<Schema> schema = blackbox::load_oracle(a.oracle);
   if (!schema.ok()) return usage(schema.status().message());
@@ -96,11 +182,11 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     if (!blackbox::has_wire_format(s.profile))
       return usage(fmt::format("{}: profile {} has no wire format in black-box mode; use a scenario whose profile is one of {}",
                                s.source.empty() ? s.name : s.source, s.profile, blackbox::wire_formats()));
-  blackbox::WireKeys keys;
-  if (Status s = blackbox::load_or_create_keys(a.keys_dir, keys); !s.ok()) return usage(s.message());
   const Micros min_timeout = static_cast<Micros>(a.min_timeout_seconds * kSecond);
   if (a.kills > 0 && a.endpoint_command.empty())
     return usage("--kills needs --endpoint-command: twice kills only a service it started itself");
+  blackbox::WireKeys keys;
+  if (Status s = blackbox::load_or_create_keys(a.keys_dir, keys); !s.ok()) return usage(s.message());
   const int kills = a.kills >= 0 ? a.kills : (a.endpoint_command.empty() ? 0 : 1);
   // The query API first: a service may ask it as soon as it starts.
   // PayPal's webhooks name the certificate that checks them (PAYPAL-CERT-URL):
@@ -126,6 +212,9 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     const blackbox::HttpOutcome p = blackbox::probe(*endpoint, min_timeout);
     if (p.kind == blackbox::HttpOutcome::Kind::kRefused)
       return usage(fmt::format("nothing listens on {} (connection refused); start the service first", a.endpoint));
+    if (p.kind == blackbox::HttpOutcome::Kind::kBroken)
+      return usage(fmt::format("the service at {} gave no HTTP answer ({}); is an HTTP server listening on that port?",
+                               a.endpoint, p.error));
     if (p.kind != blackbox::HttpOutcome::Kind::kAnswered)
       return usage(fmt::format("the service at {} did not answer within {} ({}); is it stuck? (--min-timeout to wait longer)",
                                a.endpoint, seconds(min_timeout), p.error));
@@ -133,6 +222,16 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
   std::unique_ptr<blackbox::ServiceDatabase> db;
   if (Status s = blackbox::ServiceDatabase::open(a.db, db); !s.ok()) return usage(s.message());
 
+  // From here on a run's results are never lost: an error, a service that
+  // stops answering, or Ctrl-C ends the test after the runs done, which are
+  // printed and written to --json.
+  g_stop = false;
+  std::signal(SIGINT, on_blackbox_sigint);
+  std::signal(SIGTERM, on_blackbox_sigint);
+  enum class Stop { kNone, kInterrupted, kError };
+  Stop stop = Stop::kNone;
+  std::string stop_message;
+  int runs_done = 0;
   nlohmann::json report = nlohmann::json::array();
   bool any_violation = false;
   for (const auto& scenario : scenarios) {
@@ -148,66 +247,131 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     o.query_server = query.get();
     o.kills = kills;
     o.kill_window = static_cast<Micros>(a.kill_window_seconds * kSecond);
-    std::cout << fmt::format("black-box: {} × {} ({} wire format), {} run{}, fault-plan seeds {}..{}\n", a.endpoint,
-                             scenario.name, scenario.profile, runs, runs == 1 ? "" : "s", first_seed,
+    std::cout << fmt::format("black-box: {} × {} ({} wire format), {} run{}, fault-plan seeds {}..{}\n", shown(a.endpoint),
+                             shown(scenario.name), scenario.profile, runs, runs == 1 ? "" : "s", first_seed,
                              first_seed + static_cast<std::uint64_t>(runs) - 1);
     std::cout << fmt::format(
         "  not replayable: the seed fixes the fault plan (copies, delays, losses); the interleaving inside the service is "
-        "the operating system's\n  time scale {} (retry gaps and delays divided by it), request timeout {}, keys in {}/\n",
-        a.time_scale, seconds(blackbox::request_timeout(o)), a.keys_dir);
+        "the operating system's\n  time scale {} (retry gaps and delays divided by it), request timeout {} (the whole "
+        "request), keys in {}/\n",
+        a.time_scale, seconds(blackbox::request_timeout(o)), shown(a.keys_dir));
     if (service)
-      std::cout << fmt::format("  twice started the service ({} in {}); nemesis: {} kill -9 per run in its first {}\n",
-                               a.endpoint_command, a.service_log, kills, seconds(o.kill_window));
+      std::cout << fmt::format("  twice started the service ({}, its output in {}); {}\n", shown(a.endpoint_command),
+                               shown(a.service_log),
+                               kills > 0 ? fmt::format("nemesis: {} kill -9{} per run in its first {}", kills,
+                                                       kills == 1 ? "" : "s", seconds(o.kill_window))
+                                         : "nemesis off (--kills 0)");
     std::cout << std::flush;
     std::map<std::string, int> runs_per_invariant;
     std::vector<std::uint64_t> failing;
+    int done = 0;
     for (int i = 0; i < runs; ++i) {
+      if (g_stop) {
+        stop = Stop::kInterrupted;
+        break;
+      }
       o.seed = first_seed + static_cast<std::uint64_t>(i);
       StatusOr<blackbox::BlackboxRun> r = blackbox::run_blackbox(o);
-      if (!r.ok()) return usage(r.status().message());
+      if (!r.ok()) {
+        stop = Stop::kError;
+        const std::string& why = r.status().message();
+        const bool service_gone = why.starts_with("nothing listens") || why.starts_with("the service at");
+        if (runs_done == 0)
+          stop_message = why + (why.starts_with("nothing listens") && !service ? "; start the service first" : "");
+        else
+          stop_message = fmt::format("{} in run {} (seed {}) of {}, after {} finished run{}: {}; the finished runs are kept{}",
+                                     service_gone ? "the service stopped answering mid-test" : "the test stopped", i + 1,
+                                     o.seed, scenario.name, runs_done, runs_done == 1 ? "" : "s", why,
+                                     a.json.empty() ? "" : " in " + a.json);
+        break;
+      }
+      ++done;
+      ++runs_done;
       const auto& v = r->verdict.violations;
       std::map<std::string, bool> seen;
       for (const auto& x : v)
         if (!seen[x.invariant]) ++runs_per_invariant[x.invariant], seen[x.invariant] = true;
       if (!v.empty()) failing.push_back(o.seed);
-      const std::string stats = fmt::format("{} requests, {} answered, {} acks, {} unanswered{}, {}", r->requests,
-                                            r->answered, r->acks, r->timed_out,
-                                            (r->forged ? fmt::format(", {} forged", r->forged) : "") + (r->kills ? fmt::format(", {} killed", r->kills) : ""), seconds(r->elapsed));
+      std::string stats = fmt::format("{} requests, {} answered", r->requests, r->answered);
+      if (!r->statuses.empty()) stats += fmt::format(" ({})", statuses_text(r->statuses));
+      stats += fmt::format(", {} acks, {} timed out", r->acks, r->timed_out);
+      if (r->ended_late > 0) stats += fmt::format(" ({} ended later, waited {})", r->ended_late, seconds(r->drained));
+      if (r->broken > 0) stats += fmt::format(", {} broken", r->broken);
+      if (r->refused > 0) stats += fmt::format(", {} refused", r->refused);
+      if (r->forged > 0) stats += fmt::format(", {} forged", r->forged);
+      if (r->kills > 0) stats += fmt::format(", {} killed", r->kills);
+      stats += ", " + seconds(r->elapsed);
       if (v.empty()) {
         if (!quiet) std::cout << fmt::format("  run {} (seed {}): pass ({})\n", i + 1, o.seed, stats);
       } else {
-        std::cout << fmt::format("  run {} (seed {}): {} ({})\n", i + 1, o.seed, v.front().invariant, stats);
-        for (const auto& x : v) std::cout << fmt::format("    {}: {}\n", x.invariant, x.detail);
+        std::cout << fmt::format("  run {} (seed {}): {} ({})\n", i + 1, o.seed, shown(v.front().invariant), stats);
+        for (const auto& x : v) std::cout << fmt::format("    {}: {}\n", shown(x.invariant), shown(x.detail));
       }
+      if (const std::string hint = non_2xx_hint(*r, a); !hint.empty() && (!quiet || !v.empty()))
+        std::cout << "    " << shown(hint) << "\n";
+      if (r->broken > 0 && (!quiet || !v.empty()))
+        std::cout << fmt::format("    a broken answer: {}\n", shown(r->broken_example));
       std::cout << std::flush;
+      nlohmann::json statuses = nlohmann::json::object();
+      for (const auto& [status, n] : r->statuses) statuses[std::to_string(status)] = n;
       nlohmann::json j = {{"endpoint", a.endpoint}, {"scenario", scenario.name}, {"seed", o.seed},
-                          {"requests", r->requests}, {"answered", r->answered}, {"acks", r->acks},
-                          {"timed_out", r->timed_out}, {"forged", r->forged}, {"elapsed_us", r->elapsed},
-                          {"kills", r->kills}, {"replayable", false}, {"fault_plan", r->fault_plan},
+                          {"requests", r->requests}, {"answered", r->answered}, {"statuses", statuses},
+                          {"acks", r->acks}, {"timed_out", r->timed_out}, {"ended_late", r->ended_late},
+                          {"still_running", r->still_running}, {"broken", r->broken}, {"refused", r->refused},
+                          {"forged", r->forged}, {"elapsed_us", r->elapsed}, {"kills", r->kills},
+                          {"replayable", false}, {"fault_plan", r->fault_plan},
                           {"violations", nlohmann::json::array()}};
       for (const auto& x : v) j["violations"].push_back({{"invariant", x.invariant}, {"subject", x.subject}, {"detail", x.detail}});
       report.push_back(std::move(j));
+      if (r->still_running > 0) {
+        // Its late writes would land in the next run's database.
+        stop = Stop::kError;
+        stop_message = fmt::format(
+            "the service at {} was still working on {} request{} twice gave up on, {} after run {} (seed {}) of {}; "
+            "stopping, since the next run's database would not be its own; the finished runs are kept{}",
+            a.endpoint, r->still_running, r->still_running == 1 ? "" : "s", seconds(o.drain_timeout), i + 1, o.seed,
+            scenario.name, a.json.empty() ? "" : " in " + a.json);
+        break;
+      }
     }
-    std::cout << "  not judged:\n";
-    for (const auto& line : blackbox::not_judged(scenario, kills > 0)) std::cout << "    " << line << "\n";
-    if (runs_per_invariant.empty()) {
-      std::cout << fmt::format("result: {} × {}: no violation in {} runs\n", a.endpoint, scenario.name, runs);
-    } else {
-      any_violation = true;
-      std::string found;
-      for (const auto& [inv, n] : runs_per_invariant) found += fmt::format("{}{} in {} of {} runs", found.empty() ? "" : ", ", inv, n, runs);
-      std::cout << fmt::format("result: {} × {}: {}\n", a.endpoint, scenario.name, found);
-      std::cout << fmt::format("  repeat the first failing run (as closely as real time allows):\n    {}\n",
-                               repeat_command(a, scenario, failing.front(), kills));
+    if (done > 0 || stop == Stop::kNone) {
+      std::cout << "  not judged:\n";
+      for (const auto& line : blackbox::not_judged(scenario, kills > 0)) std::cout << "    " << line << "\n";
+      const std::string cut = done < runs ? fmt::format(" (stopped after {} of {} runs)", done, runs) : "";
+      if (runs_per_invariant.empty()) {
+        std::cout << fmt::format("result: {} × {}: no violation in {} run{}{}\n", shown(a.endpoint), shown(scenario.name),
+                                 done, done == 1 ? "" : "s", cut);
+      } else {
+        any_violation = true;
+        std::string found;
+        for (const auto& [inv, n] : runs_per_invariant)
+          found += fmt::format("{}{} in {} of {} runs", found.empty() ? "" : ", ", shown(inv), n, done);
+        std::cout << fmt::format("result: {} × {}: {}{}\n", shown(a.endpoint), shown(scenario.name), found, cut);
+        std::cout << fmt::format("  repeat the first failing run (as closely as real time allows):\n    {}\n",
+                                 shown(repeat_command(a, scenario, failing.front(), kills)));
+      }
     }
     std::cout << std::flush;
+    if (stop != Stop::kNone) break;
   }
-  if (!a.json.empty()) {
-    const std::string text = report.dump(2) + "\n";
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!a.json.empty() && (runs_done > 0 || stop == Stop::kNone)) {
+    // Text from the service's database may be any bytes: invalid UTF-8 becomes U+FFFD.
+    const std::string text = report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::ofstream f(a.json);
     f << text;
     f.close();
     if (!f) return usage(fmt::format("{}: cannot write the JSON report", a.json));
+  }
+  if (stop == Stop::kInterrupted) {
+    std::cerr << fmt::format("twice: stopped after {} run{}{}\n", runs_done, runs_done == 1 ? "" : "s",
+                             a.json.empty() ? "" : "; they are in " + a.json);
+    return kExitInterrupted;
+  }
+  if (stop == Stop::kError) {
+    std::cerr << "twice: " << shown(stop_message) << "\n";
+    return any_violation ? kExitViolation : kExitUsage;
   }
   return any_violation ? kExitViolation : 0;
 }

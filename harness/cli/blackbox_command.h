@@ -28,7 +28,6 @@ struct BlackboxArgs {
   std::string service_log = "twice-service.log";
   int query_port = -1;  // -1: no query API
   std::string json;  // run's own --json: a file ("-" is refused: the text goes to stdout)
-  bool active() const { return !endpoint.empty(); }
 };
 
 // Adds --endpoint, --db, --oracle, --keys-dir, --time-scale, --min-timeout,
@@ -39,7 +38,12 @@ void add_blackbox_options(CLI::App* run, BlackboxArgs& args);
 // ...) against the endpoint and prints a verdict per run and per scenario.
 // Returns the exit status: 0 no violation, 1 some run shows one, 2 a usage or
 // input error (one line on stderr: a non-loopback URL, nothing listening, a
-// service that never answers, a bad oracle file), 130 interrupted.
+// service that never answers, a bad oracle file), 130 interrupted (SIGINT or
+// SIGTERM: the run under way finishes first; a second signal stops at once).
+// A test that stops early (interrupted, or the service stopped answering)
+// still prints and writes (--json) the runs it finished, and returns 1 when
+// one of them shows a violation. Installs its own SIGINT and SIGTERM
+// handlers while the runs go, and restores the defaults.
 int run_blackbox_command(const BlackboxArgs& args, const std::vector<gateway::Scenario>& scenarios, int runs,
                          std::uint64_t first_seed, bool quiet);
 

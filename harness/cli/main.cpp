@@ -791,9 +791,30 @@ int main(int argc, char** argv) {
     StatusOr<std::map<std::string, std::string>> loaded = cli::load_plugins(unique_plugins);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     run_args.plugin_of = std::move(loaded).value();
-    if (*run && blackbox_args.active()) {
+    if (*run && run->count("--endpoint") > 0) {
       // Black-box mode: the endpoint is the one handler row; no expected matrix, no engine of twice's.
+      if (blackbox_args.endpoint.empty())
+        throw UsageError{"--endpoint is empty: give the service's URL, http://127.0.0.1:PORT/path"};
       if (!run_args.handlers.empty()) throw UsageError{"--endpoint tests a running service: drop --handler"};
+      // An option black-box mode does not read is a mistake to say, not to ignore.
+      const std::pair<std::vector<const char*>, const char*> not_read[] = {
+          {{"--strategy", "--pct-depth", "--pct-steps", "--preemption-bound", "--max-faults", "--budget", "--reduction",
+            "--prove", "--coverage", "--shrink-budget"},
+           "explores twice's own schedules, and with --endpoint the interleaving is the operating system's"},
+          {{"--expected", "--show"}, "compares cells with the expected matrix, and --endpoint has none"},
+          {{"--reconciler"}, "adds twice's reconciler job, and a service runs its own background jobs"},
+          {{"--isolation"}, "sets the isolation level of twice's engines, and --endpoint reads the service's own database"},
+          {{"--in-process", "--cell-timeout", "--cell-memory", "--jobs"},
+           "runs handler cells in child processes, and --endpoint runs none"}};
+      for (const auto& [options, why] : not_read)
+        for (const char* option : options)
+          if (run->count(option) > 0) throw UsageError{fmt::format("{} {}: leave it out", option, why)};
+      if (blackbox_args.endpoint_command.empty())
+        for (const char* option : {"--kill-window", "--service-log"})
+          if (run->count(option) > 0)
+            throw UsageError{fmt::format("{} goes with --endpoint-command (twice kills only a service it started): "
+                                         "leave it out, or add --endpoint-command",
+                                         option)};
       if (!run_args.engines.engines.empty() || !run_args.engines.url.empty())
         throw UsageError{"--endpoint reads the service's own database: give it with --db, not --engine/--engine-url"};
       const std::string dir = run_args.scenarios_dir.empty() ? default_scenarios_dir() : run_args.scenarios_dir;

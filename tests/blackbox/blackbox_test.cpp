@@ -6,7 +6,14 @@
 // signatures with an independent implementation and the demo shop end to end.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -20,6 +27,7 @@
 #include <sqlite3.h>
 
 #include "blackbox/blackbox_run.h"
+#include "blackbox/http_post.h"
 #include "blackbox/loopback.h"
 #include "blackbox/oracle_file.h"
 #include "blackbox/query_server.h"
@@ -75,6 +83,42 @@ TEST(Loopback, DatabaseUrlsMustBeLocal) {
   for (const char* bad : {"postgres://u@db.internal/shop", "mysql://root@10.1.2.3:3306/shop",
                           "postgres:///shop?host=db.internal", "postgresql://u@192.168.0.2/shop"})
     EXPECT_FALSE(check_database_is_local(bad).ok()) << bad;
+}
+
+// Every address libpq would contact, not only the first: hostaddr= wins over
+// host=, a multi-host list is tried in turn, percent-encoding is decoded.
+TEST(Loopback, EveryAddressOfADatabaseUrlIsChecked) {
+  for (const char* ok : {"postgres://u@[::1]:5432,127.0.0.1:5433/db", "postgres://u@/db?hostaddr=127.0.0.1&port=5432",
+                         "postgres://u@localhost/db?host=%2Ftmp%2Fpg", "postgres://u@/db?host=/tmp,127.0.0.1",
+                         "postgres://u@%6Cocalhost/db"})
+    EXPECT_TRUE(check_database_is_local(ok).ok()) << ok << ": " << check_database_is_local(ok).message();
+  for (const char* bad : {"postgres://u@/db?hostaddr=192.0.2.2&port=15432", "postgres://u@[::1]:15432,192.0.2.2:15432/db",
+                          "postgres://u@localhost/db?hostaddr=192.0.2.2", "postgres://u@/db?host=/tmp,192.0.2.2",
+                          "postgres://u@%31%39%32.0.2.2/db", "postgres://u@/db?h%6Fst=192.0.2.2",
+                          "postgres://u@/db?service=prod", "postgres://u@127.0.0.1/db?hostaddr=,192.0.2.2"}) {
+    const Status s = check_database_is_local(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("--db"), std::string::npos) << s.message();
+  }
+}
+
+// Where the URL names no address, libpq and MariaDB read the environment.
+TEST(Loopback, TheEnvironmentADatabaseClientFallsBackOnIsChecked) {
+  ::setenv("PGHOSTADDR", "192.0.2.2", 1);
+  EXPECT_FALSE(check_database_is_local("postgres://u@/db").ok());
+  EXPECT_TRUE(check_database_is_local("postgres://u@/db?hostaddr=127.0.0.1").ok());
+  ::unsetenv("PGHOSTADDR");
+  ::setenv("PGHOST", "db.internal", 1);
+  EXPECT_FALSE(check_database_is_local("postgres:///db").ok());
+  EXPECT_TRUE(check_database_is_local("postgres://u@localhost/db").ok());
+  ::unsetenv("PGHOST");
+  ::setenv("PGSERVICE", "prod", 1);
+  EXPECT_FALSE(check_database_is_local("postgres://u@localhost/db").ok());
+  ::unsetenv("PGSERVICE");
+  ::setenv("MYSQL_HOST", "10.1.2.3", 1);
+  EXPECT_FALSE(check_database_is_local("mysql://root@/shop").ok());
+  EXPECT_TRUE(check_database_is_local("mysql://root@/shop?socket=/run/m.sock").ok());
+  ::unsetenv("MYSQL_HOST");
 }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
@@ -411,6 +455,214 @@ TEST(BlackboxRun, NothingListeningIsAnErrorNotAVerdict) {
   StatusOr<BlackboxRun> r = run_blackbox(f.options(port));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("nothing listens"), std::string::npos) << r.status().message();
+}
+
+// A service at the socket level, for answers no HTTP server library would
+// give: each connection is handed to `answer` (on its own thread) after the
+// request's headers have arrived.
+class RawService {
+ public:
+  explicit RawService(std::function<void(int fd)> answer) : answer_(std::move(answer)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(listener_, 16);
+    socklen_t size = sizeof a;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &size);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int fd = ::accept(listener_, nullptr, nullptr);
+        if (fd < 0) return;
+        connections_.emplace_back([this, fd] {
+          std::string seen;
+          char buffer[4096];
+          while (seen.find("\r\n\r\n") == std::string::npos) {
+            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+            if (n <= 0) break;
+            seen.append(buffer, static_cast<std::size_t>(n));
+          }
+          answer_(fd);
+          ::close(fd);
+        });
+      }
+    });
+  }
+  ~RawService() {
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    thread_.join();
+  }
+  HttpEndpoint endpoint() const { return parse_endpoint(fmt::format("http://127.0.0.1:{}/notify", port_)).value(); }
+
+ private:
+  std::function<void(int)> answer_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::vector<std::jthread> connections_;  // joined before thread_ ends: declared after it would be too late
+  std::thread thread_;
+};
+
+void send_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n <= 0) return;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+WireRequest small_request() {
+  WireRequest r;
+  r.content_type = "application/json";
+  r.body = R"({"id":"evt-1"})";
+  return r;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A fast broken answer is told from a timeout, and says what was wrong.
+TEST(HttpPost, ABrokenAnswerIsNotATimeout) {
+  struct Case {
+    const char* name;
+    std::function<void(int)> answer;
+    const char* said;
+  };
+  const std::vector<Case> cases = {
+      {"not HTTP", [](int fd) { send_all(fd, "SSH-2.0-OpenSSH_9.2\r\n"); }, "not an HTTP answer"},
+      {"closed at once", [](int) {}, "closed the connection without answering"},
+      {"cut mid-body", [](int fd) { send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc"); },
+       "3 bytes into a body of 100"},
+      {"reset", [](int fd) {
+         linger l{1, 0};
+         ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+       }, "reset"},
+  };
+  for (const auto& c : cases) {
+    RawService service(c.answer);
+    const auto start = std::chrono::steady_clock::now();
+    const HttpOutcome out = post(service.endpoint(), small_request(), 5 * kSecond);
+    EXPECT_EQ(out.kind, HttpOutcome::Kind::kBroken) << c.name << ": " << out.error;
+    EXPECT_NE(out.error.find(c.said), std::string::npos) << c.name << ": " << out.error;
+    EXPECT_LT(seconds_since(start), 4.0) << c.name << ": waited for the timeout";
+  }
+}
+
+// One deadline for the whole request: an answer trickled a byte at a time is cut there.
+TEST(HttpPost, TheTimeoutIsForTheWholeRequestNotEachRead) {
+  std::atomic<bool> stop{false};
+  RawService service([&](int fd) {
+    for (const char c : std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")) {
+      if (stop) return;
+      send_all(fd, std::string_view(&c, 1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const HttpOutcome out = post(service.endpoint(), small_request(), 300 * kMillisecond);
+  stop = true;
+  EXPECT_EQ(out.kind, HttpOutcome::Kind::kTimedOut) << out.error;
+  EXPECT_LT(seconds_since(start), 2.5);  // the whole answer takes 4 s
+}
+
+// Bodies are read up to kMaxAnswerBody, never buffered whole; chunked ones are decoded.
+TEST(HttpPost, AnAnswersBodyIsCappedAndChunkedBodiesAreRead) {
+  RawService huge([](int fd) {
+    send_all(fd, "HTTP/1.1 200 OK\r\n\r\n");
+    const std::string block(64 << 10, 'x');
+    for (int i = 0; i < 80; ++i) send_all(fd, block);  // 5 MiB, no length
+  });
+  HttpOutcome out = post(huge.endpoint(), small_request(), 5 * kSecond);
+  EXPECT_EQ(out.kind, HttpOutcome::Kind::kBroken);
+  EXPECT_NE(out.error.find("over the 1048576 bytes"), std::string::npos) << out.error;
+  EXPECT_TRUE(out.body.empty());
+  RawService declared([](int fd) { send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 157286400\r\n\r\n"); });
+  out = post(declared.endpoint(), small_request(), 5 * kSecond);
+  EXPECT_EQ(out.kind, HttpOutcome::Kind::kBroken);
+  RawService chunked([](int fd) {
+    send_all(fd, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7\r\nsuccess\r\n3\r\n!!!\r\n0\r\n\r\n");
+  });
+  out = post(chunked.endpoint(), small_request(), 5 * kSecond);
+  EXPECT_EQ(out.kind, HttpOutcome::Kind::kAnswered) << out.error;
+  EXPECT_EQ(out.http_status, 200);
+  EXPECT_EQ(out.body, "success!!!");
+}
+
+// A service that answers the first copy of a notify at once and credits the
+// later copies only after the gateway gave up on them (late.py of the probe
+// that found it): the run must count those credits, not leave them to land
+// in the next run's database.
+class LateService {
+ public:
+  LateService(std::string db, std::chrono::milliseconds late) : db_(std::move(db)), late_(late) {
+    server_.Post("/notify", [this](const httplib::Request&, httplib::Response& res) {
+      if (++requests_ > 1) std::this_thread::sleep_for(late_);
+      sqlite3* c = nullptr;
+      sqlite3_open(db_.c_str(), &c);
+      sqlite3_busy_timeout(c, 5000);
+      sqlite3_exec(c,
+                   "BEGIN; INSERT INTO ledger (order_no, user_id, amount) VALUES ('O-1', 'alice', 12000);"
+                   "UPDATE accounts SET balance = balance + 12000 WHERE user_id = 'alice';"
+                   "UPDATE orders SET status = 'PAID' WHERE order_no = 'O-1'; COMMIT;",
+                   nullptr, nullptr, nullptr);
+      sqlite3_close(c);
+      res.status = 200;
+    });
+    server_.new_task_queue = [] { return new httplib::ThreadPool(8); };
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~LateService() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  std::string db_;
+  std::chrono::milliseconds late_;
+  std::atomic<int> requests_{0};
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+TEST(BlackboxRun, WritesOfRequestsTheGatewayGaveUpOnAreJudgedInTheirOwnRun) {
+  RunFixture f("late-writes");
+  f.scenario.duplicate = 1.0;
+  f.scenario.max_copies = 2;
+  f.scenario.duplicate_delay_min = f.scenario.duplicate_delay_max = 0;
+  LateService service((f.dir / "shop.sqlite").string(), std::chrono::milliseconds(1500));
+  BlackboxOptions o = f.options(service.port());
+  o.min_timeout = 300 * kMillisecond;  // the late copies time out long before they credit
+  StatusOr<BlackboxRun> r = run_blackbox(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->requests, 3);
+  EXPECT_EQ(r->timed_out, 2);
+  EXPECT_EQ(r->ended_late, 2);
+  EXPECT_EQ(r->still_running, 0);
+  ASSERT_FALSE(r->verdict.violations.empty());
+  EXPECT_EQ(r->verdict.violations[0].invariant, "double_credit");
+  EXPECT_NE(r->verdict.violations[0].detail.find("3 times"), std::string::npos) << r->verdict.violations[0].detail;
+}
+
+TEST(BlackboxRun, ARequestStillRunningAfterTheDrainBoundIsCounted) {
+  RunFixture f("still-running");
+  f.scenario.duplicate = 1.0;
+  f.scenario.max_copies = 1;
+  f.scenario.duplicate_delay_min = f.scenario.duplicate_delay_max = 0;
+  LateService service((f.dir / "shop.sqlite").string(), std::chrono::milliseconds(2500));
+  BlackboxOptions o = f.options(service.port());
+  o.min_timeout = 200 * kMillisecond;
+  o.drain_timeout = 300 * kMillisecond;
+  StatusOr<BlackboxRun> r = run_blackbox(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->timed_out, 1);
+  EXPECT_EQ(r->still_running, 1);
 }
 
 class FixedLedger final : public LedgerView {

@@ -10,7 +10,8 @@ TWICE="$1"
 SRC="$2"
 WORK="$(make_work errors)"
 SILENT_PID=""
-trap '[ -n "$SILENT_PID" ] && kill "$SILENT_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+ODD_PID=""
+trap '[ -n "$SILENT_PID" ] && kill "$SILENT_PID" 2>/dev/null; [ -n "$ODD_PID" ] && kill "$ODD_PID" 2>/dev/null; rm -rf "$WORK"; true' EXIT
 ORACLE="$SRC/examples/blackbox-flask/oracle.toml"
 SCENARIO="$SRC/tests/blackbox/burst.toml"
 failures=0
@@ -58,6 +59,28 @@ expect_usage_error "a profile without a wire format" "profile wechat-v2 has no w
 expect_usage_error "black-box options without --endpoint" "--db belongs to black-box mode" \
   run --db "$WORK/shop.sqlite" --scenario "$SCENARIO"
 
+# Options black-box mode does not read are refused, not ignored; and what can
+# be checked before a run is spent is checked first.
+BB=(run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" --scenario "$SCENARIO"
+    --keys-dir "$WORK/keys")
+for option in "--prove" "--strategy pct" "--pct-depth 2" "--reconciler" "--isolation serializable" "--coverage" \
+              "--budget 5" "--expected $WORK/e.toml" "--show all" "--cell-timeout 5"; do
+  # shellcheck disable=SC2086
+  expect_usage_error "$option with --endpoint" "^twice: ${option%% *} .*: leave it out$" "${BB[@]}" $option
+done
+expect_usage_error "--kill-window without --endpoint-command" "--kill-window goes with --endpoint-command" "${BB[@]}" --kill-window 0.2
+expect_usage_error "--service-log without --endpoint-command" "--service-log goes with --endpoint-command" "${BB[@]}" --service-log x.log
+expect_usage_error "--json in a missing folder" "--json $WORK/no/x.json: no folder $WORK/no" "${BB[@]}" --json "$WORK/no/x.json"
+expect_usage_error "an empty --keys-dir" "--keys-dir is empty" "${BB[@]:0:9}" --keys-dir ""
+expect_usage_error "--min-timeout nan" "--min-timeout nan is not a number" "${BB[@]}" --min-timeout nan
+expect_usage_error "an empty --endpoint" "--endpoint is empty: give the service's URL" run --endpoint "" --scenario "$SCENARIO"
+expect_usage_error "--oracle names a folder" "$WORK: is a folder; give --oracle the oracle file" \
+  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$WORK" --scenario "$SCENARIO"
+expect_usage_error "seeds past the largest" "runs past the largest seed" "${BB[@]}" --seed 18446744073709551615 --seeds 2
+expect_usage_error "a database address hidden in hostaddr=" "hostaddr '192.0.2.2' is not loopback" \
+  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db 'postgres://u@/db?hostaddr=192.0.2.2&port=15432' \
+  --oracle "$ORACLE" --scenario "$SCENARIO"
+
 # A service that accepts connections and never answers.
 python3 -c '
 import socket, sys, time
@@ -74,6 +97,23 @@ SILENT_PORT="$(cat "$WORK/silent-port")"
 expect_usage_error "a service that never answers" "did not answer within 0.30s.*stuck" \
   run --endpoint "http://127.0.0.1:$SILENT_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" --scenario "$SCENARIO" \
   --keys-dir "$WORK/keys" --min-timeout 0.3
+
+# --endpoint-command when something already listens on the port: refused
+# before the command runs (it would not be what answers, nor what the nemesis kills).
+expect_usage_error "--endpoint-command on a port in use" "something already listens on 127.0.0.1:$SILENT_PORT: stop it, or leave out --endpoint-command" \
+  run --endpoint "http://127.0.0.1:$SILENT_PORT/notify" --endpoint-command "touch $WORK/started; sleep 30" \
+  --service-log "$WORK/service.log" --db "$WORK/shop.sqlite" --oracle "$ORACLE" --scenario "$SCENARIO" --keys-dir "$WORK/keys"
+if [ -e "$WORK/started" ]; then echo "FAIL: --endpoint-command ran although the port was in use"; failures=$((failures + 1)); fi
+
+# A MariaDB URL with an option twice does not take names --db, not --engine-url.
+python3 "$SRC/tests/blackbox/odd_service.py" "$WORK/odd-port" ok &
+ODD_PID=$!
+for _ in $(seq 50); do [ -s "$WORK/odd-port" ] && break; sleep 0.1; done
+expect_usage_error "a MariaDB URL option" "^twice: --db mysql://root@127.0.0.1/shop\?foo=1: the URL: the only option is \?socket=" \
+  run --endpoint "http://127.0.0.1:$(cat "$WORK/odd-port")/notify" --db "mysql://root@127.0.0.1/shop?foo=1" --oracle "$ORACLE" \
+  --scenario "$SCENARIO" --keys-dir "$WORK/keys"
+kill "$ODD_PID"; wait "$ODD_PID" 2>/dev/null || true
+ODD_PID=""
 
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures error cases"; exit 1; }
 echo "PASS"

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# A black-box test that stops early keeps what it did: a service that stops
+# answering mid-test, or a Ctrl-C, ends the test after the runs done, which
+# are printed and written to --json (exit 1 when one shows a violation, 130
+# after Ctrl-C). Also what the service says is shown safely: text from its
+# database reaches the terminal escaped and the JSON as valid UTF-8, and an
+# endpoint that answers only non-2xx says so. No service is left running.
+# Usage: stops_test.sh TWICE SOURCE_DIR
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+TWICE="$1"
+SRC="$2"
+WORK="$(make_work stops)"
+TWICE_PID=""
+trap 'stop_service; [ -n "$TWICE_PID" ] && kill "$TWICE_PID" 2>/dev/null; rm -rf "$WORK"; true' EXIT
+ORACLE="$SRC/examples/blackbox-flask/oracle.toml"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# One order, three attempts at most: a run against a dead port ends quickly.
+cat >"$WORK/one.toml" <<'TOML'
+description = "one order, no faults"
+profile = "stripe"
+
+[faults]
+max_attempts = 3
+
+[[orders]]
+order_no = "O-1"
+user = "alice"
+amount = 100
+currency = "CNY"
+TOML
+
+start_odd() {  # MODE [ARG]: odd_service.py in the background, its port in $PORT
+  stop_service
+  rm -f "$WORK/port"
+  python3 "$SRC/tests/blackbox/odd_service.py" "$WORK/port" "$@" &
+  SERVICE_PID=$!
+  for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+  PORT="$(cat "$WORK/port")"
+}
+
+run_twice() {  # NAME ARGS...: exit status in $STATUS, stdout in $WORK/NAME.out, stderr in $WORK/NAME.err
+  local name="$1"
+  shift
+  STATUS=0
+  timeout 120 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
+    --keys-dir "$WORK/keys" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || STATUS=$?
+}
+
+json_runs() { python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$1"; }
+
+# 1. The service answers two requests and exits: runs 1 and 2 are kept.
+start_odd exit-after 2
+run_twice midway --scenario "$WORK/one.toml" --seeds 4 --json "$WORK/midway.json"
+if [ "$STATUS" -ne 1 ] || ! grep -q "stopped answering mid-test in run 3 (seed 3)" "$WORK/midway.err" ||
+   grep -q "start the service first" "$WORK/midway.err" || [ "$(json_runs "$WORK/midway.json")" -ne 2 ] ||
+   ! grep -q "stopped after 2 of 4 runs" "$WORK/midway.out"; then
+  fail "a service that stops answering mid-test (exit $STATUS):"; cat "$WORK/midway.out" "$WORK/midway.err"
+else
+  echo "ok: mid-test stop: $(cat "$WORK/midway.err")"
+fi
+
+# 2. Ctrl-C during the second run: it finishes, is written, exit 130.
+start_odd slow 0.3
+timeout 120 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
+  --keys-dir "$WORK/keys" --scenario "$WORK/one.toml" --seeds 50 --json "$WORK/int.json" \
+  >"$WORK/int.out" 2>"$WORK/int.err" &
+TWICE_PID=$!
+for _ in $(seq 200); do grep -q "run 1 (seed 1)" "$WORK/int.out" 2>/dev/null && break; sleep 0.05; done
+kill -INT "$TWICE_PID"
+STATUS=0
+wait "$TWICE_PID" || STATUS=$?
+TWICE_PID=""
+if [ "$STATUS" -ne 130 ] || ! grep -q "stopping after the run under way" "$WORK/int.err" ||
+   ! grep -q "^result: .*stopped after" "$WORK/int.out" || [ "$(json_runs "$WORK/int.json")" -lt 1 ]; then
+  fail "Ctrl-C (exit $STATUS):"; cat "$WORK/int.out" "$WORK/int.err"
+else
+  echo "ok: Ctrl-C: $(tail -1 "$WORK/int.err"), $(json_runs "$WORK/int.json") runs in the JSON"
+fi
+
+# 3. An account id with a colour escape, a newline and a byte that is not UTF-8.
+python3 - "$ORACLE" "$WORK/evil.toml" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+row = "INSERT INTO accounts (user_id, balance) VALUES (char(27) || '[31mEVIL' || char(10) || 'result: no violation' || CAST(X'FF' AS TEXT), 5);\n"
+head, sep, tail = text.partition('"""\n\n')  # the end of setup_sql
+open(sys.argv[2], "w").write(head + row + sep + tail)
+PY
+start_odd ok
+STATUS=0
+timeout 120 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$WORK/evil.toml" \
+  --keys-dir "$WORK/keys" --scenario "$WORK/one.toml" --seeds 1 --json "$WORK/evil.json" >"$WORK/evil.out" 2>"$WORK/evil.err" ||
+  STATUS=$?
+if [ "$STATUS" -ne 1 ] || grep -q $'\x1b' "$WORK/evil.out" || grep -q "^result: no violation" "$WORK/evil.out" ||
+   ! grep -q 'account \\x1b\[31mEVIL\\nresult: no violation' "$WORK/evil.out" ||
+   ! python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$WORK/evil.json"; then
+  fail "text from the service's database (exit $STATUS):"; cat -v "$WORK/evil.out" "$WORK/evil.err"
+else
+  echo "ok: escaped: $(grep -a 'EVIL' "$WORK/evil.out")"
+fi
+
+# 4. Every answer a 404: said, with the count by status in the text and the JSON.
+start_odd status 404
+run_twice notfound --scenario "$WORK/one.toml" --seeds 1 --json "$WORK/404.json" --min-timeout 0.5
+if [ "$STATUS" -ne 1 ] || ! grep -q "every answer was HTTP 404: is the path" "$WORK/notfound.out" ||
+   ! grep -q "3 answered (HTTP 404 ×3)" "$WORK/notfound.out" ||
+   ! python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))[0]["statuses"] == {"404": 3}' "$WORK/404.json" ||
+   ! grep -q -- "--min-timeout 0.5 " "$WORK/notfound.out"; then
+  fail "answers that are all HTTP 404 (exit $STATUS):"; cat "$WORK/notfound.out" "$WORK/notfound.err"
+else
+  echo "ok: $(grep 'every answer' "$WORK/notfound.out")"
+fi
+stop_service
+
+[ "$failures" -eq 0 ] || { echo "FAIL: $failures cases"; exit 1; }
+echo "PASS"
