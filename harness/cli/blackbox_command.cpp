@@ -66,9 +66,9 @@ std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, st
 // `twice run`'s matrix mode does; a second one stops at once (the default
 // action). SIGTERM (a CI job's timeout) is taken the same way. Only
 // async-signal-safe calls here.
-std::atomic<bool> g_stop{false};
+std::atomic<bool> g_blackbox_stop{false};
 extern "C" void on_blackbox_sigint(int signal) {
-  if (g_stop.exchange(true)) {
+  if (g_blackbox_stop.exchange(true)) {
     std::signal(signal, SIG_DFL);
     std::raise(signal);
     return;
@@ -225,7 +225,7 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
   // From here on a run's results are never lost: an error, a service that
   // stops answering, or Ctrl-C ends the test after the runs done, which are
   // printed and written to --json.
-  g_stop = false;
+  g_blackbox_stop = false;
   std::signal(SIGINT, on_blackbox_sigint);
   std::signal(SIGTERM, on_blackbox_sigint);
   enum class Stop { kNone, kInterrupted, kError };
@@ -266,7 +266,7 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     std::vector<std::uint64_t> failing;
     int done = 0;
     for (int i = 0; i < runs; ++i) {
-      if (g_stop) {
+      if (g_blackbox_stop) {
         stop = Stop::kInterrupted;
         break;
       }
