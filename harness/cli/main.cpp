@@ -615,7 +615,7 @@ int main(int argc, char** argv) {
   run->add_option("--scenario", run_args.scenarios,
                   "Bundled scenario names or paths to .toml files, comma-separated (repeatable); default all")
       ->delimiter(',');
-  run->add_option("--seeds", run_args.seeds, "Schedules (seeds) per cell")
+  run->add_option("--seeds", run_args.seeds, "Schedules (seeds) per cell (black-box mode, --endpoint: runs, 10 unless given)")
       ->check(cli::whole_number())
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();
