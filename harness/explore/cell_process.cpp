@@ -27,6 +27,7 @@
 #include "env/run_database.h"
 #include "env/sqlite_db.h"
 #include "gateway/signature.h"
+#include "process/child_io.h"
 #include "run/simulate.h"
 #include "sim/heartbeat.h"
 
@@ -43,6 +44,9 @@
 
 namespace twice::explore {
 namespace {
+
+using process::signal_name;
+using process::write_all;
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -187,16 +191,6 @@ constexpr std::size_t kHeader = 5;
 
 int g_child_fd = -1;  // the child's end of its pipe; only ever set in a child
 
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 void send(Message kind, const std::string& payload) {
   const auto size = static_cast<std::uint32_t>(payload.size());
@@ -306,10 +300,6 @@ struct Child {
   int status = 0;        // as waitpid() reported it
 };
 
-std::string signal_name(int sig) {
-  if (const char* abbrev = ::sigabbrev_np(sig)) return fmt::format("SIG{}", abbrev);
-  return fmt::format("signal {}", sig);
-}
 
 std::string describe_run(const CellFailure& f) {
   if (f.run == 0) return "before its first run";

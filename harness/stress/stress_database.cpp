@@ -16,33 +16,12 @@
 #include "env/sqlite_db.h"
 #include "stress/real_env.h"
 #include "stress/server_worker_db.h"
+#include "stress/temp_folder.h"
 
 namespace twice::stress {
 namespace fs = std::filesystem;
 namespace {
 
-// A mkdtemp folder, removed with everything in it (the database, its -wal and
-// -shm files) when the run ends, however it ends.
-class TempFolder {
- public:
-  Status create(const std::string& parent) {
-    std::error_code ec;
-    const fs::path base = parent.empty() ? fs::temp_directory_path(ec) : fs::path(parent);
-    if (ec) return Status::error("no temporary directory: " + ec.message());
-    std::string pattern = (base / "twice-stress-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) return Status::error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
-    path_ = pattern;
-    return Status::OK();
-  }
-  ~TempFolder() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 class SqliteStressDatabase final : public StressDatabase {
  public:

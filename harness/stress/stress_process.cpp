@@ -21,10 +21,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "process/child_io.h"
 #include "stress/stress_database.h"
+#include "stress/temp_folder.h"
 
 namespace twice::stress {
 namespace {
+
+using process::signal_name;
+using process::write_all;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -39,21 +44,7 @@ enum class Message : char {
 
 int g_child_fd = -1;  // the child's end of its pipe; only ever set in a child
 
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
-std::string signal_name(int sig) {
-  if (const char* abbrev = ::sigabbrev_np(sig)) return fmt::format("SIG{}", abbrev);
-  return fmt::format("signal {}", sig);
-}
 
 // The stop flag the parent sets and the child's workers read: memory shared
 // across the fork, one page.
@@ -74,28 +65,6 @@ class SharedFlag {
   std::atomic<bool>* flag_ = nullptr;
 };
 
-// The parent's folder for the child's SQLite database, removed when the run
-// ends however the child ended.
-class RunFolder {
- public:
-  ~RunFolder() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  Status create(const std::string& parent) {
-    std::error_code ec;
-    const fs::path base = parent.empty() ? fs::temp_directory_path(ec) : fs::path(parent);
-    if (ec) return Status::error("no temporary directory: " + ec.message());
-    std::string pattern = (base / "twice-stress-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) return Status::error(fmt::format("mkdtemp {}: {}", pattern, std::strerror(errno)));
-    path_ = pattern;
-    return Status::OK();
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Registered in the child, so it runs first when a handler calls exit():
 // the parent hears of it, and the child ends before the static destructors
@@ -190,7 +159,7 @@ ContainedRun run_stress_contained(const StressOptions& options, const std::atomi
   child_options.stop = stop.get();
   // Where the database lives is the parent's, so that it outlives a child
   // that dies: the SQLite folder, or the leased server database.
-  RunFolder folder;
+  TempFolder folder;  // the parent's: removed however the child ended
   std::unique_ptr<StressDatabase> server_database;
   if (options.engine.is_sqlite()) {
     if (Status s = folder.create(options.temp_parent); !s.ok()) return {Outcome::kError, s};
