@@ -37,4 +37,5 @@ class CheckInTxn final : public Handler {
 }  // namespace twice::impl
 
 TWICE_REGISTER_HANDLER(twice::impl::CheckInTxn, "check-in-txn",
-                       "BEGIN; SELECT status; UPDATE + credit; COMMIT (double_credit on PostgreSQL READ COMMITTED)");
+                       "BEGIN; SELECT status; UPDATE + credit; COMMIT (double_credit at PostgreSQL's and "
+                       "MariaDB's READ COMMITTED and MariaDB's REPEATABLE READ)");

@@ -77,5 +77,5 @@ class RmwInTxn final : public Handler {
 }  // namespace twice::impl
 
 TWICE_REGISTER_HANDLER(twice::impl::RmwInTxn, "rmw-in-txn",
-                       "one transaction, retried whole; balance = <value read> + amount (lost_update on PostgreSQL "
-                       "READ COMMITTED)");
+                       "one transaction, retried whole; balance = <value read> + amount (lost_update at PostgreSQL's "
+                       "and MariaDB's READ COMMITTED and MariaDB's REPEATABLE READ)");
