@@ -567,14 +567,17 @@ int cmd_list(const std::string& scenarios_dir, bool json) {
   // Read first: a folder that cannot be listed is one line on stderr, not a half-printed list.
   const std::vector<gateway::Scenario> scenarios = load_scenarios(dir, {});
   std::cout << "handlers:\n";
-  for (const auto* h : HandlerRegistry::instance().all()) std::cout << fmt::format("  {:<22} {}\n", h->name, h->description);
+  // A plugin's handlers and jobs name and describe themselves: shown escaped, as the scenarios are.
+  for (const auto* h : HandlerRegistry::instance().all())
+    std::cout << fmt::format("  {:<22} {}\n", reports::terminal_text(h->name), reports::terminal_text(h->description));
   std::cout << "\nscenarios (" << reports::terminal_text(dir) << "):\n";
   for (const auto& s : scenarios)
     std::cout << fmt::format("  {:<24} {}\n", reports::terminal_text(s.name), reports::terminal_text(s.description));
   std::cout << "\ninvariants:\n";
   for (const auto& i : check::invariants()) std::cout << fmt::format("  {:<22} {}\n", i.name, i.violated_when);
   std::cout << "\nbackground jobs (scenario [merchant] section):\n";
-  for (const auto* j : JobRegistry::instance().all()) std::cout << fmt::format("  {:<22} {}\n", j->name, j->description);
+  for (const auto* j : JobRegistry::instance().all())
+    std::cout << fmt::format("  {:<22} {}\n", reports::terminal_text(j->name), reports::terminal_text(j->description));
   std::cout << "\ngateway profiles:\n";
   for (const auto& p : gateway::all_profiles()) {
     std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);

@@ -192,3 +192,5 @@ TWICE_REGISTER_HANDLER(PostgresSchema, "hostile-postgres-schema", "a PostgreSQL 
 TWICE_REGISTER_HANDLER(Wal, "hostile-wal", "switches the database to journal_mode=WAL");
 TWICE_REGISTER_HANDLER(Attach, "hostile-attach", "attaches a database file of its own");
 TWICE_REGISTER_HANDLER(StaticState, "hostile-static-state", "keeps a count of deliveries in a static");
+// Its name and description carry a colour, a window title and a newline: `twice list` shows them escaped.
+TWICE_REGISTER_HANDLER(Wal, "hostile-\x1b[31mname", "a description with \x1b]0;a title\x07 and a\nsecond line");

@@ -119,6 +119,13 @@ expect_in_replay hostile-attach "AS elsewhere -> ERROR: not authorized"
 expect_in_replay hostile-empty-sql "note  comment: ERROR: no SQL statement to run"
 [ -z "$(ls -A db)" ] || fail "files left in the database folder after the replays: $(ls -A db)"
 
+# A plugin names and describes its handlers: `twice list` shows them escaped, on one line each.
+"$twice" list --plugin "$plugin" >list.txt 2>&1 || fail "list: exit $?"
+grep -qF 'hostile-\x1b[31mname' list.txt || fail "list does not show the escaped name: $(grep -a hostile- list.txt)"
+grep -qF 'a description with \x1b]0;a title\x07 and a\nsecond line' list.txt ||
+  fail "list does not show the escaped description"
+! grep -q $'\x1b' list.txt || fail "list printed a raw escape character"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1
