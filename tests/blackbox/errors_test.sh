@@ -11,7 +11,9 @@ SRC="$2"
 WORK="$(make_work errors)"
 SILENT_PID=""
 ODD_PID=""
-trap '[ -n "$SILENT_PID" ] && kill "$SILENT_PID" 2>/dev/null; [ -n "$ODD_PID" ] && kill "$ODD_PID" 2>/dev/null; rm -rf "$WORK"; true' EXIT
+# set +e first: under set -e a kill of a process already gone ended the trap
+# before the rm, and left the folder in /dev/shm.
+trap 'set +e; [ -n "$SILENT_PID" ] && kill "$SILENT_PID" 2>/dev/null; [ -n "$ODD_PID" ] && kill "$ODD_PID" 2>/dev/null; rm -rf "$WORK"; true' EXIT
 ORACLE="$SRC/examples/blackbox-flask/oracle.toml"
 SCENARIO="$SRC/tests/blackbox/burst.toml"
 failures=0

@@ -12,7 +12,8 @@ TWICE="$1"
 SRC="$2"
 WORK="$(make_work stops)"
 TWICE_PID=""
-trap 'stop_service; [ -n "$TWICE_PID" ] && kill "$TWICE_PID" 2>/dev/null; rm -rf "$WORK"; true' EXIT
+# set +e first: under set -e a kill of a process already gone ends the trap before the rm.
+trap 'set +e; stop_service; [ -n "$TWICE_PID" ] && kill "$TWICE_PID" 2>/dev/null; rm -rf "$WORK"; true' EXIT
 ORACLE="$SRC/examples/blackbox-flask/oracle.toml"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
