@@ -772,6 +772,33 @@ int main(int argc, char** argv) {
     for (const auto* sub : app.get_subcommands()) where += " " + sub->get_name();
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      // CLI11 prints the extras in reverse ("postgres --engine"); name them in the
+      // order given, and say which command takes an option this one does not.
+      const CLI::App* deepest = &app;
+      while (!deepest->get_subcommands().empty()) deepest = deepest->get_subcommands().front();
+      const std::vector<std::string> extras = deepest->remaining();
+      if (!extras.empty()) {
+        std::string given;
+        for (const auto& x : extras) given += (given.empty() ? "" : " ") + x;
+        std::string owners;
+        if (extras.front().rfind("--", 0) == 0) {
+          const std::string name = extras.front().substr(0, extras.front().find('='));
+          for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+            if (sub == deepest) continue;
+            try {
+              (void)sub->get_option(name);
+              owners += fmt::format("{}{}", owners.empty() ? "" : ", ", sub->get_name());
+            } catch (const CLI::OptionNotFound&) {
+            }
+          }
+        }
+        const std::string option = extras.front().substr(0, extras.front().find('='));
+        message = owners.empty()
+                      ? fmt::format("{} does not take: {}", where, given)
+                      : fmt::format("{} does not take {}; {} is an option of {}", where, given, option, owners);
+      }
+    }
     std::cerr << fmt::format("twice: {} (see {} --help)\n", message, where);
     return kExitUsage;
   }

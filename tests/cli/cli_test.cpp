@@ -503,6 +503,11 @@ TEST(Cli, MistakesOnTheCommandLineSayWhatIsWrong) {
                      "twice run --help)\n");
   expect_usage_error("lsit", "twice: unknown command 'lsit'; did you mean 'list'? (commands: run, replay, list, stress; "
                              "see twice --help)\n");
+  // CLI11 named extras in reverse ("postgres --engine") and not which command takes them.
+  expect_usage_error("list --engine postgres",
+                     "twice: twice list does not take --engine postgres; --engine is an option of run, replay, "
+                     "stress (see twice list --help)\n");
+  expect_usage_error("list handlers", "twice: twice list does not take: handlers (see twice list --help)\n");
 }
 
 TEST(Cli, ReplayExitsOneWhenTheReplayedRunShowsAViolation) {
