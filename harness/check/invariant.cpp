@@ -32,8 +32,8 @@ const std::vector<InvariantInfo>& invariants() {
       {Invariant::kLostEffect, "lost_effect", Phase::kAtQuiescence,
        "a paid, credited, unrefunded order never caused an effect its scenario requires (never shipped)"},
       {Invariant::kEffectWithoutPayment, "effect_without_payment", Phase::kAtQuiescence,
-       "an external service applied an order's effect though its payment was never settled, was rolled back, or "
-       "its refund was acknowledged first"},
+       "an external service applied an order's effect though its payment was not settled yet or never, is flagged "
+       "for refund, was rolled back, or its refund was acknowledged first"},
       {Invariant::kStuck, "stuck", Phase::kDuringRun,
        "a handler never returned within its step budget (a livelock or an endless retry loop)"},
       {Invariant::kOracleError, "oracle_error", Phase::kHarness,

@@ -136,6 +136,7 @@ void Gateway::start() {
 void Gateway::settle_payment(std::size_t i) {
   PaymentRecord& p = payments_[i];
   p.settled = true;
+  p.settled_at = scheduler_.now();
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
     scheduler_.record(sim::TraceKind::kGateway, fmt::format("{} pays {} {} for order {} (transaction {})", p.order.user,
                                                             p.order.amount, p.order.currency, p.order.order_no,

@@ -37,6 +37,7 @@ struct PaymentRecord {
   OrderSpec order;
   std::string transaction_id;
   bool settled = false;
+  Micros settled_at = -1;  // when it settled; -1: never
   int attempts = 0;    // requests the gateway sent, over all its notifications
   int deliveries = 0;  // requests that reached the handler (copies included)
   bool acked = false;  // the "paid" notification was acknowledged

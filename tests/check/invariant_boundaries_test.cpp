@@ -502,5 +502,43 @@ TEST(InvariantBoundary, AnEffectIsWithoutPaymentWhenNeverSettledRolledBackOrRefu
   }
 }
 
+// Shipped on a forged or underpaid notify before the real payment settled: the
+// later payment does not make that shipment paid for (a probe's handler shipped
+// 27 s before the user paid, and the run passed).
+TEST(InvariantBoundary, AnEffectBeforeThePaymentSettledIsWithoutPayment) {
+  PreparedDatabase db({order()});
+  db.credit("O-1", "alice", 100);
+  db.payments()[0].settled_at = 30;
+  const auto at_settle = shipped({{"O-1", 30}});
+  EXPECT_EQ(names_of(db.check({}, effects(at_settle, {}))), Names{}) << "not before: the same instant";
+  const auto before = shipped({{"O-1", 29}});
+  const auto v = db.check({}, effects(before, {}));
+  ASSERT_EQ(names_of(v), Names{"effect_without_payment"});
+  EXPECT_NE(v.violations[0].detail.find("settled its payment only at"), std::string::npos) << v.violations[0].detail;
+}
+
+// Paid after the order was closed: the merchant flags the payment for refund
+// and keeps nothing, so shipping it is shipping unpaid goods. A second payment
+// flagged for refund leaves the first one kept: shipping that order is right.
+TEST(InvariantBoundary, AnEffectForAnOrderWhoseOnlyPaymentIsFlaggedForRefundIsWithoutPayment) {
+  {
+    PreparedDatabase db({order()});
+    db.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-1', 100);");
+    const auto s = shipped({{"O-1", 10}});
+    const auto v = db.check({}, effects(s, {}));
+    ASSERT_EQ(names_of(v), Names{"effect_without_payment"});
+    EXPECT_NE(v.violations[0].detail.find("only payment is flagged for refund"), std::string::npos)
+        << v.violations[0].detail;
+  }
+  {
+    PreparedDatabase db({order()});
+    db.payments().push_back(db.payments()[0]);  // the second payment, over another channel
+    db.credit("O-1", "alice", 100);
+    db.sql("INSERT INTO refunds(order_no, amount) VALUES ('O-1', 100);");
+    const auto s = shipped({{"O-1", 10}});
+    EXPECT_EQ(names_of(db.check({}, effects(s, {}))), Names{}) << "the first payment is kept";
+  }
+}
+
 }  // namespace
 }  // namespace twice
