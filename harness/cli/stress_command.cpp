@@ -369,6 +369,17 @@ int run_stress_command(const StressArgs& a) {
     std::cerr << "twice: stress: " << error << "\n";
     return kExitUsage;
   }
+  // Stress runs the notify path alone: a handler's background jobs (an outbox
+  // relay, a repair job) would call services stress has not. Say so rather
+  // than let a pass read as covering what those jobs do.
+  if (const std::vector<std::string> jobs = handler->make()->jobs(); !jobs.empty()) {
+    std::string names;
+    for (const auto& j : jobs) names += (names.empty() ? "" : ", ") + j;
+    std::cerr << fmt::format(
+        "twice: stress: note: {}'s background jobs ({}) do not run in stress mode; what they deliver is judged by "
+        "`twice run`\n",
+        reports::terminal_text(handler->name), reports::terminal_text(names));
+  }
   std::optional<JsonFile> json_file;
   if (!a.json.empty() && a.json != "-") {
     json_file.emplace(a.json);

@@ -111,6 +111,20 @@ TEST_F(StressCli, AHandlerThatCallsAServiceIsAnErrorNotAVerdict) {
   EXPECT_EQ(leftovers(), "");
 }
 
+// An outbox handler's relay calls the services from a background job, which
+// stress does not run: the run goes on (its database invariants hold), with a
+// note that what the job delivers is not judged here.
+TEST_F(StressCli, AHandlersBackgroundJobsAreNamedAsNotRun) {
+  const auto o = twice("stress --handler outbox --orders 20 -q");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("twice: stress: note: outbox's background jobs (outbox-relay) do not run in stress mode; what "
+                       "they deliver is judged by `twice run`\n"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(twice("stress --handler cas --orders 20 -q").out.find("note:"), std::string::npos);
+  EXPECT_EQ(leftovers(), "");
+}
+
 // SIGTERM and SIGHUP stop a run as Ctrl-C does: the report of what ran is
 // printed and written, the exit status is 128 + the signal, and the run's
 // database folder is gone.
