@@ -42,7 +42,7 @@ CLI::Validator whole_number() {
                                                            [](char c) { return c >= '0' && c <= '9'; });
         return digits ? std::string() : "'" + text + "' is not a whole number";
       },
-      "INT", "whole number");
+      "", "whole number");  // no label of its own: the option's type says it (cli/help_format.h)
 }
 
 CLI::Validator one_of(std::vector<std::pair<std::string, std::string>> choices) {

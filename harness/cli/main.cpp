@@ -24,6 +24,7 @@
 #include "cli/blackbox_command.h"
 #include "cli/engine_options.h"
 #include "cli/exit_status.h"
+#include "cli/help_format.h"
 #include "cli/plugin_loader.h"
 #include "cli/progress.h"
 #include "cli/list_json.h"
@@ -145,7 +146,9 @@ std::vector<const HandlerInfo*> find_handlers(const std::vector<std::string>& wa
     if (!h) {
       std::string names;
       for (const auto* x : registry.all()) names += (names.empty() ? "" : ", ") + x->name;
-      throw UsageError{fmt::format("unknown handler '{}'; known: {} (see `twice list`)", w, names)};
+      throw UsageError{fmt::format("unknown handler '{}'; known: {} (see `twice list`; a handler of your own needs "
+                                   "--plugin path/to/libyours.so)",
+                                   w, names)};
     }
     if (std::find(out.begin(), out.end(), h) != out.end())
       throw UsageError{fmt::format("--handler names '{}' twice; give each handler once", w)};
@@ -595,9 +598,20 @@ int main(int argc, char** argv) {
   CLI::App app{
       "twice plays a payment gateway against payment-callback handlers on a controlled scheduler and a virtual\n"
       "clock, injects duplicates, retries and lost acks, and checks that every payment is credited exactly once.\n"
-      "When a handler breaks, it prints the shortest interleaving that breaks it, replayable from one seed.",
+      "When a handler breaks, it prints a shrunk interleaving that breaks it, replayable from one seed.",
       "twice"};
   app.require_subcommand(1);
+  // Before the subcommands: each copies the app's formatter when added.
+  app.formatter(std::make_shared<cli::HelpFormatter>());
+  app.footer(
+      "\nEach command's options, exit status and examples: twice <command> --help.\n"
+      "Docs: README.md and docs/ in twice's source tree (docs/writing-a-handler.md, docs/scenarios.md, docs/ci.md);\n"
+      "an installed twice has writing-a-handler.md and scenarios.md in <prefix>/share/doc/twice.");
+  // Said in each command's --help: where the bundled scenarios are read from here.
+  const std::string scenarios_dir_help = fmt::format(
+      "Folder of bundled scenarios (default: ./scenarios when it has expected.toml, else an installed twice's "
+      "<prefix>/share/twice/scenarios, else the source tree's; here: {})",
+      default_scenarios_dir());
   app.set_version_flag("--version", fmt::format("twice {} (handler API version {})", TWICE_TOOL_VERSION, TWICE_API_VERSION));
 
   RunArgs run_args;
@@ -607,7 +621,7 @@ int main(int argc, char** argv) {
       "twice-report/twice-report.{md,json,junit.xml,html} (see docs/ci.md; --no-report to skip).\n"
       "Exit status: 0 the observed matrix equals scenarios/expected.toml; 1 it differs (a regression, or a\n"
       "known-buggy handler no longer caught); 2 a usage or input error; 3 an internal error of twice;\n"
-      "130 interrupted (Ctrl-C).\n"
+      "130 interrupted (Ctrl-C or SIGTERM: the finished cells are reported).\n"
       "Examples:\n"
       "  twice run\n"
       "  twice run --handler check-then-act --scenario concurrent-duplicates --json r.json\n"
@@ -635,7 +649,7 @@ int main(int argc, char** argv) {
   CLI::Option* preemption_bound = run->add_option("--preemption-bound", run_args.preemption_bound,
                   "--strategy exhaustive: at most this many preemptions per schedule (none: no bound)")
       ->check(CLI::IsMember({"none"}) | CLI::Range(0, 100))
-      ->capture_default_str();
+      ->option_text("N=2 (0 to 100, or none)");
   CLI::Option* max_faults =
       run->add_option("--max-faults", run_args.max_faults, "--strategy exhaustive: at most this many faults per schedule")
       ->check(CLI::Range(0, 100))
@@ -655,11 +669,12 @@ int main(int argc, char** argv) {
   run->add_flag("--coverage", run_args.coverage,
                 "Random and PCT: count the distinct interleavings each cell's seeds ran (in the JSON: distinct_schedules)");
   run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")
+      ->type_name("SEED")
       ->check(cli::seed_number())
       ->capture_default_str();
   run->add_option("--json", run_args.json,
                   "Write the results as JSON to this file; - writes it to stdout (the text report then goes to stderr)");
-  run->add_option("--scenarios-dir", run_args.scenarios_dir, "Folder of bundled scenarios (default: ./scenarios or the source tree's)");
+  run->add_option("--scenarios-dir", run_args.scenarios_dir, scenarios_dir_help);
   run->add_option("--expected", run_args.expected, "Expected matrix (default: <scenarios-dir>/expected.toml)");
   run->add_option("--jobs,-j", run_args.jobs, "Cells explored at once (default: one per core)")
       ->check(cli::whole_number())
@@ -715,6 +730,7 @@ int main(int argc, char** argv) {
   replay->add_option("--handler", replay_args.handler, "The handler")->required();
   replay->add_option("--scenario", replay_args.scenario, "A bundled scenario name or a path to a .toml file")->required();
   auto* seed_option = replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")
+      ->type_name("SEED")
       ->check(cli::seed_number());
   replay->add_option("--strategy", replay_args.strategy, "Scheduling strategy")
       ->check(CLI::IsMember({"random", "pct", "exhaustive"}))
@@ -736,7 +752,7 @@ int main(int argc, char** argv) {
 
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");
-  list->add_option("--scenarios-dir", list_dir, "Folder of bundled scenarios");
+  list->add_option("--scenarios-dir", list_dir, scenarios_dir_help);
   bool list_json = false;
   list->add_flag("--json", list_json, "Print the lists as one JSON object (docs/cli-json.md)");
 

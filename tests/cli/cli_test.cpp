@@ -415,6 +415,40 @@ TEST(Cli, HelpTeachesTheExitCodes) {
   EXPECT_NE(r.out.find("Exit status: 0 the run shows no violation; 1 it shows one"), std::string::npos) << r.out;
 }
 
+// --help labelled numbers as CLI11 joins their checks ("--seeds INT:INT:INT in
+// [1 - 10000000]=100", "--seed UINT:UINT64=1"), gave a default folder that an
+// installed twice does not use, and did not say where each command's help is.
+TEST(Cli, HelpLabelsNumbersReadablyAndSaysWhereTheRestIs) {
+  const auto o = twice("run --help");
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("--seeds N=100 (1 to 10000000)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("-j,--jobs N (0 to 256)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--seed SEED=1 "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--preemption-bound N=2 (0 to 100, or none)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--time-scale NUM=100 (1 to 1e+07)"), std::string::npos) << o.out;
+  for (const char* artefact : {"INT", "UINT", "FLOAT"})
+    EXPECT_EQ(o.out.find(std::string(" ") + artefact), std::string::npos) << artefact << "\n" << o.out;
+  EXPECT_NE(o.out.find("else an installed twice's <prefix>/share/twice/scenarios, else the source tree's; here: "
+                       "scenarios)"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("130 interrupted (Ctrl-C or SIGTERM"), std::string::npos) << o.out;
+  const auto r = twice("replay --help");
+  EXPECT_NE(r.out.find("--seed SEED "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("here: scenarios)"), std::string::npos) << r.out;
+  const auto top = twice("--help");
+  EXPECT_NE(top.out.find("Each command's options, exit status and examples: twice <command> --help."),
+            std::string::npos)
+      << top.out;
+  EXPECT_NE(top.out.find("docs/writing-a-handler.md"), std::string::npos) << top.out;
+  // A handler of one's own, --plugin forgotten: the message says what is missing.
+  const auto mine = twice("run --handler wallet-topup --scenario paid-twice");
+  EXPECT_EQ(mine.exit_code, 2) << mine.out;
+  EXPECT_NE(mine.out.find("(see `twice list`; a handler of your own needs --plugin path/to/libyours.so)\n"),
+            std::string::npos)
+      << mine.out;
+}
+
 // What a run prints on stdout alone, and on stderr alone.
 Output twice_stream(const std::string& args, bool want_stderr) {
   return twice::testing::run_twice(args, want_stderr ? "&1 >/dev/null" : "/dev/null");
