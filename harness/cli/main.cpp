@@ -103,11 +103,23 @@ std::string default_scenarios_dir() {
   return std::string(TWICE_SOURCE_DIR) + "/scenarios";
 }
 
-std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std::vector<std::string>& wanted) {
+// The scenarios `wanted` names (all of `dir`'s when none). A scenario named by
+// name from the default folder keeps no source, so that its replay commands
+// name it by name; from a folder given with --scenarios-dir (`own_dir`), it is
+// named by its file's path, so that they replay that file and not the bundled
+// scenario of the same name.
+std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std::vector<std::string>& wanted,
+                                              bool own_dir = false) {
+  const auto name_by_path = [&](gateway::Scenario& s) {
+    if (own_dir) s.source = (fs::path(dir) / (s.name + ".toml")).string();
+  };
   if (wanted.empty()) {
     StatusOr<std::vector<gateway::Scenario>> all = gateway::load_scenario_dir(dir);
     if (!all.ok()) throw UsageError{all.status().message()};
-    for (auto& s : *all) s.source.clear();  // bundled: named by name
+    for (auto& s : *all) {
+      s.source.clear();  // bundled: named by name
+      name_by_path(s);
+    }
     if (all->empty()) throw UsageError{fmt::format("{}: no scenario files (*.toml) found", dir)};
     return std::move(all).value();
   }
@@ -116,6 +128,7 @@ std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std:
   for (const auto& w : wanted) {
     StatusOr<gateway::Scenario> s = gateway::load_scenario_ref(w, dir);
     if (!s.ok()) throw UsageError{s.status().message()};
+    if (gateway::is_scenario_name(w)) name_by_path(*s);
     // A cell, its expectation and every report know a scenario by its name:
     // two scenarios of one name would show one's verdict as the other's.
     if (auto [it, fresh] = given_as.emplace(s->name, w); !fresh) {
@@ -288,9 +301,13 @@ run::RunResult replayed(const run::RunSpec& spec) {
 int cmd_run(const RunArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   auto handlers = find_handlers(a.handlers);
-  auto scenarios = load_scenarios(dir, a.scenarios);
+  auto scenarios = load_scenarios(dir, a.scenarios, !a.scenarios_dir.empty());
+  // Replay commands carry --reconciler where the file has none of its own.
   if (a.reconciler)
-    for (auto& s : scenarios) s.reconciler = true;
+    for (auto& s : scenarios) {
+      s.reconciler_from_option = !s.reconciler;
+      s.reconciler = true;
+    }
   explore::ExpectedMatrix expected;
   const std::string expected_path = a.expected.empty() ? dir + "/expected.toml" : a.expected;
   std::error_code ec;
@@ -469,6 +486,7 @@ struct ReplayArgs {
   int pct_depth = 2;
   int pct_steps = 0;
   std::string scenarios_dir;
+  bool reconciler = false;  // as `twice run --reconciler`
   bool shrunk = false;
   std::string invariant;
   int shrink_budget = explore::kReplayShrinkBudget;
@@ -478,7 +496,8 @@ struct ReplayArgs {
 int cmd_replay(const ReplayArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const HandlerInfo* handler = find_handlers({a.handler}).front();
-  const gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
+  gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
+  if (a.reconciler) scenario.reconciler = true;
   const bool exhaustive = a.strategy == "exhaustive";
   if (exhaustive && a.schedule.empty())
     throw UsageError{"--strategy exhaustive replays a --schedule, as `twice run --strategy exhaustive` printed it"};
@@ -741,7 +760,10 @@ int main(int argc, char** argv) {
   replay->add_option("--pct-steps", replay_args.pct_steps, "PCT's k, as the printed replay command gives it (0: measured)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  replay->add_option("--scenarios-dir", replay_args.scenarios_dir, "Folder of bundled scenarios");
+  replay->add_option("--scenarios-dir", replay_args.scenarios_dir, scenarios_dir_help);
+  replay->add_flag("--reconciler", replay_args.reconciler,
+                   "Pair the scenario with the reconciler job, as `twice run --reconciler` did (its replay commands "
+                   "carry it)");
   replay->add_flag("--shrunk", replay_args.shrunk, "Replay the shrunk counterexample of this seed instead of the run itself");
   replay->add_option("--invariant", replay_args.invariant, "With --shrunk: which violation to shrink for (default: the first)");
   replay->add_option("--shrink-budget", replay_args.shrink_budget,
@@ -871,8 +893,9 @@ int main(int argc, char** argv) {
       blackbox_args.json = run_args.json;
       // Each run takes real time: 10 unless --seeds says otherwise.
       const int runs = run->count("--seeds") > 0 ? run_args.seeds : 10;
-      return cli::run_blackbox_command(blackbox_args, load_scenarios(dir, run_args.scenarios), runs, run_args.seed,
-                                       run_args.quiet);
+      return cli::run_blackbox_command(blackbox_args,
+                                       load_scenarios(dir, run_args.scenarios, !run_args.scenarios_dir.empty()), runs,
+                                       run_args.seed, run_args.quiet);
     }
     if (*run) {
       for (const char* option : {"--db", "--oracle", "--keys-dir", "--time-scale", "--min-timeout", "--endpoint-command",

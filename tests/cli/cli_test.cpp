@@ -449,6 +449,66 @@ TEST(Cli, HelpLabelsNumbersReadablyAndSaysWhereTheRestIs) {
       << mine.out;
 }
 
+// `twice run --reconciler` printed replay commands without --reconciler, which
+// `twice replay` did not take: they replayed another run ("no violation", or
+// another violation).
+TEST(Cli, ReplayCommandsOfARunWithTheReconcilerCarryIt) {
+  const std::string json_path = temp_path("reconciler.json");
+  const auto o = twice("run --handler false-success --scenario close-race --reconciler --seeds 20 -q --no-report "
+                       "--json " + json_path);
+  ASSERT_NE(o.exit_code, 2) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  ASSERT_FALSE(j["cells"][0]["violations"].empty()) << j.dump(2);
+  const auto& v = j["cells"][0]["violations"][0];
+  for (const char* field : {"replay", "replay_shrunk"}) {
+    std::string cmd = v["counterexample"][field].get<std::string>();
+    EXPECT_NE(cmd.find(" --scenario close-race --reconciler "), std::string::npos) << cmd;
+    const auto replay = twice(cmd.substr(std::string("twice ").size()), "/dev/null");
+    EXPECT_EQ(replay.exit_code, 1) << cmd << "\n" << replay.out;
+    EXPECT_NE(replay.out.find("# verdict: " + v["name"].get<std::string>() + ": "), std::string::npos)
+        << cmd << "\n" << replay.out;
+    if (std::string(field) == "replay_shrunk") {
+      EXPECT_NE(replay.out.find(v["detail"].get<std::string>()), std::string::npos) << cmd << "\n" << replay.out;
+    }
+  }
+  // Without --reconciler, the default matrix's commands stay as they were.
+  const auto plain = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 10 -q --show all "
+                           "--no-report");
+  EXPECT_NE(plain.out.find("replay this counterexample: twice replay --handler check-then-act --scenario "
+                           "concurrent-duplicates --seed "),
+            std::string::npos)
+      << plain.out;
+}
+
+// A run of a folder's scenarios (--scenarios-dir) printed replay commands that
+// named each scenario by name: they replayed the bundled scenario of that
+// name, another story, with nothing said.
+TEST(Cli, ReplayCommandsOfAScenariosFolderNameItsFiles) {
+  const std::string dir = temp_path("own-folder");
+  std::filesystem::create_directories(dir);
+  std::string text;
+  {
+    std::ifstream in(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::size_t at = text.find("amount = 12000");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("amount = 12000").size(), "amount = 777");
+  std::ofstream(dir + "/concurrent-duplicates.toml") << text;
+  const std::string json_path = temp_path("own-folder.json");
+  const auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 30 -q --no-report "
+                       "--scenarios-dir " + dir + " --json " + json_path);
+  ASSERT_NE(o.exit_code, 2) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  EXPECT_EQ(j["cells"][0]["scenario"], "concurrent-duplicates");
+  ASSERT_FALSE(j["cells"][0]["violations"].empty()) << j.dump(2);
+  const std::string cmd = j["cells"][0]["violations"][0]["counterexample"]["replay_shrunk"].get<std::string>();
+  EXPECT_NE(cmd.find(" --scenario " + dir + "/concurrent-duplicates.toml --seed "), std::string::npos) << cmd;
+  const auto replay = twice(cmd.substr(std::string("twice ").size()), "/dev/null");
+  EXPECT_EQ(replay.exit_code, 1) << replay.out;
+  EXPECT_NE(replay.out.find("one payment of 777"), std::string::npos) << replay.out;
+}
+
 // What a run prints on stdout alone, and on stderr alone.
 Output twice_stream(const std::string& args, bool want_stderr) {
   return twice::testing::run_twice(args, want_stderr ? "&1 >/dev/null" : "/dev/null");
