@@ -503,6 +503,8 @@ int cmd_replay(const ReplayArgs& a) {
     throw UsageError{"--strategy exhaustive replays a --schedule, as `twice run --strategy exhaustive` printed it"};
   if (!exhaustive && !a.schedule.empty()) throw UsageError{"--schedule goes with --strategy exhaustive"};
   if (!exhaustive && !a.seed_given) throw UsageError{"--seed is required (as `twice run` printed it)"};
+  if (exhaustive && a.seed_given)
+    throw UsageError{"--seed does not go with --strategy exhaustive: its --schedule fixes the run; leave --seed out"};
   if (exhaustive && a.shrunk)
     throw UsageError{"--shrunk: an exhaustive counterexample's schedule is already the shrunk one; replay it as printed"};
   if (!a.invariant.empty() && !a.shrunk)
@@ -557,6 +559,10 @@ int cmd_replay(const ReplayArgs& a) {
     }
   }
   const run::RunResult r = replayed(spec);
+  // A schedule that does not fit the run (mistyped, of another scenario, or
+  // the scenario changed since) would tell another story as if it were the one.
+  if (exhaustive)
+    if (Status st = explore::check_schedule_fits(*spec.choices, r.choices); !st.ok()) throw UsageError{st.message()};
   // A scenario's names and a callback's payload reach these lines: each is
   // kept on its line, its control characters shown escaped, as `twice run` does.
   using reports::terminal_text;
@@ -926,6 +932,9 @@ int main(int argc, char** argv) {
     }
     if (*replay) {
       replay_args.seed_given = seed_option->count() > 0;
+      if (replay_args.strategy != "pct")
+        for (const char* option : {"--pct-depth", "--pct-steps"})
+          if (replay->count(option) > 0) throw UsageError{fmt::format("{} goes with --strategy pct", option)};
       return cmd_replay(replay_args);
     }
     if (*list) return cmd_list(list_dir, list_json);

@@ -89,4 +89,36 @@ TEST(ExhaustiveCli, BadSchedulesExitTwoWithOneLine) {
   }
 }
 
+// A schedule that does not fit the run replayed a plausible trace under a
+// header that echoed it as if it had run (a value past a point's choices was
+// taken as its last, extra values were never read); --seed was ignored.
+TEST(ExhaustiveCli, AScheduleThatDoesNotFitTheRunIsRefusedNamingThePosition) {
+  const std::string replay = "replay --handler check-then-act --scenario concurrent-duplicates --strategy exhaustive ";
+  const struct {
+    std::string schedule;
+    std::string says;
+  } cases[] = {
+      {"9x40", "twice: --schedule: choice 1 is 9, but that point of the run has only 0..1; replay a schedule as "
+               "`twice run --strategy exhaustive` printed it for this handler and scenario"},
+      // A random-strategy counterexample's `choices`, pasted.
+      {"200000.0.20001.0.0.1", "twice: --schedule: choice 1 is 200000, but that point of the run has only 0..1; "},
+      {"0x400", "twice: --schedule has 400 choices, but the run made only "},
+  };
+  for (const auto& c : cases) {
+    const auto o = twice(replay + "--schedule " + c.schedule);
+    EXPECT_EQ(o.exit_code, 2) << c.schedule << "\n" << o.out;
+    EXPECT_EQ(o.out.rfind(c.says, 0), 0u) << c.schedule << "\n" << o.out;
+    EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
+  }
+  // A schedule that stops early fits: the points after it take 0, as printed ones assume.
+  EXPECT_EQ(twice(replay + "--schedule 0.1", "/dev/null").exit_code, 0);
+  const auto seeded = twice(replay + "--schedule 0.1 --seed 1");
+  EXPECT_EQ(seeded.exit_code, 2) << seeded.out;
+  EXPECT_EQ(seeded.out,
+            "twice: --seed does not go with --strategy exhaustive: its --schedule fixes the run; leave --seed out\n");
+  const auto pct = twice("replay --handler cas --scenario concurrent-duplicates --seed 1 --pct-depth 3");
+  EXPECT_EQ(pct.exit_code, 2) << pct.out;
+  EXPECT_EQ(pct.out, "twice: --pct-depth goes with --strategy pct\n");
+}
+
 }  // namespace
