@@ -36,6 +36,10 @@ TEST(ExhaustiveCli, CheckThenActCounterexampleReplaysByteForByte) {
     if (x["name"] == "double_credit") v = x;
   ASSERT_FALSE(v.is_null()) << cell.dump(2);
   EXPECT_EQ(v["counterexample"]["preemptions"].get<int>(), 1);
+  // docs/report-schema.md, Conventions: no run has a seed here; the fields keep their integer type.
+  EXPECT_EQ(v["seed"], 0);
+  EXPECT_EQ(j["seeds"], 100);
+  EXPECT_EQ(j["base_seed"], 1);
   std::string replay = v["counterexample"]["replay_shrunk"].get<std::string>();
   ASSERT_EQ(replay.rfind("twice replay ", 0), 0u) << replay;
   replay = replay.substr(std::string("twice ").size());
