@@ -200,6 +200,34 @@ sim::StrategySpec strategy_from(const std::string& name, int depth, int steps) {
   return s;
 }
 
+// The scenarios an expected matrix may name: this run's, every file in the
+// scenarios folder, and a project's own: the files beside the expected matrix
+// or in a folder directly inside its folder (tests/expected.toml lists
+// tests/scenarios/double-pay.toml), and beside this run's --scenario paths. So
+// a project's own file serves a run narrowed to some of its cells; a cell of a
+// scenario not in the run is not judged. A name none of these has is a typo.
+std::vector<std::string> known_scenario_names(const std::vector<gateway::Scenario>& scenarios, const std::string& dir,
+                                              const std::string& expected_path) {
+  std::vector<std::string> names;
+  for (const auto& sc : scenarios) names.push_back(sc.name);
+  std::vector<fs::path> folders = {dir};
+  const fs::path beside = fs::path(expected_path).parent_path().empty() ? fs::path(".") : fs::path(expected_path).parent_path();
+  folders.push_back(beside);
+  std::error_code ec;
+  for (fs::directory_iterator it(beside, ec), end; !ec && it != end; it.increment(ec))
+    if (std::error_code dir_ec; it->is_directory(dir_ec)) folders.push_back(it->path());
+  for (const auto& sc : scenarios)
+    if (!sc.source.empty()) folders.push_back(fs::path(sc.source).parent_path().empty() ? fs::path(".")
+                                                                                          : fs::path(sc.source).parent_path());
+  // An unreadable folder adds no names.
+  for (const auto& folder : folders)
+    if (StatusOr<std::vector<std::string>> paths = gateway::scenario_files(folder.string()); paths.ok())
+      for (const auto& path : *paths) names.push_back(fs::path(path).stem().string());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
 // Every handler must bring its tables in each engine's dialect; say which
 // does not before any run starts.
 void require_schemas(const std::vector<const HandlerInfo*>& handlers, const cli::EngineSelection& engines) {
@@ -324,16 +352,10 @@ int cmd_run(const RunArgs& a) {
     StatusOr<explore::ExpectedMatrix> loaded = explore::ExpectedMatrix::load(expected_path);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     expected = std::move(loaded).value();
-    std::vector<std::string> handler_names, scenario_names;
+    std::vector<std::string> handler_names;
     for (const auto* h : HandlerRegistry::instance().all()) handler_names.push_back(h->name);
-    // The scenarios of this run, and every file in the folder beside it.
-    for (const auto& sc : scenarios) scenario_names.push_back(sc.name);
-    // An unreadable folder leaves only this run's scenarios to check against.
-    if (StatusOr<std::vector<std::string>> paths = gateway::scenario_files(dir); paths.ok())
-      for (const auto& path : *paths) scenario_names.push_back(fs::path(path).stem().string());
-    std::sort(scenario_names.begin(), scenario_names.end());
-    scenario_names.erase(std::unique(scenario_names.begin(), scenario_names.end()), scenario_names.end());
-    if (Status st = expected.check_names(handler_names, scenario_names); !st.ok()) throw UsageError{st.message()};
+    if (Status st = expected.check_names(handler_names, known_scenario_names(scenarios, dir, expected_path)); !st.ok())
+      throw UsageError{st.message()};
   }
   // With the reconciler, the cells it changes are judged by the file's
   // [reconciler."<handler>"] tables (docs/scenarios.md).

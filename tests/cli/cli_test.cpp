@@ -257,7 +257,40 @@ TEST(Cli, AMisspeltHandlerInTheExpectedMatrixIsAnErrorNotASilentPass) {
   o = twice("run --handler cas --scenarios-dir " + dir);
   EXPECT_EQ(o.exit_code, 2) << o.out;
   EXPECT_EQ(o.out, "twice: " + dir +
-                       "/expected.toml:2: unknown scenario 'sequential-duplicate' for cas; known: sequential-duplicates\n");
+                       "/expected.toml:2: unknown scenario 'sequential-duplicate' for cas; known: sequential-duplicates "
+                       "(a scenario of your own: give its file with --scenario, or keep it in the expected matrix's "
+                       "folder or a folder inside it)\n");
+}
+
+// docs/ci.md: a project keeps its expected matrix beside its scenarios
+// (tests/expected.toml, tests/scenarios/double-pay.toml). A run narrowed to a
+// bundled scenario, with that file, stopped on "unknown scenario 'double-pay'":
+// the names known were this run's and the bundled folder's only.
+TEST(Cli, AProjectsExpectedMatrixServesARunNarrowedToSomeOfItsCells) {
+  const std::string project = temp_path("own-project");
+  std::filesystem::create_directories(project + "/tests/scenarios");
+  std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml",
+                             project + "/tests/scenarios/double-pay.toml",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(project + "/tests/expected.toml")
+      << "[\"check-then-act\"]\nconcurrent-duplicates = \"double_credit: no transaction\"\n"
+         "double-pay = \"double_credit: the same\"\n";
+  const std::string expected = " --expected " + project + "/tests/expected.toml --no-report -q";
+  // The bundled scenario alone: the project's own cell is not in this run, and not judged.
+  auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 30" + expected);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  // Both, the project's scenario given by its path: both cells judged.
+  o = twice("run --handler check-then-act --seeds 30 --scenario concurrent-duplicates," + project +
+            "/tests/scenarios/double-pay.toml" + expected);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("(2 cells)"), std::string::npos) << o.out;
+  // A name no folder has is still a typo.
+  std::ofstream(project + "/tests/expected.toml", std::ios::app) << "double-pya = \"pass\"\n";
+  o = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 30" + expected);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("/tests/expected.toml:4: unknown scenario 'double-pya' for check-then-act; known: "),
+            std::string::npos)
+      << o.out;
 }
 
 TEST(Cli, ListShowsHandlersScenariosAndInvariantsWithDescriptions) {
