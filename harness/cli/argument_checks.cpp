@@ -42,7 +42,7 @@ CLI::Validator whole_number() {
                                                            [](char c) { return c >= '0' && c <= '9'; });
         return digits ? std::string() : "'" + text + "' is not a whole number";
       },
-      "INT", "whole number");
+      "", "whole number");  // no label of its own: the option's type says it (cli/help_format.h)
 }
 
 CLI::Validator one_of(std::vector<std::pair<std::string, std::string>> choices) {
@@ -61,16 +61,19 @@ CLI::Validator one_of(std::vector<std::pair<std::string, std::string>> choices) 
 }
 
 CLI::Validator seed_number() {
+  const std::string largest = std::to_string(kLargestSeed);
   return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const std::string why = "'" + text + "' is not a seed: a seed is a whole number from 0 to 18446744073709551615";
-        if (text.empty() || text.size() > 20 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      [largest](std::string& text) -> std::string {
+        const std::string why = "'" + text + "' is not a seed: a seed is a whole number from 0 to " + largest +
+                                " (2^53 - 1, so that a JSON reader holds it exactly)";
+        if (text.empty() || text.size() > largest.size() ||
+            !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
           return why;
-        // 20 digits: no more than 2^64 - 1 (compared as text, both 20 digits long).
-        if (text.size() == 20 && text > "18446744073709551615") return why;
+        // As many digits as the largest: no more than it (compared as text).
+        if (text.size() == largest.size() && text > largest) return why;
         return {};
       },
-      "UINT64", "seed");
+      "", "seed");  // labelled SEED by the option's type_name
 }
 
 }  // namespace twice::cli

@@ -4,6 +4,7 @@
 // check calls "abc" out of range). Pure functions; any thread.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,8 +26,12 @@ CLI::Validator whole_number();
 // not one of auto|always|never" (CLI11's CheckedTransformer prints its map).
 CLI::Validator one_of(std::vector<std::pair<std::string, std::string>> choices);
 
-// A seed as `twice run` prints them: 0 to 2^64 - 1, decimal digits only (no
-// sign: "-5" would wrap around to another seed).
+// The largest seed: 2^53 - 1, as every run's derived seed is (sim::derive_seed),
+// so that the reports' JSON numbers hold seeds exactly in any reader.
+inline constexpr std::uint64_t kLargestSeed = (std::uint64_t{1} << 53) - 1;
+
+// A seed as `twice run` prints them: 0 to kLargestSeed, decimal digits only
+// (no sign: "-5" would wrap around to another seed).
 CLI::Validator seed_number();
 
 }  // namespace twice::cli

@@ -24,6 +24,7 @@
 #include "blackbox/service_process.h"
 #include "blackbox/wire_format.h"
 #include "blackbox/wire_keys.h"
+#include "cli/argument_checks.h"
 #include "cli/exit_status.h"
 #include "explore/shell_quote.h"
 #include "gateway/retry_profile.h"
@@ -171,9 +172,9 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     return usage(fmt::format("--time-scale {} is out of range; give 1 (real time) to 10000000", a.time_scale));
   if (!(a.kill_window_seconds >= 0.001 && a.kill_window_seconds <= 3600.0))
     return usage(fmt::format("--kill-window {} is not a number of seconds in 0.001..3600", a.kill_window_seconds));
-  if (runs > 1 && first_seed > UINT64_MAX - static_cast<std::uint64_t>(runs - 1))
+  if (runs > 1 && first_seed > kLargestSeed - static_cast<std::uint64_t>(runs - 1))
     return usage(fmt::format("--seed {} --seeds {} runs past the largest seed {}; give a smaller --seed", first_seed, runs,
-                             UINT64_MAX));
+                             kLargestSeed));
   if (Status s = blackbox::check_database_is_local(a.db); !s.ok()) return usage(s.message());
   StatusOr<Schema> schema = blackbox::load_oracle(a.oracle);
   if (!schema.ok()) return usage(schema.status().message());

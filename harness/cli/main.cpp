@@ -24,6 +24,7 @@
 #include "cli/blackbox_command.h"
 #include "cli/engine_options.h"
 #include "cli/exit_status.h"
+#include "cli/help_format.h"
 #include "cli/plugin_loader.h"
 #include "cli/progress.h"
 #include "cli/list_json.h"
@@ -102,11 +103,23 @@ std::string default_scenarios_dir() {
   return std::string(TWICE_SOURCE_DIR) + "/scenarios";
 }
 
-std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std::vector<std::string>& wanted) {
+// The scenarios `wanted` names (all of `dir`'s when none). A scenario named by
+// name from the default folder keeps no source, so that its replay commands
+// name it by name; from a folder given with --scenarios-dir (`own_dir`), it is
+// named by its file's path, so that they replay that file and not the bundled
+// scenario of the same name.
+std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std::vector<std::string>& wanted,
+                                              bool own_dir = false) {
+  const auto name_by_path = [&](gateway::Scenario& s) {
+    if (own_dir) s.source = (fs::path(dir) / (s.name + ".toml")).string();
+  };
   if (wanted.empty()) {
     StatusOr<std::vector<gateway::Scenario>> all = gateway::load_scenario_dir(dir);
     if (!all.ok()) throw UsageError{all.status().message()};
-    for (auto& s : *all) s.source.clear();  // bundled: named by name
+    for (auto& s : *all) {
+      s.source.clear();  // bundled: named by name
+      name_by_path(s);
+    }
     if (all->empty()) throw UsageError{fmt::format("{}: no scenario files (*.toml) found", dir)};
     return std::move(all).value();
   }
@@ -115,6 +128,7 @@ std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std:
   for (const auto& w : wanted) {
     StatusOr<gateway::Scenario> s = gateway::load_scenario_ref(w, dir);
     if (!s.ok()) throw UsageError{s.status().message()};
+    if (gateway::is_scenario_name(w)) name_by_path(*s);
     // A cell, its expectation and every report know a scenario by its name:
     // two scenarios of one name would show one's verdict as the other's.
     if (auto [it, fresh] = given_as.emplace(s->name, w); !fresh) {
@@ -145,7 +159,9 @@ std::vector<const HandlerInfo*> find_handlers(const std::vector<std::string>& wa
     if (!h) {
       std::string names;
       for (const auto* x : registry.all()) names += (names.empty() ? "" : ", ") + x->name;
-      throw UsageError{fmt::format("unknown handler '{}'; known: {} (see `twice list`)", w, names)};
+      throw UsageError{fmt::format("unknown handler '{}'; known: {} (see `twice list`; a handler of your own needs "
+                                   "--plugin path/to/libyours.so)",
+                                   w, names)};
     }
     if (std::find(out.begin(), out.end(), h) != out.end())
       throw UsageError{fmt::format("--handler names '{}' twice; give each handler once", w)};
@@ -182,6 +198,34 @@ sim::StrategySpec strategy_from(const std::string& name, int depth, int steps) {
   s.pct_depth = depth;
   s.pct_max_steps = steps;  // 0: measured per cell (explore::resolve_strategy)
   return s;
+}
+
+// The scenarios an expected matrix may name: this run's, every file in the
+// scenarios folder, and a project's own: the files beside the expected matrix
+// or in a folder directly inside its folder (tests/expected.toml lists
+// tests/scenarios/double-pay.toml), and beside this run's --scenario paths. So
+// a project's own file serves a run narrowed to some of its cells; a cell of a
+// scenario not in the run is not judged. A name none of these has is a typo.
+std::vector<std::string> known_scenario_names(const std::vector<gateway::Scenario>& scenarios, const std::string& dir,
+                                              const std::string& expected_path) {
+  std::vector<std::string> names;
+  for (const auto& sc : scenarios) names.push_back(sc.name);
+  std::vector<fs::path> folders = {dir};
+  const fs::path beside = fs::path(expected_path).parent_path().empty() ? fs::path(".") : fs::path(expected_path).parent_path();
+  folders.push_back(beside);
+  std::error_code ec;
+  for (fs::directory_iterator it(beside, ec), end; !ec && it != end; it.increment(ec))
+    if (std::error_code dir_ec; it->is_directory(dir_ec)) folders.push_back(it->path());
+  for (const auto& sc : scenarios)
+    if (!sc.source.empty()) folders.push_back(fs::path(sc.source).parent_path().empty() ? fs::path(".")
+                                                                                          : fs::path(sc.source).parent_path());
+  // An unreadable folder adds no names.
+  for (const auto& folder : folders)
+    if (StatusOr<std::vector<std::string>> paths = gateway::scenario_files(folder.string()); paths.ok())
+      for (const auto& path : *paths) names.push_back(fs::path(path).stem().string());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 // Every handler must bring its tables in each engine's dialect; say which
@@ -285,9 +329,13 @@ run::RunResult replayed(const run::RunSpec& spec) {
 int cmd_run(const RunArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   auto handlers = find_handlers(a.handlers);
-  auto scenarios = load_scenarios(dir, a.scenarios);
+  auto scenarios = load_scenarios(dir, a.scenarios, !a.scenarios_dir.empty());
+  // Replay commands carry --reconciler where the file has none of its own.
   if (a.reconciler)
-    for (auto& s : scenarios) s.reconciler = true;
+    for (auto& s : scenarios) {
+      s.reconciler_from_option = !s.reconciler;
+      s.reconciler = true;
+    }
   explore::ExpectedMatrix expected;
   const std::string expected_path = a.expected.empty() ? dir + "/expected.toml" : a.expected;
   std::error_code ec;
@@ -304,16 +352,10 @@ int cmd_run(const RunArgs& a) {
     StatusOr<explore::ExpectedMatrix> loaded = explore::ExpectedMatrix::load(expected_path);
     if (!loaded.ok()) throw UsageError{loaded.status().message()};
     expected = std::move(loaded).value();
-    std::vector<std::string> handler_names, scenario_names;
+    std::vector<std::string> handler_names;
     for (const auto* h : HandlerRegistry::instance().all()) handler_names.push_back(h->name);
-    // The scenarios of this run, and every file in the folder beside it.
-    for (const auto& sc : scenarios) scenario_names.push_back(sc.name);
-    // An unreadable folder leaves only this run's scenarios to check against.
-    if (StatusOr<std::vector<std::string>> paths = gateway::scenario_files(dir); paths.ok())
-      for (const auto& path : *paths) scenario_names.push_back(fs::path(path).stem().string());
-    std::sort(scenario_names.begin(), scenario_names.end());
-    scenario_names.erase(std::unique(scenario_names.begin(), scenario_names.end()), scenario_names.end());
-    if (Status st = expected.check_names(handler_names, scenario_names); !st.ok()) throw UsageError{st.message()};
+    if (Status st = expected.check_names(handler_names, known_scenario_names(scenarios, dir, expected_path)); !st.ok())
+      throw UsageError{st.message()};
   }
   // With the reconciler, the cells it changes are judged by the file's
   // [reconciler."<handler>"] tables (docs/scenarios.md).
@@ -466,6 +508,7 @@ struct ReplayArgs {
   int pct_depth = 2;
   int pct_steps = 0;
   std::string scenarios_dir;
+  bool reconciler = false;  // as `twice run --reconciler`
   bool shrunk = false;
   std::string invariant;
   int shrink_budget = explore::kReplayShrinkBudget;
@@ -475,12 +518,15 @@ struct ReplayArgs {
 int cmd_replay(const ReplayArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const HandlerInfo* handler = find_handlers({a.handler}).front();
-  const gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
+  gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
+  if (a.reconciler) scenario.reconciler = true;
   const bool exhaustive = a.strategy == "exhaustive";
   if (exhaustive && a.schedule.empty())
     throw UsageError{"--strategy exhaustive replays a --schedule, as `twice run --strategy exhaustive` printed it"};
   if (!exhaustive && !a.schedule.empty()) throw UsageError{"--schedule goes with --strategy exhaustive"};
   if (!exhaustive && !a.seed_given) throw UsageError{"--seed is required (as `twice run` printed it)"};
+  if (exhaustive && a.seed_given)
+    throw UsageError{"--seed does not go with --strategy exhaustive: its --schedule fixes the run; leave --seed out"};
   if (exhaustive && a.shrunk)
     throw UsageError{"--shrunk: an exhaustive counterexample's schedule is already the shrunk one; replay it as printed"};
   if (!a.invariant.empty() && !a.shrunk)
@@ -535,6 +581,10 @@ int cmd_replay(const ReplayArgs& a) {
     }
   }
   const run::RunResult r = replayed(spec);
+  // A schedule that does not fit the run (mistyped, of another scenario, or
+  // the scenario changed since) would tell another story as if it were the one.
+  if (exhaustive)
+    if (Status st = explore::check_schedule_fits(*spec.choices, r.choices); !st.ok()) throw UsageError{st.message()};
   // A scenario's names and a callback's payload reach these lines: each is
   // kept on its line, its control characters shown escaped, as `twice run` does.
   using reports::terminal_text;
@@ -595,9 +645,20 @@ int main(int argc, char** argv) {
   CLI::App app{
       "twice plays a payment gateway against payment-callback handlers on a controlled scheduler and a virtual\n"
       "clock, injects duplicates, retries and lost acks, and checks that every payment is credited exactly once.\n"
-      "When a handler breaks, it prints the shortest interleaving that breaks it, replayable from one seed.",
+      "When a handler breaks, it prints a shrunk interleaving that breaks it, replayable from one seed.",
       "twice"};
   app.require_subcommand(1);
+  // Before the subcommands: each copies the app's formatter when added.
+  app.formatter(std::make_shared<cli::HelpFormatter>());
+  app.footer(
+      "\nEach command's options, exit status and examples: twice <command> --help.\n"
+      "Docs: README.md and docs/ in twice's source tree (docs/writing-a-handler.md, docs/scenarios.md, docs/ci.md);\n"
+      "an installed twice has writing-a-handler.md and scenarios.md in <prefix>/share/doc/twice.");
+  // Said in each command's --help: where the bundled scenarios are read from here.
+  const std::string scenarios_dir_help = fmt::format(
+      "Folder of bundled scenarios (default: ./scenarios when it has expected.toml, else an installed twice's "
+      "<prefix>/share/twice/scenarios, else the source tree's; here: {})",
+      default_scenarios_dir());
   app.set_version_flag("--version", fmt::format("twice {} (handler API version {})", TWICE_TOOL_VERSION, TWICE_API_VERSION));
 
   RunArgs run_args;
@@ -607,7 +668,7 @@ int main(int argc, char** argv) {
       "twice-report/twice-report.{md,json,junit.xml,html} (see docs/ci.md; --no-report to skip).\n"
       "Exit status: 0 the observed matrix equals scenarios/expected.toml; 1 it differs (a regression, or a\n"
       "known-buggy handler no longer caught); 2 a usage or input error; 3 an internal error of twice;\n"
-      "130 interrupted (Ctrl-C).\n"
+      "130 interrupted (Ctrl-C or SIGTERM: the finished cells are reported).\n"
       "Examples:\n"
       "  twice run\n"
       "  twice run --handler check-then-act --scenario concurrent-duplicates --json r.json\n"
@@ -635,7 +696,7 @@ int main(int argc, char** argv) {
   CLI::Option* preemption_bound = run->add_option("--preemption-bound", run_args.preemption_bound,
                   "--strategy exhaustive: at most this many preemptions per schedule (none: no bound)")
       ->check(CLI::IsMember({"none"}) | CLI::Range(0, 100))
-      ->capture_default_str();
+      ->option_text("N=2 (0 to 100, or none)");
   CLI::Option* max_faults =
       run->add_option("--max-faults", run_args.max_faults, "--strategy exhaustive: at most this many faults per schedule")
       ->check(CLI::Range(0, 100))
@@ -655,11 +716,12 @@ int main(int argc, char** argv) {
   run->add_flag("--coverage", run_args.coverage,
                 "Random and PCT: count the distinct interleavings each cell's seeds ran (in the JSON: distinct_schedules)");
   run->add_option("--seed", run_args.seed, "Base seed: run i of a cell uses a seed derived from it")
+      ->type_name("SEED")
       ->check(cli::seed_number())
       ->capture_default_str();
   run->add_option("--json", run_args.json,
                   "Write the results as JSON to this file; - writes it to stdout (the text report then goes to stderr)");
-  run->add_option("--scenarios-dir", run_args.scenarios_dir, "Folder of bundled scenarios (default: ./scenarios or the source tree's)");
+  run->add_option("--scenarios-dir", run_args.scenarios_dir, scenarios_dir_help);
   run->add_option("--expected", run_args.expected, "Expected matrix (default: <scenarios-dir>/expected.toml)");
   run->add_option("--jobs,-j", run_args.jobs, "Cells explored at once (default: one per core)")
       ->check(cli::whole_number())
@@ -715,6 +777,7 @@ int main(int argc, char** argv) {
   replay->add_option("--handler", replay_args.handler, "The handler")->required();
   replay->add_option("--scenario", replay_args.scenario, "A bundled scenario name or a path to a .toml file")->required();
   auto* seed_option = replay->add_option("--seed", replay_args.seed, "The run's seed, as `twice run` printed it")
+      ->type_name("SEED")
       ->check(cli::seed_number());
   replay->add_option("--strategy", replay_args.strategy, "Scheduling strategy")
       ->check(CLI::IsMember({"random", "pct", "exhaustive"}))
@@ -725,7 +788,10 @@ int main(int argc, char** argv) {
   replay->add_option("--pct-steps", replay_args.pct_steps, "PCT's k, as the printed replay command gives it (0: measured)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  replay->add_option("--scenarios-dir", replay_args.scenarios_dir, "Folder of bundled scenarios");
+  replay->add_option("--scenarios-dir", replay_args.scenarios_dir, scenarios_dir_help);
+  replay->add_flag("--reconciler", replay_args.reconciler,
+                   "Pair the scenario with the reconciler job, as `twice run --reconciler` did (its replay commands "
+                   "carry it)");
   replay->add_flag("--shrunk", replay_args.shrunk, "Replay the shrunk counterexample of this seed instead of the run itself");
   replay->add_option("--invariant", replay_args.invariant, "With --shrunk: which violation to shrink for (default: the first)");
   replay->add_option("--shrink-budget", replay_args.shrink_budget,
@@ -736,7 +802,7 @@ int main(int argc, char** argv) {
 
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");
-  list->add_option("--scenarios-dir", list_dir, "Folder of bundled scenarios");
+  list->add_option("--scenarios-dir", list_dir, scenarios_dir_help);
   bool list_json = false;
   list->add_flag("--json", list_json, "Print the lists as one JSON object (docs/cli-json.md)");
 
@@ -855,8 +921,9 @@ int main(int argc, char** argv) {
       blackbox_args.json = run_args.json;
       // Each run takes real time: 10 unless --seeds says otherwise.
       const int runs = run->count("--seeds") > 0 ? run_args.seeds : 10;
-      return cli::run_blackbox_command(blackbox_args, load_scenarios(dir, run_args.scenarios), runs, run_args.seed,
-                                       run_args.quiet);
+      return cli::run_blackbox_command(blackbox_args,
+                                       load_scenarios(dir, run_args.scenarios, !run_args.scenarios_dir.empty()), runs,
+                                       run_args.seed, run_args.quiet);
     }
     if (*run) {
       for (const char* option : {"--db", "--oracle", "--keys-dir", "--time-scale", "--min-timeout", "--endpoint-command",
@@ -887,6 +954,9 @@ int main(int argc, char** argv) {
     }
     if (*replay) {
       replay_args.seed_given = seed_option->count() > 0;
+      if (replay_args.strategy != "pct")
+        for (const char* option : {"--pct-depth", "--pct-steps"})
+          if (replay->count(option) > 0) throw UsageError{fmt::format("{} goes with --strategy pct", option)};
       return cmd_replay(replay_args);
     }
     if (*list) return cmd_list(list_dir, list_json);

@@ -92,8 +92,8 @@ Counterexample counterexample(const run::RunSpec& base, const Failing& failing, 
 
 std::string schedule_replay_command(const std::string& handler, const gateway::Scenario& scenario,
                                     const std::vector<std::uint64_t>& choices, const engine::EngineChoice& engine) {
-  std::string cmd = fmt::format("twice replay --handler {} --scenario {} --strategy exhaustive --schedule {}",
-                                shell_quote(handler), shell_quote(scenario_ref(scenario)), schedule_text(choices));
+  std::string cmd = fmt::format("twice replay --handler {} {} --strategy exhaustive --schedule {}",
+                                shell_quote(handler), scenario_replay_args(scenario), schedule_text(choices));
   if (!engine.is_sqlite())
     cmd += fmt::format(" --engine {} --isolation {}", engine_name(engine.engine), engine::isolation_name(engine.isolation));
   return cmd;

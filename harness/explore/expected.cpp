@@ -270,8 +270,10 @@ Status ExpectedMatrix::check_names(const std::vector<std::string>& handlers,
     const std::size_t at = key.second.find('@');
     const std::string scenario = key.second.substr(0, at);
     if (!contains(scenarios, scenario))
-      return Status::error(fmt::format("{}:{}: unknown scenario '{}' for {}; known: {}", path_, line, scenario,
-                                       key.first, joined(scenarios)));
+      return Status::error(fmt::format("{}:{}: unknown scenario '{}' for {}; known: {} (a scenario of your own: give "
+                                       "its file with --scenario, or keep it in the expected matrix's folder or a "
+                                       "folder inside it)",
+                                       path_, line, scenario, key.first, joined(scenarios)));
     if (at == std::string::npos) continue;
     if (const std::string why = cell_suffix_error(key.second.substr(at + 1)); !why.empty())
       return Status::error(fmt::format("{}:{}: '{}' for {}: {}", path_, line, key.second, key.first, why));

@@ -22,11 +22,17 @@ std::string scenario_ref(const gateway::Scenario& scenario) {
   return scenario.source.empty() ? scenario.name : scenario.source;
 }
 
+std::string scenario_replay_args(const gateway::Scenario& scenario) {
+  std::string args = "--scenario " + shell_quote(scenario_ref(scenario));
+  if (scenario.reconciler_from_option) args += " --reconciler";
+  return args;
+}
+
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget,
                            const engine::EngineChoice& engine, const std::string& invariant) {
-  std::string cmd = fmt::format("twice replay --handler {} --scenario {} --seed {}", shell_quote(handler),
-                                shell_quote(scenario_ref(scenario)), seed);
+  std::string cmd = fmt::format("twice replay --handler {} {} --seed {}", shell_quote(handler),
+                                scenario_replay_args(scenario), seed);
   if (strategy.kind == sim::StrategyKind::kPct)
     cmd += fmt::format(" --strategy pct --pct-depth {} --pct-steps {}", strategy.pct_depth, strategy.pct_max_steps);
   if (shrunk) cmd += " --shrunk";

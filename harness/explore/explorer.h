@@ -79,7 +79,7 @@ std::string matrix_strategy_name(const ExploreOptions& options);
 // replay command, so that the replay shows the same steps.
 inline constexpr int kReplayShrinkBudget = 500;
 
-// "twice replay --handler H --scenario S --seed N [--strategy pct --pct-depth D] [--shrunk
+// "twice replay --handler H --scenario S [--reconciler] --seed N [--strategy pct --pct-depth D] [--shrunk
 //  [--invariant V] [--shrink-budget B]] [--engine E --isolation I]". `invariant`: the violation
 // to shrink for, given only when it is not the run's first (what replay shrinks for unless told).
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
@@ -112,6 +112,9 @@ sim::StrategySpec resolve_strategy(const sim::StrategySpec& strategy, const gate
                                    const HandlerInfo& handler);
 // How a scenario is named on the command line: its name when bundled, else its path.
 std::string scenario_ref(const gateway::Scenario& scenario);
+// What a replay command says to load the scenario as the run did:
+// "--scenario REF", and " --reconciler" when the run added the reconciler job.
+std::string scenario_replay_args(const gateway::Scenario& scenario);
 
 // Shrinks the failing run `seed` for `invariant`. Deterministic.
 Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,

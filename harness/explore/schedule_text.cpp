@@ -48,4 +48,18 @@ StatusOr<std::vector<std::uint64_t>> parse_schedule(std::string_view text) {
   return out;
 }
 
+Status check_schedule_fits(const std::vector<std::uint64_t>& given, const std::vector<std::uint64_t>& used) {
+  constexpr std::string_view kFix =
+      "replay a schedule as `twice run --strategy exhaustive` printed it for this handler and scenario (and the "
+      "scenario file as it was then)";
+  for (std::size_t i = 0; i < given.size() && i < used.size(); ++i)
+    if (given[i] != used[i])
+      return Status::error(fmt::format("--schedule: choice {} is {}, but that point of the run has only 0..{}; {}", i + 1,
+                                       given[i], used[i], kFix));
+  if (given.size() > used.size())
+    return Status::error(fmt::format("--schedule has {} choices, but the run made only {}; {}", given.size(),
+                                     used.size(), kFix));
+  return Status::OK();
+}
+
 }  // namespace twice::explore

@@ -104,6 +104,9 @@ struct Scenario {
 
   // The merchant's background jobs.
   bool reconciler = false;  // queries orders still waiting after 30 min, every 10 min
+  // The reconciler was added by `twice run --reconciler`, not by the file: a
+  // replay of this scenario needs `--reconciler` too (its replay commands say it).
+  bool reconciler_from_option = false;
   Micros close_after = 0;   // > 0: an order-close job closes orders waiting this long, every 10 min
 
   bool payload_required = false;  // every credited payment's raw payload must be stored

@@ -78,7 +78,7 @@ expect_usage_error "--min-timeout nan" "--min-timeout nan is not a number" "${BB
 expect_usage_error "an empty --endpoint" "--endpoint is empty: give the service's URL" run --endpoint "" --scenario "$SCENARIO"
 expect_usage_error "--oracle names a folder" "$WORK: is a folder; give --oracle the oracle file" \
   run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$WORK" --scenario "$SCENARIO"
-expect_usage_error "seeds past the largest" "runs past the largest seed" "${BB[@]}" --seed 18446744073709551615 --seeds 2
+expect_usage_error "seeds past the largest" "runs past the largest seed" "${BB[@]}" --seed 9007199254740991 --seeds 2
 expect_usage_error "a database address hidden in hostaddr=" "hostaddr '192.0.2.2' is not loopback" \
   run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db 'postgres://u@/db?hostaddr=192.0.2.2&port=15432' \
   --oracle "$ORACLE" --scenario "$SCENARIO"

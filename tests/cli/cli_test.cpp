@@ -257,7 +257,40 @@ TEST(Cli, AMisspeltHandlerInTheExpectedMatrixIsAnErrorNotASilentPass) {
   o = twice("run --handler cas --scenarios-dir " + dir);
   EXPECT_EQ(o.exit_code, 2) << o.out;
   EXPECT_EQ(o.out, "twice: " + dir +
-                       "/expected.toml:2: unknown scenario 'sequential-duplicate' for cas; known: sequential-duplicates\n");
+                       "/expected.toml:2: unknown scenario 'sequential-duplicate' for cas; known: sequential-duplicates "
+                       "(a scenario of your own: give its file with --scenario, or keep it in the expected matrix's "
+                       "folder or a folder inside it)\n");
+}
+
+// docs/ci.md: a project keeps its expected matrix beside its scenarios
+// (tests/expected.toml, tests/scenarios/double-pay.toml). A run narrowed to a
+// bundled scenario, with that file, stopped on "unknown scenario 'double-pay'":
+// the names known were this run's and the bundled folder's only.
+TEST(Cli, AProjectsExpectedMatrixServesARunNarrowedToSomeOfItsCells) {
+  const std::string project = temp_path("own-project");
+  std::filesystem::create_directories(project + "/tests/scenarios");
+  std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml",
+                             project + "/tests/scenarios/double-pay.toml",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(project + "/tests/expected.toml")
+      << "[\"check-then-act\"]\nconcurrent-duplicates = \"double_credit: no transaction\"\n"
+         "double-pay = \"double_credit: the same\"\n";
+  const std::string expected = " --expected " + project + "/tests/expected.toml --no-report -q";
+  // The bundled scenario alone: the project's own cell is not in this run, and not judged.
+  auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 30" + expected);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  // Both, the project's scenario given by its path: both cells judged.
+  o = twice("run --handler check-then-act --seeds 30 --scenario concurrent-duplicates," + project +
+            "/tests/scenarios/double-pay.toml" + expected);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("(2 cells)"), std::string::npos) << o.out;
+  // A name no folder has is still a typo.
+  std::ofstream(project + "/tests/expected.toml", std::ios::app) << "double-pya = \"pass\"\n";
+  o = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 30" + expected);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("/tests/expected.toml:4: unknown scenario 'double-pya' for check-then-act; known: "),
+            std::string::npos)
+      << o.out;
 }
 
 TEST(Cli, ListShowsHandlersScenariosAndInvariantsWithDescriptions) {
@@ -415,6 +448,100 @@ TEST(Cli, HelpTeachesTheExitCodes) {
   EXPECT_NE(r.out.find("Exit status: 0 the run shows no violation; 1 it shows one"), std::string::npos) << r.out;
 }
 
+// --help labelled numbers as CLI11 joins their checks ("--seeds INT:INT:INT in
+// [1 - 10000000]=100", "--seed UINT:UINT64=1"), gave a default folder that an
+// installed twice does not use, and did not say where each command's help is.
+TEST(Cli, HelpLabelsNumbersReadablyAndSaysWhereTheRestIs) {
+  const auto o = twice("run --help");
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("--seeds N=100 (1 to 10000000)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("-j,--jobs N (0 to 256)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--seed SEED=1 "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--preemption-bound N=2 (0 to 100, or none)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--time-scale NUM=100 (1 to 1e+07)"), std::string::npos) << o.out;
+  for (const char* artefact : {"INT", "UINT", "FLOAT"})
+    EXPECT_EQ(o.out.find(std::string(" ") + artefact), std::string::npos) << artefact << "\n" << o.out;
+  EXPECT_NE(o.out.find("else an installed twice's <prefix>/share/twice/scenarios, else the source tree's; here: "
+                       "scenarios)"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("130 interrupted (Ctrl-C or SIGTERM"), std::string::npos) << o.out;
+  const auto r = twice("replay --help");
+  EXPECT_NE(r.out.find("--seed SEED "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("here: scenarios)"), std::string::npos) << r.out;
+  const auto top = twice("--help");
+  EXPECT_NE(top.out.find("Each command's options, exit status and examples: twice <command> --help."),
+            std::string::npos)
+      << top.out;
+  EXPECT_NE(top.out.find("docs/writing-a-handler.md"), std::string::npos) << top.out;
+  // A handler of one's own, --plugin forgotten: the message says what is missing.
+  const auto mine = twice("run --handler wallet-topup --scenario paid-twice");
+  EXPECT_EQ(mine.exit_code, 2) << mine.out;
+  EXPECT_NE(mine.out.find("(see `twice list`; a handler of your own needs --plugin path/to/libyours.so)\n"),
+            std::string::npos)
+      << mine.out;
+}
+
+// `twice run --reconciler` printed replay commands without --reconciler, which
+// `twice replay` did not take: they replayed another run ("no violation", or
+// another violation).
+TEST(Cli, ReplayCommandsOfARunWithTheReconcilerCarryIt) {
+  const std::string json_path = temp_path("reconciler.json");
+  const auto o = twice("run --handler false-success --scenario close-race --reconciler --seeds 20 -q --no-report "
+                       "--json " + json_path);
+  ASSERT_NE(o.exit_code, 2) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  ASSERT_FALSE(j["cells"][0]["violations"].empty()) << j.dump(2);
+  const auto& v = j["cells"][0]["violations"][0];
+  for (const char* field : {"replay", "replay_shrunk"}) {
+    std::string cmd = v["counterexample"][field].get<std::string>();
+    EXPECT_NE(cmd.find(" --scenario close-race --reconciler "), std::string::npos) << cmd;
+    const auto replay = twice(cmd.substr(std::string("twice ").size()), "/dev/null");
+    EXPECT_EQ(replay.exit_code, 1) << cmd << "\n" << replay.out;
+    EXPECT_NE(replay.out.find("# verdict: " + v["name"].get<std::string>() + ": "), std::string::npos)
+        << cmd << "\n" << replay.out;
+    if (std::string(field) == "replay_shrunk") {
+      EXPECT_NE(replay.out.find(v["detail"].get<std::string>()), std::string::npos) << cmd << "\n" << replay.out;
+    }
+  }
+  // Without --reconciler, the default matrix's commands stay as they were.
+  const auto plain = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 10 -q --show all "
+                           "--no-report");
+  EXPECT_NE(plain.out.find("replay this counterexample: twice replay --handler check-then-act --scenario "
+                           "concurrent-duplicates --seed "),
+            std::string::npos)
+      << plain.out;
+}
+
+// A run of a folder's scenarios (--scenarios-dir) printed replay commands that
+// named each scenario by name: they replayed the bundled scenario of that
+// name, another story, with nothing said.
+TEST(Cli, ReplayCommandsOfAScenariosFolderNameItsFiles) {
+  const std::string dir = temp_path("own-folder");
+  std::filesystem::create_directories(dir);
+  std::string text;
+  {
+    std::ifstream in(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::size_t at = text.find("amount = 12000");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("amount = 12000").size(), "amount = 777");
+  std::ofstream(dir + "/concurrent-duplicates.toml") << text;
+  const std::string json_path = temp_path("own-folder.json");
+  const auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 30 -q --no-report "
+                       "--scenarios-dir " + dir + " --json " + json_path);
+  ASSERT_NE(o.exit_code, 2) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  EXPECT_EQ(j["cells"][0]["scenario"], "concurrent-duplicates");
+  ASSERT_FALSE(j["cells"][0]["violations"].empty()) << j.dump(2);
+  const std::string cmd = j["cells"][0]["violations"][0]["counterexample"]["replay_shrunk"].get<std::string>();
+  EXPECT_NE(cmd.find(" --scenario " + dir + "/concurrent-duplicates.toml --seed "), std::string::npos) << cmd;
+  const auto replay = twice(cmd.substr(std::string("twice ").size()), "/dev/null");
+  EXPECT_EQ(replay.exit_code, 1) << replay.out;
+  EXPECT_NE(replay.out.find("one payment of 777"), std::string::npos) << replay.out;
+}
+
 // What a run prints on stdout alone, and on stderr alone.
 Output twice_stream(const std::string& args, bool want_stderr) {
   return twice::testing::run_twice(args, want_stderr ? "&1 >/dev/null" : "/dev/null");
@@ -570,20 +697,23 @@ TEST(Cli, AnExpectedMatrixThatIsNotThereIsAnErrorNotAPass) {
       << o.out;
 }
 
-TEST(Cli, ASeedOutsideZeroToTwoToTheSixtyFourIsRefusedNotWrapped) {
-  for (const char* bad : {"-5", "18446744073709551616", "+1", "1e3"}) {
+// A seed past 2^53 - 1 would reach the JSON report as a number JavaScript
+// rounds (docs/report-schema.md): refused, as a negative one is.
+TEST(Cli, ASeedOutsideZeroToTwoToTheFiftyThreeIsRefusedNotWrapped) {
+  for (const char* bad : {"-5", "9007199254740992", "18446744073709551615", "18446744073709551616", "+1", "1e3"}) {
     auto o = twice(fmt::format("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --seed {}", bad));
     EXPECT_EQ(o.exit_code, 2) << bad;
     EXPECT_NE(o.out.find(fmt::format("--seed: '{}' is not a seed: a seed is a whole number from 0 to "
-                                     "18446744073709551615", bad)),
+                                     "9007199254740991 (2^53 - 1, so that a JSON reader holds it exactly)",
+                                     bad)),
               std::string::npos)
         << o.out;
     o = twice(fmt::format("replay --handler cas --scenario sequential-duplicates --seed {}", bad));
     EXPECT_EQ(o.exit_code, 2) << bad;
   }
-  const auto o = twice("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --seed 18446744073709551615");
+  const auto o = twice("run --handler cas --scenario sequential-duplicates --seeds 2 --no-report --seed 9007199254740991");
   EXPECT_EQ(o.exit_code, 0) << o.out;
-  EXPECT_NE(o.out.find("base seed 18446744073709551615"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("base seed 9007199254740991"), std::string::npos) << o.out;
 }
 
 // crash-after-commit's seed 6650854377519919 shows lost_effect first and

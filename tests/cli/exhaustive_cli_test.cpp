@@ -36,6 +36,10 @@ TEST(ExhaustiveCli, CheckThenActCounterexampleReplaysByteForByte) {
     if (x["name"] == "double_credit") v = x;
   ASSERT_FALSE(v.is_null()) << cell.dump(2);
   EXPECT_EQ(v["counterexample"]["preemptions"].get<int>(), 1);
+  // docs/report-schema.md, Conventions: no run has a seed here; the fields keep their integer type.
+  EXPECT_EQ(v["seed"], 0);
+  EXPECT_EQ(j["seeds"], 100);
+  EXPECT_EQ(j["base_seed"], 1);
   std::string replay = v["counterexample"]["replay_shrunk"].get<std::string>();
   ASSERT_EQ(replay.rfind("twice replay ", 0), 0u) << replay;
   replay = replay.substr(std::string("twice ").size());
@@ -87,6 +91,38 @@ TEST(ExhaustiveCli, BadSchedulesExitTwoWithOneLine) {
     EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.out;
     EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << args << "\n" << o.out;
   }
+}
+
+// A schedule that does not fit the run replayed a plausible trace under a
+// header that echoed it as if it had run (a value past a point's choices was
+// taken as its last, extra values were never read); --seed was ignored.
+TEST(ExhaustiveCli, AScheduleThatDoesNotFitTheRunIsRefusedNamingThePosition) {
+  const std::string replay = "replay --handler check-then-act --scenario concurrent-duplicates --strategy exhaustive ";
+  const struct {
+    std::string schedule;
+    std::string says;
+  } cases[] = {
+      {"9x40", "twice: --schedule: choice 1 is 9, but that point of the run has only 0..1; replay a schedule as "
+               "`twice run --strategy exhaustive` printed it for this handler and scenario"},
+      // A random-strategy counterexample's `choices`, pasted.
+      {"200000.0.20001.0.0.1", "twice: --schedule: choice 1 is 200000, but that point of the run has only 0..1; "},
+      {"0x400", "twice: --schedule has 400 choices, but the run made only "},
+  };
+  for (const auto& c : cases) {
+    const auto o = twice(replay + "--schedule " + c.schedule);
+    EXPECT_EQ(o.exit_code, 2) << c.schedule << "\n" << o.out;
+    EXPECT_EQ(o.out.rfind(c.says, 0), 0u) << c.schedule << "\n" << o.out;
+    EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
+  }
+  // A schedule that stops early fits: the points after it take 0, as printed ones assume.
+  EXPECT_EQ(twice(replay + "--schedule 0.1", "/dev/null").exit_code, 0);
+  const auto seeded = twice(replay + "--schedule 0.1 --seed 1");
+  EXPECT_EQ(seeded.exit_code, 2) << seeded.out;
+  EXPECT_EQ(seeded.out,
+            "twice: --seed does not go with --strategy exhaustive: its --schedule fixes the run; leave --seed out\n");
+  const auto pct = twice("replay --handler cas --scenario concurrent-duplicates --seed 1 --pct-depth 3");
+  EXPECT_EQ(pct.exit_code, 2) << pct.out;
+  EXPECT_EQ(pct.out, "twice: --pct-depth goes with --strategy pct\n");
 }
 
 }  // namespace

@@ -187,6 +187,24 @@ TEST(ScheduleText, RoundTripsAndNamesBadTokens) {
   EXPECT_FALSE(parse_schedule("1..2").ok());
 }
 
+// A schedule is checked against what the run that replayed it drew: a value
+// the run took as its point's last choice was out of range, and values past
+// the run's last choice point were never read. A shorter one fits (0s follow).
+TEST(ScheduleText, AScheduleThatDoesNotFitTheRunNamesThePosition) {
+  EXPECT_TRUE(check_schedule_fits({0, 1, 0}, {0, 1, 0}).ok());
+  EXPECT_TRUE(check_schedule_fits({0, 1}, {0, 1, 0, 0}).ok());
+  EXPECT_TRUE(check_schedule_fits({}, {0, 0}).ok());
+  const Status past = check_schedule_fits({0, 0, 9, 0}, {0, 0, 1, 0});
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.message().find("--schedule: choice 3 is 9, but that point of the run has only 0..1; "),
+            std::string::npos)
+      << past.message();
+  const Status longer = check_schedule_fits({0, 1, 0, 0, 0}, {0, 1, 0});
+  ASSERT_FALSE(longer.ok());
+  EXPECT_NE(longer.message().find("--schedule has 5 choices, but the run made only 3; "), std::string::npos)
+      << longer.message();
+}
+
 }  // namespace
 }  // namespace twice::explore
 

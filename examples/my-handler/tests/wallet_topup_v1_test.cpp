@@ -1,5 +1,5 @@
 // The first version against every bundled scenario, 200 seeds each. It fails:
-// the message is the shortest interleaving that double-credits, its seed and
+// the message is a shrunk interleaving that double-credits, its seed and
 // the command that replays it.
 #include <twice/gtest.h>
 
