@@ -684,7 +684,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();
   run->add_option("--strategy", run_args.strategy,
-                  "Scheduling strategy (exhaustive: every schedule within the bounds below, instead of --seeds runs)")
+                  "Scheduling strategy (exhaustive: every schedule within the bounds below, instead of --seeds runs; a "
+                  "fault's duration is tried at both ends of its range, step latencies and network delays at their "
+                  "lower end)")
       ->check(CLI::IsMember({"random", "pct", "exhaustive"}))
       ->capture_default_str();
   run->add_option("--pct-depth", run_args.pct_depth, "PCT bug depth d (d-1 priority change points)")->check(CLI::Range(1, 10))->capture_default_str();

@@ -58,7 +58,10 @@ bool FaultPlan::fires(FaultSite site) {
 
 Micros FaultPlan::duration(FaultSite site) {
   const auto [lo, hi] = range(site);
-  return scheduler_.choices().between(lo, hi);
+  // A delivery's network delay is drawn for every delivery, not after a
+  // fault: the exhaustive search keeps it at its lower end (docs/architecture.md).
+  if (site == FaultSite::kDelay) return scheduler_.choices().between(lo, hi);
+  return scheduler_.choices().fault_duration(lo, hi);
 }
 
 const ServiceFaultRates* FaultPlan::service_rates(std::string_view service) const {
@@ -86,7 +89,7 @@ bool FaultPlan::fires(FaultSite site, std::string_view service) {
 Micros FaultPlan::duration(FaultSite site, std::string_view service) {
   const ServiceFaultRates* r = service_rates(service);
   if (!r || site != FaultSite::kServiceSlowDuration) return 0;
-  return scheduler_.choices().between(r->slow_min, r->slow_max);
+  return scheduler_.choices().fault_duration(r->slow_min, r->slow_max);
 }
 
 int FaultPlan::copies() {

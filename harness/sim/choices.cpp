@@ -67,8 +67,22 @@ bool Choices::chance(double p) {
 }
 
 Micros Choices::between(Micros lo, Micros hi) {
-  if (hi <= lo || exhaustive_) return lo;  // the search branches on orders and faults, not durations
+  if (hi <= lo || exhaustive_) return lo;  // the search branches on orders and faults, not latencies
   return lo + static_cast<Micros>(draw(static_cast<std::uint64_t>(hi - lo) + 1));
+}
+
+Micros Choices::fault_duration(Micros lo, Micros hi) {
+  if (!exhaustive_) return between(lo, hi);
+  if (hi <= lo) return lo;
+  std::uint64_t v;
+  if (guide_) {
+    v = std::min<std::uint64_t>(guide_->choose(2, ChoiceKind::kOther, nullptr, false), 1);
+  } else {
+    v = pos_ < replay_->size() ? std::min<std::uint64_t>((*replay_)[pos_], 1) : 0;
+    ++pos_;
+  }
+  consumed_.push_back(v);
+  return v == 1 ? hi : lo;
 }
 
 std::uint64_t Choices::schedule(const std::vector<int>& order, bool last_enabled) {

@@ -44,7 +44,8 @@ class Choices {
   }
   // The exhaustive strategy's choices (sim/choice_guide.h): only the choices
   // the search branches on are drawn. A duration is its range's lower end
-  // (no draw); a fault that may fire is a draw of 2 (1: it fires). Replays
+  // (no draw), except a fault's (fault_duration(): either end); a fault that
+  // may fire is a draw of 2 (1: it fires). Replays
   // `sequence` that way; with a guide, the guide decides every draw instead.
   struct Exhaustive {};
   Choices(Exhaustive, std::vector<std::uint64_t> sequence) : Choices(std::move(sequence)) { exhaustive_ = true; }
@@ -59,6 +60,12 @@ class Choices {
   bool chance(double p);
   // A duration in [lo, hi]; a draw of 0 means lo.
   Micros between(Micros lo, Micros hi);
+  // A duration a fault that fired lasts (a slow service, a pause, a copy's
+  // delay, a downtime): between(lo, hi), except that the exhaustive strategy
+  // branches on both ends of the range (a draw of 2: 0 lo, 1 hi), since where
+  // the fault ends against the run's timers (a refund, a retry) can decide
+  // the run. It adds no fault to --max-faults: the fault was counted firing.
+  Micros fault_duration(Micros lo, Micros hi);
 
   // Which of the enabled tasks `order` runs next (the exhaustive strategy's
   // draw): its index in `order`. `last_enabled`: order[0] is the task that ran

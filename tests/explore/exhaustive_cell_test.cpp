@@ -6,6 +6,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -66,6 +67,28 @@ TEST(ExhaustiveCell, ReducedSearchFindsEveryViolationKindTheFullSearchFinds) {
   }
   EXPECT_GT(cells_with_violations, 20) << "the comparison needs violations to compare";
   EXPECT_LT(reduced_schedules, full_schedules) << "the reduction should prune something";
+}
+
+// A fault's duration is searched at both ends of its range: a warehouse slow
+// for 1 s (the lower end) returns before the refund lands 2 s after the
+// payment; slow for 6 s, the refund lands while the call is in flight. With
+// the lower end only, these two canaries were "proved" (session 18's probe);
+// so were check-then-act and lock-check × slow-handler-retry, whose retry
+// overtakes the first delivery only when its pause is long.
+TEST(ExhaustiveCell, AFaultsDurationIsSearchedAtBothEndsOfItsRange) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> canaries = {
+      {"call-after-commit", "refund-races-shipment", "effect_without_payment"},
+      {"key-every-delivery", "refund-races-shipment", "effect_without_payment"},
+      {"check-then-act", "slow-handler-retry", "double_credit"},
+      {"lock-check", "slow-handler-retry", "double_credit"},
+  };
+  for (const auto& [handler, scenario, invariant] : canaries) {
+    const CellResult c = explore_cell(testing::bundled_scenario(scenario), testing::handler(handler),
+                                      exhaustive(2, 1, true), Expectation{});
+    ASSERT_TRUE(c.exhaustive);
+    EXPECT_TRUE(c.exhaustive->complete) << handler << " × " << scenario;
+    EXPECT_TRUE(kinds(c).count(invariant)) << handler << " × " << scenario << " shows no " << invariant;
+  }
 }
 
 // The acceptance figures (three deliveries: two network copies, so two faults).
