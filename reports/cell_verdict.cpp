@@ -113,6 +113,8 @@ std::string proof_shortfall(const results::CellResult& cell) {
   const results::ExhaustiveVerdict& e = *cell.exhaustive;
   if (!cell.failures.empty()) return fmt::format("{} (the cell failed)", cell.failures.front().verdict);
   if (!cell.violations.empty()) return fmt::format("{} (a violation)", observed_summary(cell));
+  if (e.interrupted)
+    return fmt::format("interrupted after {} schedule{}", e.schedules, e.schedules == 1 ? "" : "s");
   if (!e.complete)
     return fmt::format("explored {} schedule{} of about {} (the budget ran out; raise --budget)", e.schedules,
                        e.schedules == 1 ? "" : "s", rough(std::max<double>(e.estimated_schedules, e.schedules)));
@@ -133,6 +135,9 @@ std::string exhaustive_sentence(const results::CellResult& cell) {
   std::vector<std::string> seen;
   for (const auto& v : cell.violations) seen.push_back(fmt::format("{} in {}", v.invariant, v.failures));
   for (const auto& f : cell.failures) seen.push_back(f.verdict);
+  if (e.interrupted)
+    return fmt::format("interrupted after {} ({}) {}{}", schedules, reduced, bounds,
+                       seen.empty() ? ": none failed so far, nothing proved" : ": " + fmt::format("{}", fmt::join(seen, ", ")));
   if (!e.complete)
     // A rough estimate (sibling subtrees taken as equal): its order of magnitude is what it says.
     return fmt::format("explored {} of about {} ({}) {}{}", schedules, rough(std::max<double>(e.estimated_schedules, e.schedules)),

@@ -99,6 +99,7 @@ nlohmann::json to_json(const results::MatrixResult& m) {
                                     {"preemption_bound", e->preemption_bound < 0 ? json(nullptr) : json(e->preemption_bound)},
                                     {"max_faults", e->max_faults},
                                     {"complete", e->complete},
+                                    {"interrupted", e->interrupted},
                                     {"estimated_schedules", e->estimated_schedules},
                                     {"proved", e->complete && c.violations.empty() && c.failures.empty()}};
     }

@@ -108,7 +108,7 @@ void from_wire(const json& j, Counterexample& c) {
 json to_wire(const std::optional<ExhaustiveVerdict>& e) {
   if (!e) return nullptr;
   return json::array({e->schedules, e->runs, e->reduction, e->preemption_bound, e->max_faults, e->complete,
-                      e->estimated_schedules});
+                      e->estimated_schedules, e->interrupted});
 }
 
 void from_wire(const json& j, std::optional<ExhaustiveVerdict>& e) {
@@ -121,6 +121,7 @@ void from_wire(const json& j, std::optional<ExhaustiveVerdict>& e) {
   e->max_faults = j.at(4).get<int>();
   e->complete = j.at(5).get<bool>();
   e->estimated_schedules = j.at(6).get<double>();
+  e->interrupted = j.at(7).get<bool>();
 }
 
 json to_wire(const CellResult& c) {
@@ -354,8 +355,13 @@ class CellSupervisor {
     m.seeds = options_.seeds;
     m.base_seed = options_.base_seed;
     for (std::size_t i = 0; i < total_; ++i) {
-      if (cells_[i] && rechecks_left_[i] == 0) m.cells.push_back(std::move(*cells_[i]));
-      else m.interrupted = true;
+      if (cells_[i] && rechecks_left_[i] == 0) {
+        // An exhaustive cell a stop cut short is reported, and so is the stop.
+        if (cells_[i]->exhaustive && cells_[i]->exhaustive->interrupted) m.interrupted = true;
+        m.cells.push_back(std::move(*cells_[i]));
+      } else {
+        m.interrupted = true;
+      }
     }
     return m;
   }

@@ -220,7 +220,8 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
   verdict.max_faults = bounds.max_faults;
   verdict.complete = search.complete() && !search.diverged();
   verdict.estimated_schedules = search.estimated_schedules();
-  if (!verdict.complete && !(options.stop && options.stop->load())) {
+  verdict.interrupted = !verdict.complete && options.stop && options.stop->load();
+  if (!verdict.complete && !verdict.interrupted) {
     // The budget ran out: Knuth's random probes estimate the bounded tree
     // (sim/knuth_estimate.h), from a fixed seed so that the report repeats.
     run::RunSpec probe_spec = spec;

@@ -279,8 +279,14 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
   for (auto& t : threads) t.join();
 
   for (auto& c : cells) {
-    if (c) m.cells.push_back(std::move(*c));
-    else m.interrupted = true;
+    if (!c) {
+      m.interrupted = true;
+      continue;
+    }
+    // An exhaustive cell a stop cut short is reported, and so is the stop:
+    // it explored part of its tree, which is no proof and no clean pass.
+    if (c->exhaustive && c->exhaustive->interrupted) m.interrupted = true;
+    m.cells.push_back(std::move(*c));
   }
   return m;
 }

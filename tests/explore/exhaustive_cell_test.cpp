@@ -4,6 +4,7 @@
 // a counterexample's schedule, and its verdict in the JSON report.
 #include "explore/exhaustive_cell.h"
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <tuple>
@@ -89,6 +90,29 @@ TEST(ExhaustiveCell, AFaultsDurationIsSearchedAtBothEndsOfItsRange) {
     EXPECT_TRUE(c.exhaustive->complete) << handler << " × " << scenario;
     EXPECT_TRUE(kinds(c).count(invariant)) << handler << " × " << scenario << " shows no " << invariant;
   }
+}
+
+// A stop (Ctrl-C) in the middle of a search ends it early: the cell says it
+// was interrupted, not that its budget ran out, and the matrix is marked
+// interrupted, so a cancelled CI job never reads as a clean pass.
+TEST(ExhaustiveCell, AStopInTheMiddleOfASearchIsReportedAsAnInterruption) {
+  std::atomic<bool> stop{false};
+  ExploreOptions o = exhaustive(2, 2, true);
+  o.stop = &stop;
+  o.on_run = [&stop](std::string_view, int run, std::uint64_t) {
+    if (run >= 5) stop = true;
+  };
+  const std::vector<const HandlerInfo*> handlers = {&testing::handler("unique-key+cas")};
+  const MatrixResult m =
+      explore_matrix(handlers, {testing::bundled_scenario("concurrent-duplicates")}, o, ExpectedMatrix{});
+  ASSERT_EQ(m.cells.size(), 1u);
+  ASSERT_TRUE(m.cells[0].exhaustive);
+  const auto& e = *m.cells[0].exhaustive;
+  EXPECT_TRUE(e.interrupted);
+  EXPECT_FALSE(e.complete);
+  EXPECT_LT(e.schedules, 20) << "the full search has over a thousand";
+  EXPECT_TRUE(m.interrupted);
+  EXPECT_TRUE(reports::exhaustive_sentence(m.cells[0]).starts_with("interrupted after ")) << reports::exhaustive_sentence(m.cells[0]);
 }
 
 // The acceptance figures (three deliveries: two network copies, so two faults).

@@ -88,7 +88,8 @@ struct ExhaustiveVerdict {
   std::string reduction;     // "sleep-sets" or "none"
   int preemption_bound = 2;  // -1: no bound
   int max_faults = 1;
-  bool complete = false;     // every schedule within the bounds ran (false: the budget ran out)
+  bool complete = false;     // every schedule within the bounds ran (false: the budget ran out, or interrupted)
+  bool interrupted = false;  // a stop (Ctrl-C, SIGTERM) ended the search before it was complete
   // The schedules within the bounds, before reduction, by Knuth's random
   // probes when the budget ran out (sim/knuth_estimate.h); = schedules when complete.
   double estimated_schedules = 0;
