@@ -946,6 +946,12 @@ int main(int argc, char** argv) {
       if (exhaustive && run->count("--seeds") > 0)
         throw UsageError{"--seeds: the exhaustive strategy runs every schedule within its bounds, not seeds; "
                          "--budget caps the runs"};
+      if (exhaustive && run->count("--seed") > 0)
+        throw UsageError{"--seed: the exhaustive strategy draws nothing at random (a schedule is its choices); "
+                         "leave it out"};
+      if (exhaustive && run_args.coverage)
+        throw UsageError{"--coverage counts the distinct interleavings of random and PCT runs; the exhaustive "
+                         "strategy reports its schedules itself: leave it out"};
       if (run_args.strategy != "pct")
         for (const char* option : {"--pct-depth", "--pct-steps"})
           if (run->count(option) > 0)

@@ -792,6 +792,11 @@ TEST(Cli, OptionsTheStrategyDoesNotReadAreRefused) {
       {"--strategy exhaustive --seeds 5",
        "twice: --seeds: the exhaustive strategy runs every schedule within its bounds, not seeds; --budget caps the runs\n"},
       {"--pct-depth 3", "twice: --pct-depth goes with --strategy pct\n"},
+      {"--strategy exhaustive --seed 77",
+       "twice: --seed: the exhaustive strategy draws nothing at random (a schedule is its choices); leave it out\n"},
+      {"--prove --coverage",
+       "twice: --coverage counts the distinct interleavings of random and PCT runs; the exhaustive strategy reports "
+       "its schedules itself: leave it out\n"},
       {"--format md", "twice: --format chooses the reports to write and --no-report writes none: give one of them\n"},
   };
   for (const auto& [args, message] : cases) expect_usage_error(cell + args, message);
