@@ -15,7 +15,7 @@ Counterexample double_credit_transcript(const std::string& sql_payload) {
   cex.choices = {200000, 0, 20001, 0, 0, 1};
   cex.columns = {"T1: notify O-2001 #1", "T2: notify O-2001 #1 (network copy)"};
   auto row = [&](int column, const char* time, const char* kind, std::string text, std::string result, bool step) {
-    cex.rows.push_back(TranscriptRow{column, time, kind, std::move(text), std::move(result), step});
+    cex.rows.push_back(TranscriptRow{column, time, kind, std::move(text), std::move(result), step, 0});
     cex.steps += step;
   };
   row(0, "0.020s", "task", "starts notify O-2001 #1", "", false);
