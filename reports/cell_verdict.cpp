@@ -1,5 +1,7 @@
 #include "cell_verdict.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -55,12 +57,27 @@ std::string expected_summary(const results::CellResult& cell) {
   return cell.expected.empty() ? "pass" : join(cell.expected, "+");
 }
 
+std::string difference_label(const results::CellResult& cell) {
+  const CellVerdict v = verdict_of(&cell);
+  if (v == CellVerdict::kRegression) return " (a regression)";
+  if (v == CellVerdict::kCanaryLost) return " (a known bug is no longer caught)";
+  if (v != CellVerdict::kMismatch) return {};
+  const std::vector<std::string> observed = cell.observed();
+  std::vector<std::string> unexpected, missing;
+  for (const auto& o : observed)
+    if (std::find(cell.expected.begin(), cell.expected.end(), o) == cell.expected.end()) unexpected.push_back(o);
+  for (const auto& e : cell.expected)
+    if (std::find(observed.begin(), observed.end(), e) == observed.end()) missing.push_back(e);
+  std::vector<std::string> parts;
+  if (!unexpected.empty()) parts.push_back("not expected: " + join(unexpected, ", "));
+  if (!missing.empty()) parts.push_back("a known bug is no longer caught: " + join(missing, ", "));
+  return parts.empty() ? std::string() : " (" + join(parts, "; ") + ")";
+}
+
 std::string mismatch_sentence(const results::CellResult& cell) {
   const CellVerdict v = verdict_of(&cell);
   if (!differs(v)) return {};
-  const char* why = v == CellVerdict::kRegression   ? " (a regression)"
-                    : v == CellVerdict::kCanaryLost ? " (a known bug is no longer caught)"
-                                                    : "";
+  const std::string why = difference_label(cell);
   if (v == CellVerdict::kFailed) {
     std::string out = fmt::format("expected {}, ", expected_summary(cell));
     if (!cell.violations.empty()) out += fmt::format("observed {}, ", observed_summary(cell));
@@ -76,6 +93,30 @@ std::string mismatch_sentence(const results::CellResult& cell) {
   const std::string observed =
       cell.violations.empty() ? fmt::format("pass in {} runs", cell.seeds_run) : observed_summary(cell);
   return fmt::format("expected {}, observed {}{}", expected_summary(cell), observed, why);
+}
+
+std::string length_sentence(const results::Counterexample& cex) {
+  const std::string hidden =
+      cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "";
+  const std::string shrunk = cex.shrunk ? "Shrunk to" : "Not shrunk (a shrink budget of 0):";
+  if (cex.rows.empty()) return fmt::format("{} 0 steps: no handler task ran for it{}", shrunk, hidden);
+  return fmt::format("{} {} step{}{}", shrunk, cex.steps, cex.steps == 1 ? "" : "s", hidden);
+}
+
+const results::ViolationResult* headline_violation(const results::CellResult& cell) {
+  auto unexpected = [&](const results::ViolationResult& v) {
+    return std::find(cell.expected.begin(), cell.expected.end(), v.invariant) == cell.expected.end();
+  };
+  bool any_unexpected = false;
+  for (const auto& v : cell.violations) any_unexpected |= unexpected(v);
+  const results::ViolationResult* best = nullptr;
+  for (const auto& v : cell.violations) {
+    if (any_unexpected && !unexpected(v)) continue;
+    if (!best || v.failures > best->failures ||
+        (v.failures == best->failures && v.schedules_to_first < best->schedules_to_first))
+      best = &v;
+  }
+  return best;
 }
 
 std::string effect_line(const results::EffectRecord& e) {

@@ -32,6 +32,10 @@ const char* verdict_name(CellVerdict v);
 std::string observed_summary(const results::CellResult& cell);
 // "double_credit+lost_update", or "pass".
 std::string expected_summary(const results::CellResult& cell);
+// What kind of difference a differing cell shows, as the reports label it:
+// " (a regression)", " (a known bug is no longer caught)", " (not expected:
+// double_credit)"; empty for other cells.
+std::string difference_label(const results::CellResult& cell);
 // One sentence on why a differing cell differs: "expected pass, observed
 // double_credit 3/200 (a regression)". Empty for cells that match.
 std::string mismatch_sentence(const results::CellResult& cell);
@@ -47,6 +51,18 @@ std::string proof_requirement_text(const results::ProofRequirement& r);
 // narrower than required (run with --preemption-bound 2 --max-faults 1)".
 // Empty when the proof is there or not required.
 std::string proof_shortfall(const results::CellResult& cell);
+
+// "Shrunk to 4 steps (39 steps of unrelated tasks hidden)", "Not shrunk (a
+// shrink budget of 0): 16 steps", or "Shrunk to 0 steps: no handler task
+// ran for it": how long a counterexample's story is, for the reports that
+// say it in a sentence of their own.
+std::string length_sentence(const results::Counterexample& cex);
+
+// The violation a cell is read for: the one most runs showed (the first
+// found on a tie) among those the expected matrix does not list (what made
+// a regression or a mismatch), or among all when it lists every one. Null
+// for a cell without violations.
+const results::ViolationResult* headline_violation(const results::CellResult& cell);
 
 // "O-1 ship (warehouse): applied 2 times: T3 at 0.120s, T9 at 4.010s  <-- wrong": one order's
 // effect as a counterexample lists it, in plain text (each writer escapes it for its format).

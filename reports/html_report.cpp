@@ -266,10 +266,9 @@ std::string counterexample_article(const results::CellResult& c, const results::
                      esc(c.scenario), esc(v.invariant));
   out += "<blockquote>" + esc(v.detail) + "</blockquote>\n";
   out += fmt::format("<p>First seen after <b>{}</b> schedule{} (seed <code>{}</code>); <b>{} of {}</b> runs showed it. "
-                     "Shrunk to {} step{}{}.",
+                     "{}.",
                      v.schedules_to_first, v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, c.seeds_run,
-                     cex.steps, cex.steps == 1 ? "" : "s",
-                     cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "");
+                     esc(length_sentence(cex)));
   if (differs(verdict)) out += " <b class=\"bad\">This cell differs: " + esc(mismatch_sentence(c)) + ".</b>";
   else if (!c.expected_reason.empty()) out += " Expected: " + esc(c.expected_reason) + ".";
   out += "</p>\n<div class=\"scroll\">" + svg_swimlanes(cex) + "</div>\n";
@@ -338,12 +337,18 @@ std::string render_html(const results::MatrixResult& m) {
     out += fmt::format("<div class=\"banner bad\">✗ {} of {} cells differ from {}<ul>", differing, total,
                        esc(m.expected_path));
     const auto anchor = anchors(m);
+    // Each with a link to the counterexample that made it differ and the
+    // command that replays it, as the Markdown banner gives them.
     for (const auto& c : m.cells) {
       if (!differs(verdict_of(&c))) continue;
       const auto it = anchor.find(&c);
+      const results::ViolationResult* v = headline_violation(c);
+      std::string link;
+      if (it != anchor.end() && v)
+        link = fmt::format(" (<a href=\"#cx-{}\">counterexample</a>)", it->second + (v - c.violations.data())) +
+               replay_line("replay it", v->counterexample.replay_shrunk_command);
       out += fmt::format("<li><span class=\"mono\">{} × {}</span>: {}{}</li>", esc(c.handler), esc(c.scenario),
-                         esc(mismatch_sentence(c)),
-                         it == anchor.end() ? "" : fmt::format(" (<a href=\"#cx-{}\">counterexample</a>)", it->second));
+                         esc(mismatch_sentence(c)), link);
     }
     out += "</ul></div>\n";
   }

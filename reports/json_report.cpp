@@ -42,9 +42,12 @@ nlohmann::json to_json(const results::MatrixResult& m) {
     for (const auto& v : c.violations) {
       const auto& cex = v.counterexample;
       json rows = json::array();
-      for (const auto& r : cex.rows)
+      for (const auto& r : cex.rows) {
         rows.push_back({{"column", r.column}, {"time", r.time}, {"kind", r.kind}, {"text", r.text},
                         {"result", r.result}, {"step", r.step}});
+        // Only on a "cut" row of a long transcript: other rows stay as they were.
+        if (r.skipped > 0) rows.back()["skipped"] = r.skipped;
+      }
       json effects = json::array();
       for (const auto& e : cex.effects)
         effects.push_back({{"order_no", e.order_no}, {"service", e.service}, {"effect", e.effect},

@@ -30,22 +30,14 @@ std::string statistics_line(const results::CellResult& c) {
   return out;
 }
 
-// The violation a reader should see first: the one most runs showed (the
-// first found on a tie), not the first by name.
-const results::ViolationResult* dominating(const results::CellResult& c) {
-  const results::ViolationResult* best = nullptr;
-  for (const auto& v : c.violations)
-    if (!best || v.failures > best->failures ||
-        (v.failures == best->failures && v.schedules_to_first < best->schedules_to_first))
-      best = &v;
-  return best;
-}
-
+// Led by the violation the cell is read for: on a differing cell, one the
+// expected matrix does not list (the one that made it differ), with the
+// replay that shows that one.
 std::string failure_message(const results::CellResult& c) {
-  const results::ViolationResult* v = dominating(c);
+  const results::ViolationResult* v = headline_violation(c);
   if (!v) return mismatch_sentence(c);
   return fmt::format("{} in {}/{} runs: {} (seed {}). {}. Replay: {}", v->invariant, v->failures, c.seeds_run,
-                     v->detail, v->seed, mismatch_sentence(c), v->counterexample.replay_command);
+                     v->detail, v->seed, mismatch_sentence(c), v->counterexample.replay_shrunk_command);
 }
 
 std::string seconds(double s) { return fmt::format("{:.3f}", s); }

@@ -46,6 +46,23 @@ std::string mermaid_line(const char* from, const char* arrow, const char* to, co
   return fmt::format("    {}{}{}: {}\n", from, arrow, to, mermaid_text(truncate_utf8(text, kMermaidTextChars)));
 }
 
+// A statement cut to fit an arrow keeps its WHERE clause, when that is
+// short enough: which rows it picks is often what the story turns on
+// ("... WHERE order_no = 'O-1' AND status <> 'CLOSED'").
+std::string diagram_sql(const std::string& text) {
+  if (truncate_utf8(text, kMermaidTextChars) == text) return text;
+  std::size_t where = text.find(" WHERE ");
+  if (where == std::string::npos) where = text.find(" where ");
+  constexpr std::size_t kLeastHead = 16;  // "3. UPDATE orders…"
+  if (where == std::string::npos) return text;
+  const std::string clause = text.substr(where);  // " WHERE ..."
+  const std::size_t head = kMermaidTextChars > kLeastHead ? kMermaidTextChars - kLeastHead : 0;
+  if (truncate_utf8(clause, head) != clause) return text;  // too long itself: cut at the end as usual
+  std::size_t clause_chars = 0;
+  for (unsigned char ch : clause) clause_chars += (ch & 0xC0) != 0x80;
+  return truncate_utf8(text.substr(0, where), kMermaidTextChars - clause_chars) + clause;
+}
+
 std::string step_prefix(int step) { return step > 0 ? fmt::format("{}. ", step) : ""; }
 
 std::string transcript_cell(const TimelineEntry& e) {
@@ -137,7 +154,7 @@ std::string render_mermaid_sequence(const results::Counterexample& cex) {
     const std::string text = step_prefix(e.step) + e.text;
     if (e.kind == "sql" || e.kind == "lock") {
       const char* target = e.kind == "sql" ? "db" : "locks";
-      out += mermaid_line(task, "->>", target, text);
+      out += mermaid_line(task, "->>", target, e.kind == "sql" ? diagram_sql(text) : text);
       if (!e.result.empty()) out += mermaid_line(target, "-->>", task, e.result);
     } else if (const int service = service_lane(cex, e); service >= 0) {
       // "call warehouse ship O-1": an arrow to the service's own lane, its answer back.
@@ -188,8 +205,7 @@ std::string render_markdown_counterexample(const results::CellResult& cell, cons
                      cell.seeds_run);
   if (cex.preemptions >= 0)
     out += fmt::format("The failing schedule with the fewest preemptions has **{}**. ", cex.preemptions);
-  out += fmt::format("Shrunk to {} step{}{}.\n", cex.steps, cex.steps == 1 ? "" : "s",
-                     cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "");
+  out += length_sentence(cex) + ".\n";
   if (differs(verdict)) {
     out += fmt::format("\n❌ This cell differs from {}: {}.\n", markdown_code_span(expected_path),
                        markdown_text(mismatch_sentence(cell)));
@@ -245,10 +261,12 @@ std::string render_markdown(const results::MatrixResult& m) {
       if (!differs(verdict_of(&c))) continue;
       out += fmt::format("- {} × {}: {}", markdown_text(c.handler), markdown_text(c.scenario),
                          markdown_text(mismatch_sentence(c)));
-      if (!c.violations.empty()) {
-        out += fmt::format(" ([counterexample](#{})) · {}", differing_anchor(++anchor),
-                           markdown_cell_code(c.violations.front().counterexample.replay_shrunk_command));
-        anchor += static_cast<int>(c.violations.size()) - 1;
+      if (const results::ViolationResult* v = headline_violation(c)) {
+        // The violation that made it differ, and the replay that shows it.
+        const int index = static_cast<int>(v - c.violations.data());
+        out += fmt::format(" ([counterexample](#{})) · {}", differing_anchor(anchor + 1 + index),
+                           markdown_cell_code(v->counterexample.replay_shrunk_command));
+        anchor += static_cast<int>(c.violations.size());
       }  // a cell that did not finish: its sentence ends with its replay command
       out += "\n";
     }

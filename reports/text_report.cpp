@@ -103,6 +103,33 @@ std::string flow(const std::vector<std::string>& items, std::size_t width, const
   return line.size() > indent.size() ? out + line + "\n" : out;
 }
 
+
+// The transcript: a column per task, a row per line; steps numbered as the
+// run took them (a "cut" row stands for the steps it leaves out).
+std::string transcript_table(const results::Counterexample& cex, std::size_t w) {
+  std::string out;
+  std::string header = "  " + pad("step", 5) + pad("time", 10);
+  for (const auto& col : cex.columns) header += "| " + pad(first_columns(cell_text(col), w - 1), w);
+  out += header + "\n";
+  int step = 0;
+  for (const auto& r : cex.rows) {
+    std::string text = r.text;
+    if (!r.result.empty()) text += "  -> " + r.result;
+    const auto lines = wrap(text, w - 1);
+    for (std::size_t li = 0; li < lines.size(); ++li) {
+      std::string line = "  ";
+      if (li == 0) line += pad(r.step ? std::to_string(++step) : "", 5) + pad(r.time, 10);
+      else line += std::string(15, ' ');
+      for (std::size_t c = 0; c < cex.columns.size(); ++c)
+        line += "| " + pad(static_cast<int>(c) == r.column ? lines[li] : "", w);
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    step += r.skipped;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) {
@@ -177,37 +204,22 @@ std::string render_counterexample(const results::CellResult& cell, const results
   else
     out += fmt::format("  first seen after {} schedule{} (seed {}); {} of {} runs showed it\n", v.schedules_to_first,
                        v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, cell.seeds_run);
-  if (cex.rows.empty()) {
+  if (cex.detail.empty()) {
     // Run again to be shrunk, the seed did not show the violation (a handler
     // that keeps state across runs, whose failure says so): no story to tell.
     out += "  run again on its own, its seed did not show it: no transcript to show\n";
     out += fmt::format("\n  replay the failing run:   {}\n", cex.replay_command);
     return out;
   }
-  // Shrinking off (a budget of 0): the failing run itself, whose replay has no --shrunk.
-  const bool shrunk = cex.replay_shrunk_command.find(" --shrunk") != std::string::npos;
-  out += fmt::format("  {} {} step{}{}:\n\n", shrunk ? "shrunk to" : "not shrunk (a shrink budget of 0):",
-                     cex.steps, cex.steps == 1 ? "" : "s",
-                     cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "");
-
-  const std::size_t w = static_cast<std::size_t>(o.column_width);
-  std::string header = "  " + pad("step", 5) + pad("time", 10);
-  for (const auto& col : cex.columns) header += "| " + pad(first_columns(cell_text(col), w - 1), w);
-  out += header + "\n";
-  int step = 0;
-  for (const auto& r : cex.rows) {
-    std::string text = r.text;
-    if (!r.result.empty()) text += "  -> " + r.result;
-    const auto lines = wrap(text, w - 1);
-    for (std::size_t li = 0; li < lines.size(); ++li) {
-      std::string line = "  ";
-      if (li == 0) line += pad(r.step ? std::to_string(++step) : "", 5) + pad(r.time, 10);
-      else line += std::string(15, ' ');
-      for (std::size_t c = 0; c < cex.columns.size(); ++c)
-        line += "| " + pad(static_cast<int>(c) == r.column ? lines[li] : "", w);
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-    }
+  const std::string shrunk = cex.shrunk ? "shrunk to" : "not shrunk (a shrink budget of 0):";
+  const std::string hidden =
+      cex.hidden_steps ? fmt::format(" ({} steps of unrelated tasks hidden)", cex.hidden_steps) : "";
+  if (cex.rows.empty()) {
+    // Every notify of the order lost on the way, say: the story is the gateway's.
+    out += fmt::format("  {} 0 steps: no handler task ran for it{}\n", shrunk, hidden);
+  } else {
+    out += fmt::format("  {} {} step{}{}:\n\n", shrunk, cex.steps, cex.steps == 1 ? "" : "s", hidden);
+    out += transcript_table(cex, static_cast<std::size_t>(o.column_width));
   }
   if (!cex.gateway.empty()) {
     out += "\n  gateway:\n";
@@ -262,13 +274,10 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
     for (const auto& f : c.failures) seen.push_back(f.verdict);
     for (const auto& v : c.violations) seen.push_back(fmt::format("{} {}/{}", v.invariant, v.failures, c.seeds_run));
     const std::string observed = seen.empty() ? "pass" : terminal_text(join(seen, ", "));
-    const bool canary = !c.expected.empty();
     mismatches.push_back(fmt::format("  {} × {}: expected {}, observed {}{}", terminal_text(c.handler),
                                      terminal_text(c.scenario), expected, observed,
-                                     !c.failures.empty()            ? " (the cell failed)"
-                                     : canary && c.violations.empty() ? " (a canary is no longer caught)"
-                                     : c.expected.empty()           ? " (a regression)"
-                                                                    : ""));
+                                     !c.failures.empty() ? std::string(" (the cell failed)")
+                                                         : terminal_text(difference_label(c))));
   }
   out += "\n";
   if (!mismatches.empty()) {

@@ -89,6 +89,7 @@ std::vector<TimelineEntry> build_timeline(const results::Counterexample& cex) {
     if (r.step) ++step;  // numbered like the text report, even if the row is dropped
     if (!valid) continue;
     rows.push_back(TimelineEntry{r.column, r.time, r.kind, r.text, r.result, r.step ? step : 0});
+    step += r.skipped;  // a "cut" row: the steps it leaves out keep their numbers
   }
   std::vector<TimelineEntry> out;
   out.reserve(rows.size() + cex.gateway.size());

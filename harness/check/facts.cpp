@@ -60,7 +60,10 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
   // Each query fills its own container, so a failed one is emptied again.
   auto drop = [&](Oracle q) {
     switch (q) {
-      case kCredits: f.credits_per_order.clear(); break;
+      case kCredits:
+        f.credits_per_order.clear();
+        f.credit_rows.clear();
+        break;
       case kRefunds: f.refunded.clear(); break;
       case kReversals: reversals.clear(); break;
       case kPayloads: payloads.clear(); break;
@@ -76,6 +79,7 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
         // An order on several rows (one per table that records credits) counts the largest.
         const int n = static_cast<int>(integer(row, 1));
         if (auto [it, added] = f.credits_per_order.try_emplace(text(row, 0), n); !added) it->second = std::max(it->second, n);
+        f.credit_rows[text(row, 0)].emplace_back(text(row, 2), n);  // where it was counted, when the query says
         break;
       }
       case kRefunds:
@@ -118,6 +122,7 @@ Facts read_facts(env::RawConnection& db, const Schema& schema, const std::vector
   }
   for (auto& o : f.orders) {
     if (auto c = f.credits_per_order.find(o.order_no); c != f.credits_per_order.end()) o.credits = c->second;
+    if (auto c = f.credit_rows.find(o.order_no); c != f.credit_rows.end() && c->second.size() > 1) o.credit_rows = c->second;
     if (auto r = reversals.find(o.order_no); r != reversals.end()) o.reversals = r->second;
     o.refund_flagged = f.refunded.count(o.order_no) > 0;
     if (auto s = status.find(o.order_no); s != status.end()) o.status = s->second;

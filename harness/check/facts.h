@@ -44,6 +44,9 @@ struct OrderFacts {
   bool gateway_closed = false;  // of the first payment
   // The database:
   int credits = 0;
+  // Each of its rows in credits_sql when it has several: where the count was
+  // kept (the optional third column; empty without one), and the count.
+  std::vector<std::pair<std::string, int>> credit_rows;
   int reversals = 0;
   bool refund_flagged = false;
   std::optional<std::string> status;
@@ -63,6 +66,7 @@ struct Facts {
   std::vector<Transition> transitions;
   std::vector<AccountState> accounts;
   std::map<std::string, int> credits_per_order;
+  std::map<std::string, std::vector<std::pair<std::string, int>>> credit_rows;  // order -> (source, count)
   std::set<std::string> refunded;  // flagged for refund
   std::vector<Violation> oracle_errors;
 };

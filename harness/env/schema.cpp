@@ -84,8 +84,9 @@ CREATE TABLE callback_log (
       // a MAX over the two: SQLite then takes the ack-time check's order
       // into each table's scan (env/cached_connection.h, keyed_text()), and
       // through a second level it does not.
-      "SELECT order_no, COUNT(*) FROM ledger WHERE amount > 0 GROUP BY order_no "
-      "UNION ALL SELECT order_no, COUNT(*) FROM rebates GROUP BY order_no",  // no ORDER BY: read into a map
+      // The third column names the table, for double_credit's sentence.
+      "SELECT order_no, COUNT(*), 'ledger' FROM ledger WHERE amount > 0 GROUP BY order_no "
+      "UNION ALL SELECT order_no, COUNT(*), 'rebates' FROM rebates GROUP BY order_no",  // no ORDER BY: read into a map
       "SELECT a.user_id, a.balance, COALESCE((SELECT SUM(l.amount) FROM ledger l WHERE l.user_id = a.user_id), 0) "
       "FROM accounts a ORDER BY a.user_id",
       "SELECT order_no FROM refunds ORDER BY order_no",

@@ -68,12 +68,13 @@ void from_wire(const json& j, CellFailure& f) {
 
 json to_wire(const Counterexample& c) {
   json rows = json::array();
-  for (const auto& r : c.rows) rows.push_back(json::array({r.column, r.time, r.kind, r.text, r.result, r.step}));
+  for (const auto& r : c.rows)
+    rows.push_back(json::array({r.column, r.time, r.kind, r.text, r.result, r.step, r.skipped}));
   json effects = json::array();
   for (const auto& e : c.effects) effects.push_back(json::array({e.order_no, e.service, e.effect, e.applied, e.required}));
   return json::array({c.seed, c.choices, c.steps, c.hidden_steps, c.columns, rows, c.gateway, c.balances,
                       c.replay_command, c.replay_shrunk_command, c.subject, c.detail, effects, c.preemptions,
-                      c.found_at_bound});
+                      c.found_at_bound, c.shrunk});
 }
 
 void from_wire(const json& j, Counterexample& c) {
@@ -90,6 +91,7 @@ void from_wire(const json& j, Counterexample& c) {
     row.text = r.at(3).get<std::string>();
     row.result = r.at(4).get<std::string>();
     row.step = r.at(5).get<bool>();
+    row.skipped = r.at(6).get<int>();
     c.rows.push_back(std::move(row));
   }
   c.gateway = j.at(6).get<std::vector<std::string>>();
@@ -103,6 +105,7 @@ void from_wire(const json& j, Counterexample& c) {
                                      e.at(3).get<std::vector<std::string>>(), e.at(4).get<bool>()});
   c.preemptions = j.at(13).get<int>();
   c.found_at_bound = j.at(14).get<int>();
+  c.shrunk = j.at(15).get<bool>();
 }
 
 json to_wire(const std::optional<ExhaustiveVerdict>& e) {

@@ -78,6 +78,7 @@ Counterexample counterexample(const run::RunSpec& base, const Failing& failing, 
   cex.choices = run.choices;
   cex.preemptions = count_preemptions(spec, run.choices);
   cex.found_at_bound = failing.found_at_bound;
+  cex.shrunk = budget > 0;
   cex.replay_command = schedule_replay_command(base.handler->name, *base.scenario, failing.fewest, base.engine);
   cex.replay_shrunk_command = schedule_replay_command(base.handler->name, *base.scenario, run.choices, base.engine);
   if (const check::Violation* v = run.verdict.find(invariant)) {

@@ -103,6 +103,7 @@ Counterexample shrink_counterexample(const gateway::Scenario& scenario, const Ha
   Counterexample cex;
   cex.seed = seed;
   cex.choices = best;
+  cex.shrunk = budget > 0 && original.has(invariant);
   cex.replay_command = replay_command(handler.name, scenario, seed, strategy, false, kReplayShrinkBudget, engine);
   // Not shrunk (budget 0): the counterexample is the failing run itself.
   // `twice replay --shrunk` shrinks for the run's first violation unless told

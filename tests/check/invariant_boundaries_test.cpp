@@ -79,6 +79,24 @@ TEST(InvariantBoundary, TwoRebatesOrTwoCreditsForOneOrderAreADoubleCredit) {
   }
 }
 
+// A rebate paid twice beside one ledger credit: the sentence says where
+// "2 times" was counted, so that it does not read as the ledger's (whose
+// balance is right); counts that agree need no such note.
+TEST(InvariantBoundary, ADoubleCreditSaysWhichTableCountedItWhenTheTablesDisagree) {
+  for (const auto& [credits, rebates] : std::vector<std::pair<int, int>>{{1, 2}, {2, 2}, {2, 0}}) {
+    PreparedDatabase db({order()});
+    for (int i = 0; i < credits; ++i) db.credit("O-1", "alice", 100);
+    for (int i = 0; i < rebates; ++i) db.sql("INSERT INTO rebates(order_no, referrer, amount) VALUES ('O-1', 'bob', 5);");
+    const auto v = db.check();
+    ASSERT_EQ(names_of(v), Names{"double_credit"}) << credits << " credits, " << rebates << " rebates";
+    const std::string& detail = v.violations[0].detail;
+    if (credits == 1)
+      EXPECT_EQ(detail, "order O-1 was credited 2 times for one payment of 100 (rebates: 2, ledger: 1)");
+    else
+      EXPECT_EQ(detail, "order O-1 was credited 2 times for one payment of 100") << credits << " credits, " << rebates;
+  }
+}
+
 // --- lost_update: a balance that differs from its ledger, either way.
 
 TEST(InvariantBoundary, ABalanceEqualToItsLedgerIsNoLostUpdate) {

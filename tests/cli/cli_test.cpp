@@ -98,7 +98,7 @@ TEST(Cli, ACorrectHandlerExpectedToFailIsAMismatchAndExitsOne) {
   std::ofstream(expected) << "[\"cas\"]\nconcurrent-duplicates = \"double_credit: pretend it is buggy\"\n";
   const auto o = twice("run --handler cas --scenario concurrent-duplicates --seeds 20 -q --expected " + expected);
   EXPECT_EQ(o.exit_code, 1) << o.out;
-  EXPECT_NE(o.out.find("cas × concurrent-duplicates: expected double_credit, observed pass (a canary is no longer caught)"),
+  EXPECT_NE(o.out.find("cas × concurrent-duplicates: expected double_credit, observed pass (a known bug is no longer caught)"),
             std::string::npos)
       << o.out;
 }

@@ -419,8 +419,8 @@ TEST_F(CheckerReads, AKeyedReadSearchesAnIndexOnTheKeyColumn) {
                   .ok());
   // The reference credits_sql's shape: a second table's counts beside the ledger's.
   const std::string sql =
-      "SELECT order_no, COUNT(*) FROM ledger WHERE amount > 0 GROUP BY order_no "
-      "UNION ALL SELECT order_no, COUNT(*) FROM rebates GROUP BY order_no";
+      "SELECT order_no, COUNT(*), 'ledger' FROM ledger WHERE amount > 0 GROUP BY order_no "
+      "UNION ALL SELECT order_no, COUNT(*), 'rebates' FROM rebates GROUP BY order_no";
   const auto credited = [](const RowView& row) { return row.integer(1) > 0; };
   ASSERT_TRUE(db_->find_committed(sql, "B-2", credited));  // whole: its size is known now
   for (const auto& [key, found] : std::vector<std::pair<std::string, bool>>{

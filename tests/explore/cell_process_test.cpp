@@ -34,7 +34,7 @@ TEST(CellProcess, TheWireFormatCarriesEveryFieldAndRawBytes) {
   v.seed = 0xffffffffffffffffull;
   v.counterexample.seed = 12;
   v.counterexample.choices = {1, 2, 18446744073709551615ull};
-  v.counterexample.rows.push_back(TranscriptRow{1, "0.040s", "sql", "SELECT 1", "1 row", true});
+  v.counterexample.rows.push_back(TranscriptRow{1, "0.040s", "sql", "SELECT 1", "1 row", true, 0});
   v.counterexample.columns = {"T1: notify", "T2: notify"};
   v.counterexample.gateway = {"sends"};
   v.counterexample.balances = {"alice: 200"};

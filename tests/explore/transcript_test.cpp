@@ -1,12 +1,15 @@
 // Which tasks a counterexample's transcript shows. A background job serves no
 // one order, so its task carries none; it is still part of the story when it
 // touched a shown order: the reconciler that credits an order a notify also
-// credits is one of the two credits of a double credit.
+// credits is one of the two credits of a double credit, and the order-closer
+// that closed it between a notify's read and its write is the race itself.
+// And how a long one is cut.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "explore/transcript.h"
+#include "gateway/scenario.h"
 #include "sim/trace.h"
 #include "../support.h"
 
@@ -43,6 +46,140 @@ TEST(Transcript, AReconcilerThatCreditedTheOrderIsShownBesideTheNotify) {
     return;
   }
   FAIL() << "no seed in 1..400 double-credits through the reconciler; the scenario changed";
+}
+
+// close-race: the order-closer's UPDATE names no order ("WHERE status =
+// 'WAIT_PAY' AND created_at <= X"), yet it closed the order between the
+// notify's SELECT and its UPDATE; the transcript shows it beside the notify.
+TEST(Transcript, AnOrderCloserThatClosedTheOrderIsShownThoughItNamesNoOrder) {
+  const auto s = testing::bundled_scenario("close-race");
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    const auto r = testing::run_seed(s, "check-then-act", seed);
+    const check::Violation* v = nullptr;
+    for (const auto& x : r.verdict.violations)
+      if (x.invariant == "illegal_transition") v = &x;
+    if (!v) continue;
+    explore::Counterexample cex;
+    explore::build_transcript(r, s, *v, cex);
+    EXPECT_TRUE(std::any_of(cex.columns.begin(), cex.columns.end(),
+                            [](const std::string& c) { return c.find("close") != std::string::npos; }))
+        << "seed " << seed << ": " << ::testing::PrintToString(cex.columns);
+    bool closes = false;
+    for (const auto& row : cex.rows) closes |= row.text.find("SET status = 'CLOSED'") != std::string::npos;
+    EXPECT_TRUE(closes) << "seed " << seed;
+    return;
+  }
+  FAIL() << "no seed in 1..400 shows illegal_transition; the scenario changed";
+}
+
+// A run made by hand: tasks, their trace lines, the services' effects.
+struct HandRun {
+  gateway::Scenario scenario = testing::one_order_scenario();
+  run::RunResult run;
+  void task(int id, std::string name, std::string order) { run.tasks[id] = run::TaskInfo{std::move(name), std::move(order)}; }
+  void line(Micros at, int task, sim::TraceKind kind, std::string text, std::string result = {}) {
+    run.trace.add(sim::TraceEvent{at, task, kind, std::move(text), std::move(result)});
+  }
+};
+
+// A statement of a job that changed rows of another table, or that picks
+// another order by its key, is not about the order shown.
+TEST(Transcript, AJobThatCouldNotHaveChangedTheOrderIsLeftOut) {
+  HandRun h;
+  h.task(1, "notify O-1 #1", "O-1");
+  h.task(2, "order-closer", "");
+  h.line(10, 1, sim::TraceKind::kSql, "SELECT status FROM orders WHERE order_no = 'O-1'", "1 row (status='WAIT_PAY')");
+  h.line(20, 2, sim::TraceKind::kSql, "UPDATE orders SET status = 'CLOSED' WHERE order_no = 'O-2'", "1 row changed");
+  h.line(25, 2, sim::TraceKind::kSql, "UPDATE carts SET done = 1 WHERE created_at <= 5", "3 rows changed");
+  h.line(27, 2, sim::TraceKind::kSql, "UPDATE orders SET status = 'CLOSED' WHERE created_at <= 5", "0 rows changed");
+  const check::Violation v(check::Invariant::kIllegalTransition, "O-1", "order O-1 moved CLOSED -> PAID");
+  explore::Counterexample cex;
+  explore::build_transcript(h.run, h.scenario, v, cex);
+  EXPECT_EQ(cex.columns, std::vector<std::string>{"T1: notify O-1 #1"});
+  // The same job changing rows it picks by other columns may have closed O-1.
+  h.line(30, 2, sim::TraceKind::kSql, "UPDATE orders SET status = 'CLOSED' WHERE status = 'WAIT_PAY' AND created_at <= 5",
+         "2 rows changed");
+  explore::build_transcript(h.run, h.scenario, v, cex = {});
+  EXPECT_EQ(cex.columns, (std::vector<std::string>{"T1: notify O-1 #1", "T2: order-closer"}));
+}
+
+// An attacker's notify for an order the scenario does not list: its story is
+// that order's task and effects, not every task of the run.
+TEST(Transcript, AViolationOnAnOrderOutsideTheScenarioShowsThatOrdersTasks) {
+  HandRun h;
+  h.task(1, "notify O-1 #1", "O-1");
+  h.task(2, "notify O-UNKNOWN-4 #1", "O-UNKNOWN-4");
+  h.task(3, "relay", "");
+  h.line(10, 1, sim::TraceKind::kSql, "SELECT 1 FROM orders WHERE order_no = 'O-1'", "1 row");
+  h.line(20, 2, sim::TraceKind::kCall, "call mail thanks O-UNKNOWN-4", "ok");
+  h.line(30, 3, sim::TraceKind::kSql, "SELECT id FROM outbox", "0 rows");
+  h.run.effects.push_back(services::AppliedEffect{20, 2, "mail", "mail", "O-UNKNOWN-4", ""});
+  const check::Violation v(check::Invariant::kEffectWithoutPayment, "O-UNKNOWN-4", "mail applied ...");
+  explore::Counterexample cex;
+  explore::build_transcript(h.run, h.scenario, v, cex);
+  EXPECT_EQ(cex.columns, std::vector<std::string>{"T2: notify O-UNKNOWN-4 #1"});
+  EXPECT_EQ(cex.hidden_steps, 2);
+  ASSERT_EQ(cex.effects.size(), 1u);
+  EXPECT_EQ(cex.effects[0].order_no, "O-UNKNOWN-4");
+}
+
+// O-1's story names O-1, not O-10 or O-11 (an order number is matched
+// whole); the process's restart after a shown task's crash stays in it.
+TEST(Transcript, OrdersAreMatchedWholeAndARestartAfterAShownCrashIsKept) {
+  HandRun h;
+  h.task(1, "notify O-1 #1", "O-1");
+  h.task(2, "notify O-10 #1", "O-10");
+  h.task(3, "relay", "");
+  h.line(5, 0, sim::TraceKind::kGateway, "bob pays 200 CNY for order O-10");
+  h.line(6, 0, sim::TraceKind::kGateway, "alice pays 100 CNY for order O-1");
+  h.line(10, 3, sim::TraceKind::kCall, "call warehouse ship O-10 key O-10:ship", "ok");
+  h.line(11, 3, sim::TraceKind::kService, "warehouse: ship O-10 key O-10:ship", "applied");
+  h.line(20, 2, sim::TraceKind::kFault, "the merchant's process crashes before: COMMIT");
+  h.line(21, 0, sim::TraceKind::kFault, "the process is down; it restarts in 2s");
+  h.line(30, 1, sim::TraceKind::kSql, "SELECT 1 FROM orders WHERE order_no = 'O-1'", "1 row");
+  h.line(40, 1, sim::TraceKind::kFault, "the merchant's process crashes before: COMMIT");
+  h.line(41, 0, sim::TraceKind::kFault, "the process is down; it restarts in 3s");
+  const check::Violation v(check::Invariant::kDoubleCredit, "O-1", "order O-1 was credited 2 times");
+  explore::Counterexample cex;
+  explore::build_transcript(h.run, h.scenario, v, cex);
+  EXPECT_EQ(cex.columns, std::vector<std::string>{"T1: notify O-1 #1"});
+  for (const auto& row : cex.rows) EXPECT_EQ(row.text.find("O-10"), std::string::npos) << row.text;
+  ASSERT_EQ(cex.gateway.size(), 2u) << ::testing::PrintToString(cex.gateway);
+  EXPECT_NE(cex.gateway[0].find("alice pays"), std::string::npos) << cex.gateway[0];
+  EXPECT_NE(cex.gateway[1].find("restarts in 3s"), std::string::npos) << cex.gateway[1];
+}
+
+// A livelocked task (32,000 `SELECT 1`) keeps its first and last steps and
+// one "cut" row for the rest, which the step count still includes.
+TEST(Transcript, ALongColumnKeepsItsFirstAndLastStepsAndOneCutRow) {
+  HandRun h;
+  h.task(1, "notify O-1 #1", "O-1");
+  h.line(1, 1, sim::TraceKind::kTask, "starts notify O-1 #1");
+  h.line(2, 1, sim::TraceKind::kSql, "SELECT status FROM orders WHERE order_no = 'O-1'", "1 row");
+  for (int i = 0; i < 32000; ++i) h.line(3 + i, 1, sim::TraceKind::kSql, "SELECT 1", "1 row (1=1)");
+  h.line(40000, 1, sim::TraceKind::kSql, "UPDATE orders SET status = 'PAID' WHERE order_no = 'O-1'", "1 row changed");
+  const check::Violation v(check::Invariant::kLostPayment, "O-1", "order O-1 ...");
+  explore::Counterexample cex;
+  explore::build_transcript(h.run, h.scenario, v, cex);
+  EXPECT_EQ(cex.steps, 32002);
+  int shown = 0, cut = 0, skipped = 0;
+  for (const auto& row : cex.rows) {
+    shown += row.step;
+    if (row.kind == "cut") ++cut, skipped += row.skipped;
+  }
+  EXPECT_EQ(shown, 40);
+  EXPECT_EQ(cut, 1);
+  EXPECT_EQ(shown + skipped, cex.steps);
+  const auto cut_row = std::find_if(cex.rows.begin(), cex.rows.end(), [](const auto& r) { return r.kind == "cut"; });
+  EXPECT_EQ(cut_row->text, "... 31962 steps of T1 left out: SELECT 1 (31962 times); twice replay prints them all ...");
+  EXPECT_EQ(cex.rows.front().text, "starts notify O-1 #1");
+  EXPECT_EQ(cex.rows.back().text, "UPDATE orders SET status = 'PAID' WHERE order_no = 'O-1'");
+  // A column of 50 steps is left whole.
+  HandRun small;
+  small.task(1, "notify O-1 #1", "O-1");
+  for (int i = 0; i < 50; ++i) small.line(1 + i, 1, sim::TraceKind::kSql, "SELECT 1", "1 row");
+  explore::build_transcript(small.run, small.scenario, v, cex = {});
+  EXPECT_EQ(cex.rows.size(), 50u);
 }
 
 }  // namespace

@@ -71,9 +71,21 @@ TEST(HtmlReport, DifferingCellsComeFirstLinkedFromTheBannerInAScrollingMatrix) {
   const std::size_t regression = html.find("<article class=\"cx differs\" id=\"cx-0\">");
   ASSERT_NE(regression, std::string::npos);
   EXPECT_LT(regression, html.find("<article class=\"cx \" id=\"cx-1\">"));
-  const std::size_t link = html.find("(<a href=\"#cx-0\">counterexample</a>)</li>");
+  const std::size_t link = html.find("(<a href=\"#cx-0\">counterexample</a>)<div class=\"replay\">");
   ASSERT_NE(link, std::string::npos);
   EXPECT_LT(link, box);  // in the banner, above the matrix
+}
+
+// The banner gives each differing cell's replay command, as the Markdown
+// banner does: that of the violation that made it differ.
+TEST(HtmlReport, TheBannerGivesTheReplayOfTheViolationThatMadeTheCellDiffer) {
+  const std::string html = render_html(mismatch_matrix());
+  const std::size_t box = html.find("<div class=\"scroll matrix-box\">");
+  const std::size_t replay = html.find("<code>twice replay --handler check-then-act --scenario concurrent-duplicates "
+                                       "--seed 222 --shrunk --invariant payload_missing</code>");
+  ASSERT_NE(replay, std::string::npos);
+  EXPECT_LT(replay, box);
+  EXPECT_LT(html.find("(<a href=\"#cx-1\">counterexample</a>)"), replay);
 }
 
 struct ChromiumRun {

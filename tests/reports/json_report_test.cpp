@@ -54,6 +54,8 @@ TEST(JsonReport, DocumentedFieldsAreExactlyTheFieldsWritten) {
     for (auto& v : c.violations) {
       v.counterexample.preemptions = 1;
       v.counterexample.found_at_bound = 1;
+      // A long transcript's "cut" row (explore/transcript.h).
+      v.counterexample.rows.push_back(results::TranscriptRow{0, "1.000s", "cut", "... 7 steps of T1 left out ...", "", false, 7});
     }
   proved.cells[1].distinct_schedules = 12;
   proved.cells[1].failures.push_back(results::CellFailure{"exited: 0", "the process ... exited", "exploring", 3, 42, "twice replay ..."});

@@ -134,6 +134,24 @@ TEST(JunitReport, FailureMessageLeadsWithTheDominatingViolationAndCasesCarryThei
   EXPECT_EQ(doc["attrib"]["time"], "2.750");
 }
 
+// A cell that shows a new violation beside its expected one: the failure
+// leads with the new one (fewer runs showed it), and its replay shows that one.
+TEST(JunitReport, AMismatchLeadsWithTheViolationThatIsNotExpected) {
+  if (find_program("python3").empty()) GTEST_SKIP() << "python3 not installed (Debian package python3)";
+  const nlohmann::json doc = read_back(render_junit(mismatch_matrix()));
+  ASSERT_FALSE(doc.is_null());
+  const auto& cas = doc["suites"][0]["cases"][0];
+  ASSERT_EQ(cas["classname"], "check-then-act");
+  const std::string message = cas["failure_message"];
+  EXPECT_TRUE(message.starts_with("payload_missing in 2/200 runs: order O-2001 was credited but its callback payload "
+                                  "was not stored (seed 222)."))
+      << message;
+  EXPECT_NE(message.find("(not expected: payload_missing)"), std::string::npos) << message;
+  EXPECT_TRUE(message.ends_with("Replay: twice replay --handler check-then-act --scenario concurrent-duplicates --seed "
+                                "222 --shrunk --invariant payload_missing"))
+      << message;
+}
+
 TEST(JunitReport, ValidatesAgainstTheJunitSchema) {
   const std::string xmllint = find_program("xmllint");
   if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian package libxml2-utils)";

@@ -197,6 +197,36 @@ TEST(MarkdownReport, CellsThatDifferComeFirstWholeAndTheBudgetLeavesOutKnownBugs
   EXPECT_NE(md.find("twice replay --handler last --scenario s59 --seed 77 --shrunk", heading), std::string::npos);
 }
 
+// The banner gives a mismatch cell's new violation (not the expected one the
+// cell also shows, nor the first by name) and links to its counterexample.
+TEST(MarkdownReport, TheBannerGivesTheReplayOfTheViolationThatMadeTheCellDiffer) {
+  const std::string md = render_markdown(mismatch_matrix());
+  const std::size_t matrix = md.find("| handler |");
+  const std::size_t replay = md.find("<code>twice replay --handler check-then-act --scenario concurrent-duplicates "
+                                     "--seed 222 --shrunk --invariant payload&#95;missing</code>");
+  ASSERT_NE(replay, std::string::npos) << md;
+  EXPECT_LT(replay, matrix);
+  EXPECT_LT(md.find("([counterexample](#twice-differs-2))"), replay) << md;
+  EXPECT_NE(md.find("(not expected: payload&#95;missing)"), std::string::npos) << md;
+}
+
+// A statement cut to fit a diagram's arrow keeps its WHERE clause.
+TEST(MarkdownReport, MermaidKeepsTheWhereClauseOfALongStatement) {
+  results::MatrixResult m = plain_matrix();
+  for (auto& c : m.cells)
+    for (auto& v : c.violations)
+      v.counterexample.rows[1].text =
+          "UPDATE orders SET status = 'PAID', transaction_id = '4200000003', paid_at = 1234567 WHERE order_no = "
+          "'O-2001' AND status <> 'CLOSED'";
+  const std::string md = render_markdown(m);
+  const std::size_t diagram = md.find("```mermaid");
+  ASSERT_NE(diagram, std::string::npos);
+  const std::string arrow = md.substr(diagram, md.find("```", diagram + 3) - diagram);
+  EXPECT_NE(arrow.find("db: 1. UPDATE orders SET s… WHERE order_no = 'O#45;2001' AND status #60;#62; 'CLOSED'\n"),
+            std::string::npos)
+      << arrow;
+}
+
 // Every cell differs (a run against an empty expected matrix): the summary
 // still fits GitHub's 1 MiB, and every differing cell keeps its anchor and its
 // replay command, whole transcripts first while they fit.

@@ -15,7 +15,7 @@ Counterexample double_credit_transcript(const std::string& sql_payload) {
   cex.choices = {200000, 0, 20001, 0, 0, 1};
   cex.columns = {"T1: notify O-2001 #1", "T2: notify O-2001 #1 (network copy)"};
   auto row = [&](int column, const char* time, const char* kind, std::string text, std::string result, bool step) {
-    cex.rows.push_back(TranscriptRow{column, time, kind, std::move(text), std::move(result), step});
+    cex.rows.push_back(TranscriptRow{column, time, kind, std::move(text), std::move(result), step, 0});
     cex.steps += step;
   };
   row(0, "0.020s", "task", "starts notify O-2001 #1", "", false);
@@ -48,6 +48,9 @@ Counterexample double_credit_transcript(const std::string& sql_payload) {
   cex.balances = {"carol: balance 24000, ledger credits 24000, should be 12000  <-- wrong"};
   cex.replay_command = "twice replay --handler check-then-act --scenario concurrent-duplicates --seed 5787478153334856";
   cex.replay_shrunk_command = cex.replay_command + " --shrunk";
+  cex.shrunk = true;
+  cex.subject = "O-2001";
+  cex.detail = "order O-2001 was credited 2 times for one payment of 12000";
   return cex;
 }
 
@@ -164,6 +167,26 @@ MatrixResult plain_matrix() {
       }
       m.cells.push_back(c);
     }
+  return m;
+}
+
+MatrixResult mismatch_matrix() {
+  MatrixResult m = plain_matrix();
+  for (auto& c : m.cells) {
+    if (c.violations.empty()) continue;
+    c.matched = false;
+    c.violations.front().counterexample.replay_shrunk_command =
+        "twice replay --handler check-then-act --scenario concurrent-duplicates --seed 111 --shrunk";
+    ViolationResult extra = c.violations.front();
+    extra.invariant = "payload_missing";
+    extra.detail = "order O-2001 was credited but its callback payload was not stored";
+    extra.failures = 2;
+    extra.seed = 222;
+    extra.counterexample.replay_shrunk_command =
+        "twice replay --handler check-then-act --scenario concurrent-duplicates --seed 222 --shrunk --invariant "
+        "payload_missing";
+    c.violations.push_back(extra);
+  }
   return m;
 }
 

@@ -28,5 +28,9 @@ results::MatrixResult hostile_matrix();
 // A realistic, well-behaved matrix: the check-then-act double credit as the
 // real run reports it.
 results::MatrixResult plain_matrix();
+// plain_matrix() whose known bug (double_credit, 3 of 200 runs, expected)
+// shows a second violation, payload_missing (2 of 200, seed 222), that the
+// expected matrix does not list: a "mismatch" cell, read for the second.
+results::MatrixResult mismatch_matrix();
 
 }  // namespace twice::reports::testing

@@ -117,27 +117,92 @@ TEST(TextReport, TranscriptHeadingsAndCellsAreEscapedAndCutBetweenCharacters) {
   EXPECT_EQ(text.find("\xc3\n"), std::string::npos);
 }
 
+// Whether it was shrunk is what the explorer says, not what the replay
+// command looks like: an exhaustive counterexample's replay is a --schedule,
+// never --shrunk, and it was shrunk all the same.
 TEST(TextReport, ACounterexampleNotShrunkSaysSo) {
   auto [cell, v] = a_counterexample();
   EXPECT_NE(render_counterexample(cell, v, TextOptions{}).find("  shrunk to "), std::string::npos);
-  v.counterexample.replay_shrunk_command = v.counterexample.replay_command;  // what a budget of 0 prints
+  v.counterexample.shrunk = false;  // a budget of 0
   const std::string text = render_counterexample(cell, v, TextOptions{});
   EXPECT_EQ(text.find("shrunk to"), std::string::npos) << text;
   EXPECT_NE(text.find("  not shrunk (a shrink budget of 0): "), std::string::npos) << text;
+  v.counterexample.shrunk = true;
+  v.counterexample.preemptions = 1;
+  v.counterexample.replay_command = "twice replay --handler h --scenario s --strategy exhaustive --schedule 0.1.0x8";
+  v.counterexample.replay_shrunk_command = "twice replay --handler h --scenario s --strategy exhaustive --schedule 1.0x9";
+  const std::string exhaustive = render_counterexample(cell, v, TextOptions{});
+  EXPECT_NE(exhaustive.find("  shrunk to "), std::string::npos) << exhaustive;
+  EXPECT_EQ(exhaustive.find("not shrunk"), std::string::npos) << exhaustive;
 }
 
 // A seed that did not show its violation again (a handler keeping state
-// across runs) has no transcript: no empty table is drawn for it.
+// across runs: no run told the story) has no transcript: no empty table is drawn for it.
 TEST(TextReport, ACounterexampleWithoutATranscriptDrawsNoEmptyTable) {
   auto [cell, v] = a_counterexample();
   v.counterexample.rows.clear();
   v.counterexample.steps = 0;
   v.counterexample.balances.clear();
+  v.counterexample.detail.clear();
   const std::string text = render_counterexample(cell, v, TextOptions{});
   EXPECT_NE(text.find("its seed did not show it: no transcript to show"), std::string::npos) << text;
   EXPECT_EQ(text.find("step time"), std::string::npos) << text;
   EXPECT_EQ(text.find("balances at the end"), std::string::npos) << text;
   EXPECT_NE(text.find("replay the failing run:"), std::string::npos) << text;
+}
+
+// Every notify lost: the run shows the violation and no handler task ran.
+// The story is the gateway's lines and the balances, with both replays.
+TEST(TextReport, ACounterexampleWithNoHandlerStepsTellsTheGatewaysStory) {
+  auto [cell, v] = a_counterexample();
+  auto& cex = v.counterexample;
+  cex.rows.clear();
+  cex.columns.clear();
+  cex.steps = 0;
+  cex.gateway = {"[      0.000s] gw   fault notify O-4002 attempt 1 is lost", "[  25h00m00.000s] gw   event retries exhausted"};
+  cex.balances = {"erin: balance 0, ledger credits 0, should be 3000  <-- wrong"};
+  const std::string text = render_counterexample(cell, v, TextOptions{});
+  EXPECT_EQ(text.find("did not show it"), std::string::npos) << text;
+  EXPECT_NE(text.find("  shrunk to 0 steps: no handler task ran for it\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("step time"), std::string::npos) << text;
+  EXPECT_NE(text.find("retries exhausted"), std::string::npos) << text;
+  EXPECT_NE(text.find("erin: balance 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("replay the failing run:   " + cex.replay_command + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("replay this counterexample: " + cex.replay_shrunk_command + "\n"), std::string::npos) << text;
+}
+
+// A "cut" row of a long transcript stands for its steps: those after it keep
+// the numbers they have in the run.
+TEST(TextReport, StepsAfterACutRowKeepTheirNumbers) {
+  auto [cell, v] = a_counterexample();
+  auto& cex = v.counterexample;
+  cex.rows.insert(cex.rows.begin() + 2, results::TranscriptRow{0, "0.041s", "cut", "... 500 steps of T1 left out ...", "", false, 500});
+  const std::string text = render_counterexample(cell, v, TextOptions{});
+  EXPECT_NE(text.find("... 500 steps of T1 left out ..."), std::string::npos) << text;
+  // Step 1 before the cut; the lock step after it is 502.
+  EXPECT_NE(text.find("\n  1    0.040s"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  502  0.070s"), std::string::npos) << text;
+}
+
+// A cell that shows a violation the expected matrix does not list, beside
+// the one it does, is labelled as such; a lost canary reads as in the other
+// reports.
+TEST(TextReport, AMismatchAndALostCanaryAreLabelled) {
+  results::MatrixResult m = plain_matrix();
+  for (auto& c : m.cells) {
+    if (c.violations.empty()) continue;
+    auto extra = c.violations.front();
+    extra.invariant = "lost_update";
+    c.violations.push_back(extra);
+    c.matched = false;
+  }
+  const std::string text = render_text(m, TextOptions{});
+  EXPECT_NE(text.find("check-then-act × concurrent-duplicates: expected double_credit, observed double_credit 3/200, "
+                      "lost_update 3/200 (not expected: lost_update)"),
+            std::string::npos)
+      << text;
+  const std::string hostile = render_text(hostile_matrix(), TextOptions{});
+  EXPECT_NE(hostile.find("(a known bug is no longer caught)"), std::string::npos) << hostile;
 }
 
 }  // namespace

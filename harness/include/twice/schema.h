@@ -24,9 +24,11 @@ struct Schema {
   std::string insert_account_sql;
 
   // Oracle queries (no parameters), run after quiescence:
-  // rows (order_no TEXT, credits INTEGER): how many times each order was
-  // credited. An order on several rows (a row per table that records
-  // credits, say) counts the largest. At every ack the checker reads one
+  // rows (order_no TEXT, credits INTEGER[, source TEXT]): how many times
+  // each order was credited. An order on several rows (a row per table that
+  // records credits, say) counts the largest; the optional third column
+  // names where a row's count was kept ('ledger', 'rebates'), for the
+  // sentence of a double credit whose rows disagree. At every ack the checker reads one
   // order's rows of it (the query inside a CTE, filtered on its first
   // column): a query with one level of GROUP BY lets SQLite filter each
   // table's scan, so the check costs one order's rows, not every order's.

@@ -15,10 +15,14 @@ namespace twice::results {
 struct TranscriptRow {
   int column = 0;          // index into Counterexample::columns
   std::string time;        // "0.012s"
-  std::string kind;        // "sql", "lock", "clock", "note", "task"
+  std::string kind;        // "sql", "lock", "clock", "note", "task"; "cut": steps left out (below)
   std::string text;        // the statement with its parameters inlined, or what happened
   std::string result;      // what it returned
   bool step = false;       // a scheduling point (counted in Counterexample::steps)
+  // A "cut" row stands for this many steps of its task's column, left out
+  // of a long transcript (explore/transcript.h says which); the reports
+  // number the steps after it as if they were there.
+  int skipped = 0;
 };
 
 // One effect an external service applied (or had to) for one order shown in
@@ -34,7 +38,7 @@ struct EffectRecord {
 struct Counterexample {
   std::uint64_t seed = 0;               // the run it was shrunk from
   std::vector<std::uint64_t> choices;   // the shrunk choice sequence
-  int steps = 0;                        // scheduling points of the tasks shown
+  int steps = 0;                        // scheduling points of the tasks shown (those cut out included)
   int hidden_steps = 0;                 // scheduling points of tasks not involved
   std::vector<std::string> columns;     // "T1: notify O-1 #1"
   std::vector<TranscriptRow> rows;
@@ -43,6 +47,9 @@ struct Counterexample {
   std::vector<EffectRecord> effects;    // per order shown, what the services applied; empty without services
   std::string replay_command;           // replays the original failing seed
   std::string replay_shrunk_command;    // replays this shrunk counterexample
+  // Shrinking ran on it (a shrink budget above 0); false: it is the failing
+  // run itself, as found.
+  bool shrunk = false;
   std::string subject;                  // the violation as this transcript shows it
   std::string detail;
   int preemptions = -1;                 // the exhaustive search's: preemptions in `choices` (-1: other strategies)
