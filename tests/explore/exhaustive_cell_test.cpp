@@ -320,6 +320,15 @@ TEST(ExhaustiveSentence, ProvedSearchedOrExplored) {
   EXPECT_EQ(reports::exhaustive_sentence(c),
             "explored 1455 schedules of about 2.5e+09 (no reduction) up to any number of preemptions and 2 faults: none "
             "failed so far, nothing proved");
+  // One schedule proves little: nothing interleaved at the lowest latencies.
+  c.exhaustive->complete = true;
+  c.exhaustive->schedules = 1;
+  c.exhaustive->runs = 1;
+  c.exhaustive->reduction = "sleep-sets";
+  c.exhaustive->preemption_bound = 2;
+  EXPECT_EQ(reports::exhaustive_sentence(c),
+            "proved: its one schedule (after sleep-sets reduction, of 1 run) up to 2 preemptions and 2 faults holds; "
+            "no two tasks interleave with step latencies and network delays at their lower end");
 }
 
 }  // namespace
