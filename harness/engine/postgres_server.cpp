@@ -74,7 +74,7 @@ Status PostgresServer::start(std::unique_ptr<PostgresServer>& out) {
   auto t0 = std::chrono::steady_clock::now();
   if (Status s = run_to_completion({*initdb, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8",
                                     "--locale=C", "--no-sync", "--no-instructions"},
-                                   as, output);
+                                   as, output, &server->guardian_);  // initdb's postgres children die with it
       !s.ok())
     return cannot_start(s.message());
   server->initdb_seconds_ = seconds_since(t0);
