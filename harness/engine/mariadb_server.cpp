@@ -1,5 +1,6 @@
 #include "engine/mariadb_server.h"
 
+#include <cstdlib>
 #include <mysql.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -63,7 +64,8 @@ Status MariadbServer::start(std::unique_ptr<MariadbServer>& out) {
   server->folder_ = pattern;
   server->socket_ = server->folder_ + "/s";
   if (server->socket_.size() > kMaxSocketPath)
-    return cannot_start(fmt::format("the socket path under {} is longer than 107 bytes; set TWICE_MARIADB_DIR", base));
+    return cannot_start(fmt::format("the socket path under {} is longer than 107 bytes; {}", base,
+                                    std::getenv("TWICE_MARIADB_DIR") ? "set TWICE_MARIADB_DIR to a shorter folder" : "set TWICE_MARIADB_DIR to a short folder, such as /tmp"));
   // The guardian reads the server's pid from data/postmaster.pid (the name
   // PostgreSQL uses; --pid-file puts MariaDB's there too).
   if (Status s = server->guardian_.start(SIGTERM, server->folder_); !s.ok()) return cannot_start(s.message());

@@ -1,5 +1,6 @@
 #include "engine/postgres_server.h"
 
+#include <cstdlib>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -63,7 +64,8 @@ Status PostgresServer::start(std::unique_ptr<PostgresServer>& out) {
   std::unique_ptr<PostgresServer> server(new PostgresServer());
   server->folder_ = pattern;
   if (server->folder_.size() + std::string_view(kSocketName).size() > kMaxSocketPath)
-    return cannot_start(fmt::format("the socket path under {} is longer than 107 bytes; set TWICE_PG_DIR", base));
+    return cannot_start(fmt::format("the socket path under {} is longer than 107 bytes; {}", base,
+                                    std::getenv("TWICE_PG_DIR") ? "set TWICE_PG_DIR to a shorter folder" : "set TWICE_PG_DIR to a short folder, such as /tmp"));
   if (as.switch_user && ::chown(server->folder_.c_str(), as.uid, as.gid) != 0)
     return cannot_start("cannot hand " + server->folder_ + " to the postgres user");
   if (Status s = server->guardian_.start(SIGQUIT, server->folder_); !s.ok()) return cannot_start(s.message());
