@@ -30,6 +30,7 @@
 #include "cli/stress_command.h"
 #include "explore/expected.h"
 #include "explore/cell_process.h"
+#include "explore/contained_process.h"
 #include "explore/explorer.h"
 #include "explore/schedule_text.h"
 #include "gateway/retry_profile.h"
@@ -64,10 +65,19 @@ std::atomic<bool> g_progress_on_tty{false};
 // wait. SIGTERM (a cancelled CI job, `timeout`) is taken the same way, so a
 // cancelled run still leaves its finished cells and drops the databases it
 // made on a server. Only async-signal-safe calls here.
+//
+// Stopping at once ends the contained processes first (the cells': their
+// process groups, and their database files), which the terminal's Ctrl-C
+// does not reach, then twice by the signal's default action.
+extern "C" void on_stop_now(int sig) {
+  explore::stop_contained_now();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
 extern "C" void on_sigint(int sig) {
   if (g_stop.exchange(true)) {
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
+    on_stop_now(sig);
     return;
   }
   static constexpr char kClear[] = "\r\x1b[K";
