@@ -196,6 +196,36 @@ grep -q "hung: no scheduling point for 3 s" reports/twice-report.md || fail "no 
 grep -q "no database, lock, clock, gateway or service call" all.json || fail "the hung verdict does not say what a scheduling point is"
 ! grep -q "no Env call" all.json || fail "the hung verdict says 'no Env call'"
 
+# A replay of a run that crashes, exits or hangs: the trace up to it, a
+# verdict that names it, exit 1, no database file left.
+expect_contained_replay() {  # HANDLER VERDICT [OPTION...]
+  local handler=$1 verdict=$2
+  shift 2
+  "$twice" replay --plugin "$plugin" --handler "$handler" --scenario concurrent-duplicates --seed 7 "$@" >replay.txt 2>&1
+  local rc=$?
+  [ "$rc" -eq 1 ] || fail "$handler replay: exit $rc, wanted 1: $(tail -3 replay.txt)"
+  head -1 replay.txt | grep -q "^# twice replay: $handler on concurrent-duplicates" || fail "$handler replay: no heading"
+  grep -q "gw   event sends notify" replay.txt || fail "$handler replay: no trace before the failure: $(head -5 replay.txt)"
+  tail -1 replay.txt | grep -q "^# verdict: $verdict" || fail "$handler replay: last line $(tail -1 replay.txt)"
+  [ -z "$(ls -A db)" ] || fail "$handler replay left files in the database folder: $(ls -A db)"
+}
+expect_contained_replay hostile-segfault "crashed: SIGSEGV: "
+expect_contained_replay hostile-exit "exited: 0: "
+expect_contained_replay hostile-spin "hung: no scheduling point for 2 s: " --cell-timeout 2
+# A replay that ends normally prints the same bytes as one in this process: a
+# violation's run and its shrunk counterexample (exit 1), a run without one (exit 0).
+for replay_args in "--seed 5787478153334856" "--seed 5787478153334856 --shrunk" "--seed 7"; do
+  # shellcheck disable=SC2086
+  "$twice" replay --handler check-then-act --scenario concurrent-duplicates $replay_args >contained.txt 2>&1
+  rc=$?
+  # shellcheck disable=SC2086
+  "$twice" replay --handler check-then-act --scenario concurrent-duplicates $replay_args --in-process >inproc.txt 2>&1
+  rc_in_process=$?
+  [ "$rc" -eq "$rc_in_process" ] || fail "replay $replay_args: exit $rc contained, $rc_in_process in process"
+  [ "$rc" -le 1 ] || fail "replay $replay_args: exit $rc: $(cat contained.txt)"
+  cmp -s contained.txt inproc.txt || fail "replay $replay_args: a contained replay prints other bytes: $(diff contained.txt inproc.txt | head -5)"
+done
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1
