@@ -205,9 +205,11 @@ std::string render_counterexample(const results::CellResult& cell, const results
     out += fmt::format("  first seen after {} schedule{} (seed {}); {} of {} runs showed it\n", v.schedules_to_first,
                        v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, cell.seeds_run);
   if (cex.detail.empty()) {
-    // Run again to be shrunk, the seed did not show the violation (a handler
-    // that keeps state across runs, whose failure says so): no story to tell.
-    out += "  run again on its own, its seed did not show it: no transcript to show\n";
+    // Run again to be shrunk, after the cell's other runs and in the same
+    // process, the seed did not show the violation (a handler that keeps
+    // state across runs or is nondeterministic): no story to tell. Whether it
+    // shows alone in a fresh process, the cell's re-check says.
+    out += "  run again after the cell's other runs, to be shrunk, its seed did not show it: no transcript to show\n";
     out += fmt::format("\n  replay the failing run:   {}\n", cex.replay_command);
     return out;
   }

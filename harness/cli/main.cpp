@@ -1,6 +1,7 @@
 // The `twice` command: run the matrix, replay one run, list what there is.
 // Exit status: 0 the matrix equals scenarios/expected.toml (replay: the run
-// shows no violation), 1 it does not (replay: it shows one), 2 a usage or
+// shows no violation), 1 it does not (replay: it shows one, or the handler
+// crashed, exited or hung in it), 2 a usage or
 // input error (the message names the file, line and fix), 3 an internal
 // error of twice itself, 130 interrupted.
 #include <unistd.h>
@@ -31,8 +32,10 @@
 #include "cli/stress_command.h"
 #include "explore/expected.h"
 #include "explore/cell_process.h"
+#include "explore/contained_process.h"
 #include "explore/explorer.h"
 #include "explore/schedule_text.h"
+#include "process/child_io.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "gateway/scenario_ref.h"
@@ -65,10 +68,19 @@ std::atomic<bool> g_progress_on_tty{false};
 // wait. SIGTERM (a cancelled CI job, `timeout`) is taken the same way, so a
 // cancelled run still leaves its finished cells and drops the databases it
 // made on a server. Only async-signal-safe calls here.
+//
+// Stopping at once ends the contained processes first (the cells' and a
+// replay's: their process groups, and their database files), which the
+// terminal's Ctrl-C does not reach, then twice by the signal's default action.
+extern "C" void on_stop_now(int sig) {
+  explore::stop_contained_now();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
 extern "C" void on_sigint(int sig) {
   if (g_stop.exchange(true)) {
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
+    on_stop_now(sig);
     return;
   }
   static constexpr char kClear[] = "\r\x1b[K";
@@ -513,6 +525,8 @@ struct ReplayArgs {
   std::string invariant;
   int shrink_budget = explore::kReplayShrinkBudget;
   cli::EngineArgs engines;
+  bool in_process = false;  // run it in this process (for a debugger), not a contained child
+  int cell_timeout = 30;    // contained: seconds without a scheduling point before it is killed as hung
 };
 
 int cmd_replay(const ReplayArgs& a) {
@@ -533,10 +547,10 @@ int cmd_replay(const ReplayArgs& a) {
     throw UsageError{"--invariant goes with --shrunk: it names the violation to shrink for"};
   if (!a.invariant.empty() && !check::is_invariant(a.invariant))
     throw UsageError{fmt::format("--invariant '{}': no such invariant; known: {}", a.invariant, check::invariant_names())};
-  const sim::StrategySpec strategy =
-      explore::resolve_strategy(strategy_from(a.strategy, a.pct_depth, a.pct_steps), scenario, *handler);
+  // Resolved in the run, not here: PCT's k is measured by running the handler.
+  const sim::StrategySpec given = strategy_from(a.strategy, a.pct_depth, a.pct_steps);
 
-  run::RunSpec spec{&scenario, handler, strategy, a.seed, std::nullopt};
+  run::RunSpec spec{&scenario, handler, given, a.seed, std::nullopt};
   if (exhaustive) {
     StatusOr<std::vector<std::uint64_t>> schedule = explore::parse_schedule(a.schedule);
     if (!schedule.ok()) throw UsageError{schedule.status().message()};
@@ -547,63 +561,114 @@ int cmd_replay(const ReplayArgs& a) {
   if (engines.choices().size() != 1) throw UsageError{"replay runs on one engine and one isolation level"};
   require_schemas({handler}, engines);
   spec.engine = engines.choices().front();
-  if (a.shrunk) {
-    // Shrinking is deterministic: from the seed we get the same counterexample
-    // the run printed, and replay its choice sequence.
-    const run::RunResult original = replayed(spec);
-    if (original.verdict.violations.empty()) {
-      std::cerr << fmt::format("twice: seed {} shows no violation for {} on {}; nothing to shrink\n", a.seed,
-                               handler->name, scenario.name);
-      return kExitUsage;
+  // Prints through `out`, each event as the run makes it.
+  const auto replay = [&](const std::function<void(const std::string&)>& out) -> int {
+    spec.strategy = explore::resolve_strategy(given, scenario, *handler);
+    const sim::StrategySpec& strategy = spec.strategy;
+    if (a.shrunk) {
+      // Shrinking is deterministic: from the seed we get the same counterexample
+      // the run printed, and replay its choice sequence.
+      const run::RunResult original = replayed(spec);
+      if (original.verdict.violations.empty()) {
+        std::cerr << fmt::format("twice: seed {} shows no violation for {} on {}; nothing to shrink\n", a.seed,
+                                 handler->name, scenario.name);
+        return kExitUsage;
+      }
+      const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
+      if (!original.has(invariant)) {
+        // A verdict's violations come grouped by invariant.
+        std::string shown, last;
+        int kinds = 0;
+        for (const auto& v : original.verdict.violations)
+          if (v.invariant != last) {
+            shown += (kinds++ == 0 ? "" : ", ") + v.invariant;
+            last = v.invariant;
+          }
+        std::cerr << fmt::format("twice: seed {} shows no {} for {} on {}; it shows {}: give {} to --invariant\n", a.seed,
+                                 invariant, handler->name, reports::terminal_text(scenario.name), shown,
+                                 kinds == 1 ? "that" : "one of them");
+        return kExitUsage;
+      }
+      // Same budget as `twice run`'s default, so the same counterexample.
+      try {
+        const auto cex =
+            explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget, spec.engine);
+        spec.choices = cex.choices;
+      } catch (const explore::CellError& e) {
+        throw UsageError{e.what()};
+      }
     }
-    const std::string invariant = a.invariant.empty() ? original.verdict.violations.front().invariant : a.invariant;
-    if (!original.has(invariant)) {
-      // A verdict's violations come grouped by invariant.
-      std::string shown, last;
-      int kinds = 0;
-      for (const auto& v : original.verdict.violations)
-        if (v.invariant != last) {
-          shown += (kinds++ == 0 ? "" : ", ") + v.invariant;
-          last = v.invariant;
-        }
-      std::cerr << fmt::format("twice: seed {} shows no {} for {} on {}; it shows {}: give {} to --invariant\n", a.seed,
-                               invariant, handler->name, reports::terminal_text(scenario.name), shown,
-                               kinds == 1 ? "that" : "one of them");
-      return kExitUsage;
+    // A schedule that does not fit the run (mistyped, of another scenario, or
+    // the scenario changed since) would tell another story as if it were the
+    // one: a run without a trace checks it before any line is printed.
+    if (exhaustive) {
+      run::RunSpec silent = spec;
+      silent.record_trace = false;
+      if (Status st = explore::check_schedule_fits(*spec.choices, replayed(silent).choices); !st.ok())
+        throw UsageError{st.message()};
     }
-    // Same budget as `twice run`'s default, so the same counterexample.
-    try {
-      const auto cex =
-          explore::shrink_counterexample(scenario, *handler, strategy, a.seed, invariant, a.shrink_budget, spec.engine);
-      spec.choices = cex.choices;
-    } catch (const explore::CellError& e) {
-      throw UsageError{e.what()};
-    }
+    // A scenario's names and a callback's payload reach these lines: each is
+    // kept on its line, its control characters shown escaped, as `twice run` does.
+    using reports::terminal_text;
+    // The heading comes with the first event: a run that cannot start prints nothing but its error.
+    bool headed = false;
+    const auto head = [&] {
+      if (std::exchange(headed, true)) return;
+      if (exhaustive)
+        out(fmt::format("# twice replay: {} on {}{}, strategy exhaustive, schedule {}\n", handler->name,
+                        terminal_text(scenario.name), spec.engine.cell_suffix(), explore::schedule_text(*spec.choices)));
+      else
+        out(fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name,
+                        terminal_text(scenario.name), spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
+                        a.shrunk ? " (shrunk counterexample)" : ""));
+    };
+    spec.on_event = [&](const sim::TraceEvent& e) {
+      head();
+      out(terminal_text(sim::format_event(e)) + '\n');
+    };
+    const run::RunResult r = replayed(spec);
+    head();
+    std::string tail = fmt::format("# quiescent at {} after {} scheduling points\n", format_time(r.end_time), r.steps);
+    for (const auto& acc : r.verdict.accounts)
+      tail += fmt::format("# {}: balance {}, ledger credits {}, should be {}\n", terminal_text(acc.user), acc.balance,
+                          acc.ledger_sum, acc.should_be);
+    if (r.verdict.violations.empty()) tail += "# verdict: no violation\n";
+    for (const auto& v : r.verdict.violations)
+      tail += fmt::format("# verdict: {}: {}\n", v.invariant, terminal_text(v.detail));
+    out(tail);
+    return r.verdict.violations.empty() ? 0 : kExitMismatch;
+  };
+  // A server engine's run stays in this process, as `twice run`'s cells do.
+  if (a.in_process || !spec.engine.is_sqlite()) {
+    const int status = replay([](const std::string& text) { std::cout << text; });
+    std::cout << std::flush;
+    return status;
   }
-  const run::RunResult r = replayed(spec);
-  // A schedule that does not fit the run (mistyped, of another scenario, or
-  // the scenario changed since) would tell another story as if it were the one.
-  if (exhaustive)
-    if (Status st = explore::check_schedule_fits(*spec.choices, r.choices); !st.ok()) throw UsageError{st.message()};
-  // A scenario's names and a callback's payload reach these lines: each is
-  // kept on its line, its control characters shown escaped, as `twice run` does.
-  using reports::terminal_text;
-  if (exhaustive)
-    std::cout << fmt::format("# twice replay: {} on {}{}, strategy exhaustive, schedule {}\n", handler->name,
-                             terminal_text(scenario.name), spec.engine.cell_suffix(), explore::schedule_text(*spec.choices));
-  else
-    std::cout << fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name,
-                             terminal_text(scenario.name), spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
-                             a.shrunk ? " (shrunk counterexample)" : "");
-  for (const auto& e : r.trace.events()) std::cout << terminal_text(sim::format_event(e)) << '\n';
-  std::cout << fmt::format("# quiescent at {} after {} scheduling points\n", format_time(r.end_time), r.steps);
-  for (const auto& acc : r.verdict.accounts)
-    std::cout << fmt::format("# {}: balance {}, ledger credits {}, should be {}\n", terminal_text(acc.user), acc.balance,
-                             acc.ledger_sum, acc.should_be);
-  if (r.verdict.violations.empty()) std::cout << "# verdict: no violation\n";
-  for (const auto& v : r.verdict.violations)
-    std::cout << fmt::format("# verdict: {}: {}\n", v.invariant, terminal_text(v.detail));
-  return r.verdict.violations.empty() ? 0 : kExitMismatch;
+  // In a contained child, as a `twice run` cell: a handler that crashes,
+  // exits or hangs ends the trace printed so far with a verdict that says so.
+  std::signal(SIGINT, on_stop_now);
+  std::signal(SIGTERM, on_stop_now);
+  const explore::ContainedEnd end = explore::run_contained(a.cell_timeout, [&] {
+    // Each line as it comes, straight to twice's stdout: what a crash cuts short is out already.
+    std::string pending;
+    const auto out = [&](const std::string& text) {
+      pending += text;
+      if (pending.size() < (1 << 16) && !text.ends_with('\n')) return;
+      process::write_all(explore::twice_stdout(), pending.data(), pending.size());
+      pending.clear();
+    };
+    try {
+      return replay(out);
+    } catch (const UsageError& e) {
+      std::cerr << "twice: " << e.message << "\n";
+      return kExitUsage;
+    }
+  });
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (end.finished) return end.status;
+  std::cout << fmt::format("# verdict: {}: {}\n", end.verdict, end.detail) << std::flush;
+  return kExitMismatch;
 }
 
 int cmd_list(const std::string& scenarios_dir, bool json) {
@@ -772,8 +837,11 @@ int main(int argc, char** argv) {
   auto* replay = app.add_subcommand("replay", "Replay one run from its seed and print its whole trace");
   replay->footer(
       "\nThe same (handler, scenario, strategy, seed) always prints the same trace, byte for byte.\n"
-      "Exit status: 0 the run shows no violation; 1 it shows one; 2 a usage or input error; 3 an internal\n"
-      "error of twice.\n"
+      "The run goes in a child process, as a `twice run` cell does: a handler that crashes, exits or hangs\n"
+      "ends the trace printed so far with a last line that says so (# verdict: crashed: SIGSEGV: ...,\n"
+      "exited: 0, hung: no scheduling point for 30 s).\n"
+      "Exit status: 0 the run shows no violation; 1 it shows one, or the handler crashed, exited or hung;\n"
+      "2 a usage or input error; 3 an internal error of twice.\n"
       "Example:\n"
       "  twice replay --handler check-then-act --scenario concurrent-duplicates --seed 5787478153334856 --shrunk");
   replay->add_option("--handler", replay_args.handler, "The handler")->required();
@@ -801,6 +869,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   cli::add_engine_options(replay, replay_args.engines);
+  replay->add_flag("--in-process", replay_args.in_process,
+                   "Run it in this process (for a debugger); by default it runs in a child process, so that a "
+                   "handler that crashes, exits or hangs ends the trace with a verdict that says so (on a server "
+                   "engine it always runs in this process)");
+  replay->add_option("--cell-timeout", replay_args.cell_timeout,
+                     "Seconds the run may go without a scheduling point before it is killed as hung")
+      ->check(CLI::Range(1, 86'400))
+      ->capture_default_str();
 
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");

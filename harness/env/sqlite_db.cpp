@@ -165,16 +165,16 @@ std::string exec_script(sqlite3* conn, const std::string& sql) {
   return msg;
 }
 
-namespace {
-
-// Where the runs' databases go: $TWICE_DB_DIR when set (the tests point it at
-// a folder of their own), else /dev/shm when there is one, else the temporary folder.
-std::filesystem::path database_folder() {
+// $TWICE_DB_DIR when set (the tests point it at a folder of their own), else
+// /dev/shm when there is one, else the temporary folder.
+std::string database_folder() {
   if (const char* dir = std::getenv("TWICE_DB_DIR"); dir && *dir) return dir;
   std::error_code ec;
   if (std::filesystem::is_directory("/dev/shm", ec)) return "/dev/shm";
-  return std::filesystem::temp_directory_path();
+  return std::filesystem::temp_directory_path().string();
 }
+
+namespace {
 
 // Files a process of twice left when it was killed (SIGKILL, OOM, a signal
 // whose default action ends it): no exit path of its own could remove them.
@@ -219,7 +219,7 @@ std::string process_prefix() {
 
 std::string fresh_database_path() {
   static std::atomic<std::uint64_t> counter{0};
-  return (database_folder() / fmt::format("{}{}.db", process_prefix(), counter++)).string();
+  return (std::filesystem::path(database_folder()) / fmt::format("{}{}.db", process_prefix(), counter++)).string();
 }
 
 void remove_database(const std::string& path) {

@@ -38,6 +38,8 @@ std::string exec_script(sqlite3* conn, const std::string& sql);
 // when set, else /dev/shm when there is one, else the temporary folder), named
 // "twice-<pid>-<random>-<n>.db". remove_database() deletes it and its journals.
 std::string fresh_database_path();
+// The folder those paths are in.
+std::string database_folder();
 void remove_database(const std::string& path);
 // Removes every database file the process `pid` created (and left behind when
 // it died). Called by the parent of a cell's process, before reaping it.

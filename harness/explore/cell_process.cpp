@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include "env/journal_vfs.h"
 #include "env/run_database.h"
 #include "env/sqlite_db.h"
+#include "explore/contained_process.h"
 #include "gateway/signature.h"
 #include "process/child_io.h"
 #include "run/simulate.h"
@@ -194,7 +196,9 @@ constexpr std::size_t kHeader = 5;
 // --- the child's side ----------------------------------------------------------
 
 int g_child_fd = -1;  // the child's end of its pipe; only ever set in a child
-
+struct stat g_child_pipe {};  // what g_child_fd was when the child started
+// Set (in memory its parent reads) when the child could not send its result.
+std::atomic<bool>* g_unsent = nullptr;
 
 void send(Message kind, const std::string& payload) {
   const auto size = static_cast<std::uint32_t>(payload.size());
@@ -202,7 +206,15 @@ void send(Message kind, const std::string& payload) {
   frame[0] = static_cast<char>(kind);
   for (int b = 0; b < 4; ++b) frame[1 + b] = static_cast<char>((size >> (8 * b)) & 0xff);
   frame += payload;
-  if (!write_all(g_child_fd, frame.data(), frame.size())) ::_exit(125);
+  // A handler that closed the pipe may have had its number reused by a file
+  // of its own: the result would go there, and the parent would see none.
+  struct stat now {};
+  const bool still_the_pipe = ::fstat(g_child_fd, &now) == 0 && now.st_dev == g_child_pipe.st_dev &&
+                              now.st_ino == g_child_pipe.st_ino;
+  if (!still_the_pipe || !write_all(g_child_fd, frame.data(), frame.size())) {
+    if (g_unsent) g_unsent->store(true);
+    ::_exit(125);
+  }
 }
 
 // operator new failed under the memory limit: nothing may allocate any more,
@@ -213,12 +225,15 @@ void on_out_of_memory() {
   ::_exit(124);
 }
 
+// In a child made by fork_contained() (explore/contained_process.h: its own
+// process group, killed with its parent, twice's signal handlers reset).
 template <class Body>
-[[noreturn]] void child_main(int fd, std::atomic<std::uint64_t>* beat, const IsolationLimits& limits, Body body) {
+[[noreturn]] void child_main(int fd, std::atomic<std::uint64_t>* beat, std::atomic<bool>* unsent,
+                             const IsolationLimits& limits, Body body) {
   g_child_fd = fd;
+  ::fstat(fd, &g_child_pipe);
+  g_unsent = unsent;
   sim::heartbeat = beat;
-  // Ctrl-C reaches the whole process group: the parent decides what stops.
-  ::signal(SIGINT, SIG_IGN);
   if (limits.memory_limit_bytes > 0) {
     const rlimit limit{limits.memory_limit_bytes, limits.memory_limit_bytes};
     ::setrlimit(RLIMIT_AS, &limit);
@@ -236,8 +251,8 @@ template <class Body>
   // The runs' database file kept for this thread (env/run_database.h) is the
   // child's own: removed here, since _exit() runs no thread_local destructor.
   env::RunDatabase::of_this_thread().remove_before_exit();
-  // What the handler printed goes out; nothing of the parent's is left to
-  // flush twice (it flushed before forking). No atexit handlers, no static
+  // What the handler printed goes out (to twice's stderr); nothing of the
+  // parent's is left to flush twice (it flushed before forking). No atexit handlers, no static
   // destructors: they belong to the parent.
   std::cout.flush();
   std::fflush(nullptr);
@@ -263,6 +278,7 @@ struct Slot {
   // publishes it, so a child killed while writing leaves the last one whole.
   std::atomic<std::uint32_t> latest;
   RunRecord records[2];
+  std::atomic<bool> unsent;  // the child could not send its result (send())
 };
 
 void record_run(Slot& slot, std::string_view phase, int run, std::uint64_t seed) {
@@ -301,6 +317,7 @@ struct Child {
   std::optional<std::vector<std::string>> observed;
   std::optional<std::string> error;
   bool garbled = false;  // a message that does not decode
+  bool unsent = false;   // the child could not send its result
   int status = 0;        // as waitpid() reported it
 };
 
@@ -332,10 +349,8 @@ class CellSupervisor {
     // Only reached with children still running when something threw: take
     // them down, their files with them.
     for (auto& c : running_) {
-      ::kill(c.pid, SIGKILL);
-      int status = 0;
-      ::waitpid(c.pid, &status, 0);
-      env::remove_process_databases(c.pid);
+      kill_contained(c.pid);
+      reap_contained(c.pid, true);
       if (c.fd >= 0) ::close(c.fd);
       if (c.pidfd >= 0) ::close(c.pidfd);
     }
@@ -396,23 +411,24 @@ class CellSupervisor {
     const std::size_t slot = free_slots_.back();
     free_slots_.pop_back();
     new (&slot_at(slot)) Slot{};  // no beat, no run yet
-    // Nothing buffered may be written twice (once by the child's exit).
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
+    pid_t pid = -1;
+    try {
+      pid = fork_contained();
+    } catch (...) {
       ::close(fds[0]);
       ::close(fds[1]);
       free_slots_.push_back(slot);
-      throw std::runtime_error(fmt::format("cannot fork a cell's process: {}", std::strerror(errno)));
+      throw;
     }
     if (pid == 0) {
       ::close(fds[0]);
       slot_of_child_ = slot;
-      child_main(fds[1], beat(slot), limits_, [&] { run_in_child(work); });
+      child_main(fds[1], beat(slot), &slot_at(slot).unsent, limits_, [&] { run_in_child(work); });
     }
     ::close(fds[1]);
+    // Read until empty once the child has exited: a process the handler
+    // forked may hold the pipe open, and no EOF is waited for.
+    ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
     Child c;
     c.work = work;
     c.pid = pid;
@@ -461,20 +477,23 @@ class CellSupervisor {
         fds.push_back(pollfd{running_[i].fd, POLLIN, 0});
         owner.push_back(i);
       }
-    // After the pipes (fds[k] is owner[k]'s pipe for k < owner.size()): the
-    // pidfds of children about to exit. One turns readable when its child has
-    // exited, so poll wakes then, not 5 ms later (537 exits in the main job).
-    bool awaiting_exit = false;  // a child about to exit without a pidfd to tell when
-    for (const Child& c : running_) {
-      if (c.fd >= 0 && !c.killed_as_hung) continue;
-      if (c.pidfd >= 0) fds.push_back(pollfd{c.pidfd, POLLIN, 0});
-      else awaiting_exit = true;
+    // After the pipes: each child's pidfd, readable once the child has exited.
+    // Its result is taken then, not at its pipe's EOF: a process the handler
+    // forked may hold the pipe open as long as it lives.
+    const std::size_t pipes = fds.size();
+    std::vector<int> pidfd_at(running_.size(), -1);  // a child's entry in fds, -1: none
+    int timeout_ms = 200;
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      if (running_[i].pidfd < 0) {  // its exit only waitid can tell: look again soon, sooner when it is ending
+        timeout_ms = std::min(timeout_ms, running_[i].fd < 0 || running_[i].killed_as_hung ? 5 : 50);
+        continue;
+      }
+      pidfd_at[i] = static_cast<int>(fds.size());
+      fds.push_back(pollfd{running_[i].pidfd, POLLIN, 0});
     }
-    // A child that closed its pipe is about to exit: look again soon.
-    const int timeout_ms = awaiting_exit ? 5 : 200;
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) throw std::runtime_error(fmt::format("poll: {}", std::strerror(errno)));
-    for (std::size_t k = 0; ready > 0 && k < owner.size(); ++k)
+    for (std::size_t k = 0; ready > 0 && k < pipes; ++k)
       if (fds[k].revents != 0) read_from(running_[owner[k]]);
 
     const auto now = Clock::now();
@@ -485,42 +504,46 @@ class CellSupervisor {
         c.last_sign_of_life = now;
       }
       if (!c.killed_as_hung && now - c.last_sign_of_life > std::chrono::seconds(limits_.timeout_seconds)) {
-        ::kill(c.pid, SIGKILL);
+        kill_contained(c.pid);
         c.killed_as_hung = true;
       }
     }
-    for (std::size_t i = 0; i < running_.size();) {
-      // A killed child is reaped even while its pipe stays open (a process
-      // the handler forked may hold it): the cell's verdict does not wait.
-      if ((running_[i].fd < 0 || running_[i].killed_as_hung) && reap(running_[i])) {
+    std::vector<bool> may_have_exited(running_.size());
+    for (std::size_t i = 0; i < running_.size(); ++i)
+      may_have_exited[i] = pidfd_at[i] < 0 || (ready > 0 && fds[static_cast<std::size_t>(pidfd_at[i])].revents != 0);
+    std::vector<Child> done;
+    for (std::size_t i = 0, k = 0; i < running_.size(); ++k) {
+      if (may_have_exited[k] && reap(running_[i])) {
         if (running_[i].fd >= 0) ::close(running_[i].fd);
         if (running_[i].pidfd >= 0) ::close(running_[i].pidfd);
-        Child done = std::move(running_[i]);
+        free_slots_.push_back(running_[i].slot);
+        done.push_back(std::move(running_[i]));
         running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
-        free_slots_.push_back(done.slot);
-        finish(done);
       } else {
         ++i;
       }
     }
+    for (auto& c : done) finish(c);
   }
 
-  void read_from(Child& c) {
+  // One read of the child's pipe; false when nothing more is there now (empty, or closed).
+  bool read_from(Child& c) {
     char buffer[1 << 16];
     const ssize_t n = ::read(c.fd, buffer, sizeof buffer);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n < 0 && errno == EINTR) return true;
+    if (n < 0 && errno == EAGAIN) return false;
     if (n <= 0) {
       ::close(c.fd);
       c.fd = -1;
-      return;
+      return false;
     }
     c.inbox.append(buffer, static_cast<std::size_t>(n));
     c.last_sign_of_life = Clock::now();
     for (;;) {
-      if (c.inbox.size() < kHeader) return;
+      if (c.inbox.size() < kHeader) return true;
       std::uint32_t size = 0;
       for (int b = 0; b < 4; ++b) size |= static_cast<std::uint32_t>(static_cast<unsigned char>(c.inbox[1 + b])) << (8 * b);
-      if (c.inbox.size() < kHeader + size) return;
+      if (c.inbox.size() < kHeader + size) return true;
       const auto kind = static_cast<Message>(c.inbox[0]);
       const std::string payload = c.inbox.substr(kHeader, size);
       c.inbox.erase(0, kHeader + size);
@@ -553,8 +576,9 @@ class CellSupervisor {
     }
   }
 
-  // True once the child has exited and is reaped. Its files are removed
-  // before it is reaped, while its pid cannot belong to anyone else.
+  // True once the child has exited and is reaped. Its files are removed, and
+  // what it left running in its process group killed, before it is reaped,
+  // while its pid cannot belong to anyone else.
   bool reap(Child& c) {
     siginfo_t info{};
     if (::waitid(P_PID, static_cast<id_t>(c.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
@@ -562,17 +586,17 @@ class CellSupervisor {
       throw std::runtime_error(fmt::format("waitid: {}", std::strerror(errno)));
     }
     if (info.si_pid == 0) return false;
+    // Everything it sent is in its pipe now.
+    while (c.fd >= 0 && read_from(c)) {
+    }
     // Exited: its slot is still and still its own; the last run it started.
     const Slot& slot = slot_at(c.slot);
     const RunRecord& r = slot.records[slot.latest.load(std::memory_order_acquire)];
     if (c.work.kind == Work::Kind::kExplore && r.run > 0) c.under_way = CellFailure{{}, {}, r.phase, r.run, r.seed, {}};
+    c.unsent = slot.unsent.load();
     const bool normal = (c.cell || c.observed) && info.si_code == CLD_EXITED && info.si_status == 0;
-    if (!normal) env::remove_process_databases(c.pid);
-    int status = 0;
-    while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    c.status = reap_contained(c.pid, !normal);
     c.pid = -1;
-    c.status = status;
     return true;
   }
 
@@ -588,8 +612,15 @@ class CellSupervisor {
       f.verdict = fmt::format("error: {}", *c.error);
       what = fmt::format("stopped on an error ({})", *c.error);
     } else if (c.killed_as_hung) {
-      f.verdict = fmt::format("hung: no scheduling point for {} s", limits_.timeout_seconds);
-      what = fmt::format("reached no scheduling point (no Env call) for {} s and was killed", limits_.timeout_seconds);
+      f.verdict = hung_verdict(limits_.timeout_seconds);
+      what = hung_what(limits_.timeout_seconds);
+    } else if (c.unsent) {
+      // After its runs, not during one: no run to name, nothing to replay.
+      f = CellFailure{"error: result not sent",
+                      "the process running this cell could not send its result back (did the handler close or "
+                      "replace file descriptors it does not own?)",
+                      {}, 0, 0, {}};
+      return f;
     } else if (WIFSIGNALED(status)) {
       f.verdict = fmt::format("crashed: {}", signal_name(WTERMSIG(status)));
       what = fmt::format("died by {} ({})", signal_name(WTERMSIG(status)), ::strsignal(WTERMSIG(status)));
@@ -610,10 +641,20 @@ class CellSupervisor {
     return f;
   }
 
+  // A child the user's interrupt ended while twice is stopping (a SIGINT or
+  // SIGTERM sent to every process, a handler that put SIGINT back to its
+  // default): its work was cut short, not failed.
+  bool interrupted(const Child& c) const {
+    if (!options_.stop || !options_.stop->load() || c.cell || c.observed || c.killed_as_hung) return false;
+    return WIFSIGNALED(c.status) && (WTERMSIG(c.status) == SIGINT || WTERMSIG(c.status) == SIGTERM ||
+                                     WTERMSIG(c.status) == SIGHUP);
+  }
+
   void finish(Child& c) {
     const std::size_t i = c.work.cell;
     const HandlerInfo& h = handler_of(i);
     const gateway::Scenario& s = scenario_of(i);
+    if (c.work.kind == Work::Kind::kExplore && interrupted(c)) return;  // not run: the matrix is incomplete
     if (c.work.kind == Work::Kind::kExplore) {
       if (c.cell) {
         cells_[i] = std::move(*c.cell);
@@ -627,15 +668,29 @@ class CellSupervisor {
       }
     } else {
       const ViolationResult& v = cells_[i]->violations[c.work.violation];
-      if (c.observed) {
+      if (interrupted(c)) {
+        // Not re-checked: the violation stands as found.
+      } else if (c.observed) {
         if (std::find(c.observed->begin(), c.observed->end(), v.invariant) == c.observed->end()) {
           CellFailure f;
-          f.verdict = "keeps state across runs";
-          f.detail = fmt::format(
-              "run {} (seed {}) showed {} after {} earlier run{} in the same process, but not when run alone in a "
-              "fresh one: the handler keeps state from one run to the next (a static, a thread_local, a file), so "
-              "its replay does not show what was reported",
-              v.schedules_to_first, v.seed, v.invariant, v.schedules_to_first - 1, v.schedules_to_first == 2 ? "" : "s");
+          if (v.schedules_to_first > 1) {
+            f.verdict = "keeps state across runs";
+            f.detail = fmt::format(
+                "run {} (seed {}) showed {} after {} earlier run{} in the same process, but not when run alone in a "
+                "fresh one: the handler keeps state from one run to the next (a static, a thread_local, a file) or "
+                "is nondeterministic (time, rand(), addresses, threads: use the Env's clock and token), so its "
+                "replay does not show what was reported",
+                v.schedules_to_first, v.seed, v.invariant, v.schedules_to_first - 1,
+                v.schedules_to_first == 2 ? "" : "s");
+          } else {
+            // The first run of its process, as in the fresh one: no earlier run to keep state from.
+            f.verdict = "nondeterministic";
+            f.detail = fmt::format(
+                "run 1 (seed {}) showed {}, but not when run again alone in a fresh process: the handler is "
+                "nondeterministic (time, rand(), addresses, threads: use the Env's clock and token) or keeps state "
+                "outside its process (a file), so its replay does not show what was reported",
+                v.seed, v.invariant);
+          }
           f.phase = "re-checking " + v.invariant;
           f.run = v.schedules_to_first;
           f.seed = v.seed;

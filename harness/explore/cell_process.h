@@ -9,7 +9,14 @@
 //
 // Each counterexample found is then re-run alone in a fresh child: when it
 // does not show its violation there, the cell says the handler keeps state
-// across runs (its printed replay would not show what was reported).
+// across runs, or, when it was the first run of its process, that it is
+// nondeterministic (its printed replay would not show what was reported).
+//
+// The children are contained processes (explore/contained_process.h): each in
+// a process group of its own, killed when twice dies, its stdout on twice's
+// stderr. A cell's result is taken when its process exits, and whatever it
+// left running in its group is killed then. A cell that the user's interrupt
+// ended while twice was stopping is not run, not failed.
 //
 // Threads: call from one thread. The parent forks and waits from that thread
 // only and starts no other (see cell_process.cpp for why); `options.jobs`

@@ -353,6 +353,7 @@ RunResult simulate_or_throw(const RunSpec& spec) {
   result.seed = spec.seed;
   // A named script matches its steps against the operations' traced text.
   result.trace.set_recording(spec.record_trace || !spec.strategy.steps.empty());
+  result.trace.set_listener(spec.on_event);
   sim::Choices choices = spec.guide ? sim::Choices(sim::Choices::Exhaustive{}, *spec.guide)
                          : spec.strategy.kind == sim::StrategyKind::kExhaustive
                              ? sim::Choices(sim::Choices::Exhaustive{}, spec.choices.value_or(std::vector<std::uint64_t>{}))

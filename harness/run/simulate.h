@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,6 +46,8 @@ struct RunSpec {
   // strategy must then be kExhaustive. Unset under kExhaustive: the run
   // replays `choices` the exhaustive way (durations at their lower end).
   sim::ChoiceGuide* guide = nullptr;
+  // Called with each trace event as the run records it (sim::Trace::set_listener).
+  std::function<void(const sim::TraceEvent&)> on_event = nullptr;
 };
 
 using TaskInfo = endpoint::TaskInfo;

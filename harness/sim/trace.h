@@ -5,6 +5,7 @@
 // depends on addresses, wall-clock time or thread identity.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,15 +40,21 @@ struct TraceEvent {
 class Trace {
  public:
   void add(TraceEvent e) {
-    if (recording_) events_.push_back(std::move(e));
+    if (!recording_) return;
+    if (listener_) listener_(e);
+    events_.push_back(std::move(e));
   }
   const std::vector<TraceEvent>& events() const { return events_; }
   void clear() { events_.clear(); }
   bool recording() const { return recording_; }
   void set_recording(bool on) { recording_ = on; }
+  // Called with each event recorded, as it is added (`twice replay` prints
+  // them as they come, so that a run that crashes shows what came before).
+  void set_listener(std::function<void(const TraceEvent&)> listener) { listener_ = std::move(listener); }
 
  private:
   std::vector<TraceEvent> events_;
+  std::function<void(const TraceEvent&)> listener_;
   bool recording_ = true;
 };
 

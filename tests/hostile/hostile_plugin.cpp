@@ -4,7 +4,13 @@
 // misbehaviour alone. Built as a --plugin, as a user's handlers are: the
 // containment of cells must hold for plugins too. tests/hostile/hostile_test.sh
 // runs them and checks each cell's verdict.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -177,6 +183,103 @@ class StaticState final : public twice::Handler {
   }
 };
 
+// Credits every notify it is given, unchecked: a double credit when a copy comes twice.
+twice::Reply credit_blindly(const twice::Notify& n, twice::Env& env) {
+  twice::Db& db = env.db();
+  const twice::Result order = db.exec("SELECT user_id FROM orders WHERE order_no = ?", {n.out_trade_no});
+  if (!order.ok() || order.empty()) return twice::Reply::fail("unknown order");
+  const std::string user = order.at(0, "user_id").as_text();
+  (void)db.exec("UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ?",
+                {n.transaction_id, n.out_trade_no});
+  (void)db.exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, ?, ?)", {n.out_trade_no, user, n.amount});
+  (void)db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {n.amount, user});
+  return twice::Reply::success();
+}
+
+// Forks, once per process, a process that sleeps for 300 s (its pid written
+// into $HOSTILE_PIDS, a folder, when set), then handles as plugin-cas: the
+// cell must not wait for it, nor leave it behind.
+class Fork final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    static bool forked = false;
+    if (!forked) {
+      forked = true;
+      if (const pid_t pid = ::fork(); pid == 0) {
+        ::sleep(300);
+        ::_exit(0);
+      } else if (const char* dir = std::getenv("HOSTILE_PIDS"); dir && pid > 0) {
+        std::FILE* f = std::fopen((std::string(dir) + "/" + std::to_string(pid)).c_str(), "w");
+        if (f) std::fclose(f);
+      }
+    }
+    return credit_once(n, env);
+  }
+};
+
+// Prints to stdout (a line, raw bytes, an escape sequence) and to stderr.
+class Print final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    std::printf("HOSTILE-STDOUT printf %s\n", n.out_trade_no.c_str());
+    std::cout << "HOSTILE-STDOUT cout \x1b[31m\xff\xfe" << std::endl;
+    std::fprintf(stderr, "HOSTILE-STDERR\n");
+    return credit_once(n, env);
+  }
+};
+
+// Closes every file descriptor from 3 up (twice's pipe among them) on its
+// first delivery, then handles as plugin-cas.
+class CloseFds final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    static bool closed = false;
+    if (!closed) {
+      closed = true;
+      for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    }
+    return credit_once(n, env);
+  }
+};
+
+class SigTerm final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify&, twice::Env&) override {
+    std::raise(SIGTERM);
+    return twice::Reply::fail();
+  }
+};
+
+// Puts SIGINT and SIGTERM back to their defaults (as a library might), waits
+// until ./hostile-go exists (tests/hostile/signals_test.sh makes it once it
+// has pressed Ctrl-C), then handles as plugin-cas.
+class SignalDefaults final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    while (::access("hostile-go", F_OK) != 0) ::usleep(10'000);
+    return credit_once(n, env);
+  }
+};
+
+// Double-credits the first 3 deliveries of the first process to run it (the
+// one that creates ./hostile-first-process), then handles as plugin-cas: run
+// 1 of a cell shows double_credit, the same run in a fresh process does not.
+class FirstProcess final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    static const bool first = [] {
+      const int fd = ::open("hostile-first-process", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+      if (fd >= 0) ::close(fd);
+      return fd >= 0;
+    }();
+    static int deliveries = 0;
+    if (first && ++deliveries <= 3) return credit_blindly(n, env);
+    return credit_once(n, env);
+  }
+};
+
 }  // namespace
 
 TWICE_REGISTER_HANDLER(Segfault, "hostile-segfault", "writes through a null pointer");
@@ -192,5 +295,12 @@ TWICE_REGISTER_HANDLER(PostgresSchema, "hostile-postgres-schema", "a PostgreSQL 
 TWICE_REGISTER_HANDLER(Wal, "hostile-wal", "switches the database to journal_mode=WAL");
 TWICE_REGISTER_HANDLER(Attach, "hostile-attach", "attaches a database file of its own");
 TWICE_REGISTER_HANDLER(StaticState, "hostile-static-state", "keeps a count of deliveries in a static");
+TWICE_REGISTER_HANDLER(Fork, "hostile-fork", "forks a process that sleeps for 300 s");
+TWICE_REGISTER_HANDLER(Print, "hostile-print", "prints to stdout and stderr");
+TWICE_REGISTER_HANDLER(CloseFds, "hostile-close-fds", "closes every file descriptor from 3 up");
+TWICE_REGISTER_HANDLER(SigTerm, "hostile-sigterm", "raises SIGTERM");
+TWICE_REGISTER_HANDLER(SignalDefaults, "hostile-signal-defaults", "puts SIGINT and SIGTERM back to their defaults, waits for ./hostile-go");
+TWICE_REGISTER_HANDLER(FirstProcess, "hostile-first-process",
+                       "double-credits the first deliveries of the first process to run it (a file says which)");
 // Its name and description carry a colour, a window title and a newline: `twice list` shows them escaped.
 TWICE_REGISTER_HANDLER(Wal, "hostile-\x1b[31mname", "a description with \x1b]0;a title\x07 and a\nsecond line");

@@ -126,6 +126,106 @@ grep -qF 'a description with \x1b]0;a title\x07 and a\nsecond line' list.txt ||
   fail "list does not show the escaped description"
 ! grep -q $'\x1b' list.txt || fail "list printed a raw escape character"
 
+# A handler that forks: the cell's result is taken when its process exits (not
+# when the forked process, which holds the pipe, lets go of it, nor after the
+# hang limit), and what it forked is killed with it.
+mkdir pids
+start=$SECONDS
+HOSTILE_PIDS="$work/pids" "$twice" run --plugin "$plugin" --handler hostile-fork --handler cas \
+  --scenario concurrent-duplicates --seeds 5 -j 2 --cell-timeout 120 -q >out.txt 2>&1
+rc=$?
+[ "$rc" -eq 0 ] || fail "fork: exit $rc, wanted 0: $(cat out.txt)"
+[ $((SECONDS - start)) -lt 100 ] || fail "fork: the run waited $((SECONDS - start)) s for the forked process"
+[ -n "$(ls -A pids)" ] || fail "fork: the handler did not fork"
+# Alive: not a zombie (a killed orphan waits for init, which may be slow to reap it, to go).
+alive() { local state; state=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${state:0:1}" != Z ]; }
+for pid in $(ls pids); do
+  ! alive "$pid" || { fail "fork: process $pid outlived its cell"; kill -9 "$pid"; }
+done
+
+# What a handler prints never reaches twice's stdout: --json - is JSON alone.
+"$twice" run --plugin "$plugin" --handler hostile-print --handler cas --scenario concurrent-duplicates --seeds 5 \
+  -j 2 --json - -q >out.json 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || fail "print: exit $rc, wanted 0: $(cat err.txt)"
+python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' out.json || fail "print: --json - is not JSON"
+! grep -qa HOSTILE out.json || fail "print: the handler's output is in stdout: $(grep -a HOSTILE out.json | head -2)"
+grep -qa "HOSTILE-STDOUT printf" err.txt || fail "print: the handler's stdout is not on stderr"
+
+# Closing the result pipe: the cell cannot send its result, and says so (no run blamed, no replay).
+# raise(SIGTERM) is a crash of the cell, not a signal to twice (which would print its own message).
+"$twice" run --plugin "$plugin" --handler hostile-close-fds --handler hostile-sigterm --handler cas \
+  --scenario concurrent-duplicates --seeds 5 -j 2 --json fds.json -q >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 1 ] || fail "close-fds/sigterm: exit $rc, wanted 1: $(cat err.txt)"
+python3 - fds.json <<'PY' || fail "close-fds/sigterm verdicts (above)"
+import json, sys
+cells = {c["handler"]: c for c in json.load(open(sys.argv[1]))["cells"]}
+bad = 0
+f = cells["hostile-close-fds"]["failures"]
+if not f or f[0]["verdict"] != "error: result not sent" or f[0]["run"] != 0 or f[0]["replay"] \
+        or "close or replace file descriptors" not in f[0]["detail"]:
+    print("close-fds:", f); bad += 1
+f = cells["hostile-sigterm"]["failures"]
+if not f or f[0]["verdict"] != "crashed: SIGTERM":
+    print("sigterm:", f); bad += 1
+if cells["cas"].get("failures") or not cells["cas"]["matched"]:
+    print("cas:", cells["cas"]); bad += 1
+sys.exit(1 if bad else 0)
+PY
+! grep -q "twice: terminated" err.txt || fail "a cell printed twice's own SIGTERM message: $(cat err.txt)"
+
+# Run 1 shows a violation that the same run in a fresh process does not: not
+# "keeps state across runs" (no earlier run), and its report does not say it
+# was run again on its own.
+rm -f hostile-first-process
+"$twice" run --plugin "$plugin" --handler hostile-first-process --scenario concurrent-duplicates --seeds 20 \
+  --json first.json -q >out.txt 2>&1
+rc=$?
+rm -f hostile-first-process
+[ "$rc" -eq 1 ] || fail "first-process: exit $rc, wanted 1: $(cat out.txt)"
+python3 - first.json <<'PY' || fail "first-process verdict (above)"
+import json, sys
+c = json.load(open(sys.argv[1]))["cells"][0]
+f = c.get("failures", [])
+if not f or f[0]["verdict"] != "nondeterministic" or f[0]["run"] != 1 or "earlier run" in f[0]["detail"]:
+    print("first-process:", f); sys.exit(1)
+PY
+! grep -q "on its own" out.txt || fail "first-process: the report says it ran on its own: $(grep 'on its own' out.txt)"
+grep -q "hung: no scheduling point for 3 s" reports/twice-report.md || fail "no hung cell in the hostile matrix"
+grep -q "no database, lock, clock, gateway or service call" all.json || fail "the hung verdict does not say what a scheduling point is"
+! grep -q "no Env call" all.json || fail "the hung verdict says 'no Env call'"
+
+# A replay of a run that crashes, exits or hangs: the trace up to it, a
+# verdict that names it, exit 1, no database file left.
+expect_contained_replay() {  # HANDLER VERDICT [OPTION...]
+  local handler=$1 verdict=$2
+  shift 2
+  "$twice" replay --plugin "$plugin" --handler "$handler" --scenario concurrent-duplicates --seed 7 "$@" >replay.txt 2>&1
+  local rc=$?
+  [ "$rc" -eq 1 ] || fail "$handler replay: exit $rc, wanted 1: $(tail -3 replay.txt)"
+  head -1 replay.txt | grep -q "^# twice replay: $handler on concurrent-duplicates" || fail "$handler replay: no heading"
+  grep -q "gw   event sends notify" replay.txt || fail "$handler replay: no trace before the failure: $(head -5 replay.txt)"
+  tail -1 replay.txt | grep -q "^# verdict: $verdict" || fail "$handler replay: last line $(tail -1 replay.txt)"
+  [ -z "$(ls -A db)" ] || fail "$handler replay left files in the database folder: $(ls -A db)"
+}
+expect_contained_replay hostile-segfault "crashed: SIGSEGV: "
+expect_contained_replay hostile-exit "exited: 0: "
+expect_contained_replay hostile-spin "hung: no scheduling point for 2 s: " --cell-timeout 2
+# A replay that ends normally prints the same bytes as one in this process: a
+# violation's run and its shrunk counterexample (exit 1), a run without one (exit 0).
+for replay_args in "--seed 5787478153334856" "--seed 5787478153334856 --shrunk" "--seed 7"; do
+  # shellcheck disable=SC2086
+  "$twice" replay --handler check-then-act --scenario concurrent-duplicates $replay_args >contained.txt 2>&1
+  rc=$?
+  # shellcheck disable=SC2086
+  "$twice" replay --handler check-then-act --scenario concurrent-duplicates $replay_args --in-process >inproc.txt 2>&1
+  rc_in_process=$?
+  [ "$rc" -eq "$rc_in_process" ] || fail "replay $replay_args: exit $rc contained, $rc_in_process in process"
+  [ "$rc" -le 1 ] || fail "replay $replay_args: exit $rc: $(cat contained.txt)"
+  cmp -s contained.txt inproc.txt || fail "replay $replay_args: a contained replay prints other bytes: $(diff contained.txt inproc.txt | head -5)"
+done
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1

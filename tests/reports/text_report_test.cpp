@@ -146,6 +146,9 @@ TEST(TextReport, ACounterexampleWithoutATranscriptDrawsNoEmptyTable) {
   v.counterexample.detail.clear();
   const std::string text = render_counterexample(cell, v, TextOptions{});
   EXPECT_NE(text.find("its seed did not show it: no transcript to show"), std::string::npos) << text;
+  // It was run again after the cell's other runs, in the same process: not on its own.
+  EXPECT_NE(text.find("run again after the cell's other runs, to be shrunk,"), std::string::npos) << text;
+  EXPECT_EQ(text.find("on its own"), std::string::npos) << text;
   EXPECT_EQ(text.find("step time"), std::string::npos) << text;
   EXPECT_EQ(text.find("balances at the end"), std::string::npos) << text;
   EXPECT_NE(text.find("replay the failing run:"), std::string::npos) << text;
