@@ -279,6 +279,10 @@ struct Slot {
   std::atomic<std::uint32_t> latest;
   RunRecord records[2];
   std::atomic<bool> unsent;  // the child could not send its result (send())
+  // Set by the parent on Ctrl-C: an exhaustive search under way ends early and
+  // reports itself interrupted (a search can take hours; a random cell's
+  // seeds are bounded, and finish).
+  std::atomic<bool> stop;
 };
 
 void record_run(Slot& slot, std::string_view phase, int run, std::uint64_t seed) {
@@ -364,6 +368,8 @@ class CellSupervisor {
       while (running_.size() < jobs_ && start_next()) {
       }
       if (running_.empty()) break;
+      if (options_.stop && options_.stop->load())
+        for (const Child& c : running_) slot_at(c.slot).stop.store(true);
       wait_for_children();
     }
     MatrixResult m;
@@ -452,6 +458,7 @@ class CellSupervisor {
       o.on_cell = nullptr;
       Slot& mine = slot_at(slot_of_child_);
       o.on_run = [&mine](std::string_view phase, int run, std::uint64_t seed) { record_run(mine, phase, run, seed); };
+      o.stop = &mine.stop;
       send(Message::kCell, cbor(to_wire(explore_cell(s, h, o, expected_.get(h.name, s.name)))));
       return;
     }

@@ -6,7 +6,7 @@
 #   handler that spins would spin for ever) and leaves no database file;
 # - one Ctrl-C does not reach the cells (a handler that put SIGINT back to its
 #   default is not killed, nor reported as crashed by SIGINT); the cells under
-#   way finish.
+#   way finish, except an exhaustive search, which ends early and says so.
 #   signals_test.sh TWICE HOSTILE_PLUGIN
 set -uo pipefail
 twice=$1 plugin=$2
@@ -14,7 +14,7 @@ work=$(mktemp -d)
 tp=
 cleanup() {
   set +e
-  [ -n "$tp" ] && kill -9 "$tp" 2>/dev/null
+  [ -n "$tp" ] && kill -9 -- "-$tp" "$tp" 2>/dev/null
   for pid in ${cells:-}; do kill -9 "$pid" 2>/dev/null; done
   rm -rf "$work"
 }
@@ -87,6 +87,31 @@ if len(cells) != 2 or any(c["handler"] != "hostile-signal-defaults" or c.get("fa
 PY
   [ -z "$(ls -A db)" ] || fail "one Ctrl-C: files left in the database folder: $(ls -A db)"
 fi
+
+# One Ctrl-C in an exhaustive search of about a million schedules (minutes):
+# the search under way ends early and says so, the run exits 130 with the
+# matrix marked interrupted (it read as "matrix matches", exit 0), in seconds.
+setsid "$twice" run --handler cas --scenario forged-callbacks --strategy exhaustive -j 1 --json ex.json \
+  >out.txt 2>err.txt &
+tp=$!
+for _ in $(seq 200); do [ -n "$(ls -A db)" ] && break; sleep 0.05; done
+sleep 1
+kill -INT -- "-$tp"
+for _ in $(seq 300); do kill -0 "$tp" 2>/dev/null || break; sleep 0.05; done
+if kill -0 "$tp" 2>/dev/null; then
+  fail "exhaustive Ctrl-C: twice still running 15 s after one Ctrl-C"
+  kill -9 -- "-$tp" 2>/dev/null
+  wait "$tp" 2>/dev/null
+else
+  wait "$tp"
+  rc=$?
+  [ "$rc" -eq 130 ] || fail "exhaustive Ctrl-C: exit $rc, wanted 130: $(cat err.txt)"
+  grep -q "cas × forged-callbacks: interrupted after" out.txt || fail "exhaustive Ctrl-C: no 'interrupted after': $(cat out.txt)"
+  python3 -c "import json,sys; j=json.load(open('ex.json')); sys.exit(0 if j['interrupted'] and j['cells'][0]['exhaustive']['interrupted'] else 1)" ||
+    fail "exhaustive Ctrl-C: the JSON does not say interrupted"
+fi
+tp=
+[ -z "$(ls -A db)" ] || fail "exhaustive Ctrl-C: files left in the database folder: $(ls -A db)"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
