@@ -436,6 +436,10 @@ int cmd_run(const RunArgs& a) {
       progress.cell_done(c.handler, c.scenario, c.matched, c.violations.empty() ? "pass" : c.violations.front().invariant,
                          done, total);
     };
+    options.on_progress = [&progress](const std::string& handler, const std::string& scenario, std::string_view phase,
+                                      int run, double seconds) {
+      progress.under_way(handler, scenario, phase, run, seconds);
+    };
     // Cells on a server engine run in this process: a forked child would
     // share the parent's connections to the server.
     const bool isolate = !a.in_process && choice.is_sqlite();
@@ -444,6 +448,7 @@ int cmd_run(const RunArgs& a) {
                                      : explore::explore_matrix(handlers, scenarios, options, expected);
     progress.finish();
     options.on_cell = nullptr;
+    options.on_progress = nullptr;
     if (m.handlers.empty()) {
       m = std::move(part);
       continue;

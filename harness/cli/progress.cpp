@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/escape.h"
+
 namespace twice::cli {
 
 bool use_color(ColorMode mode, bool is_tty) {
@@ -19,12 +21,15 @@ Progress::Progress(bool on_tty, bool quiet, std::size_t handlers, std::size_t ce
 void Progress::cell_done(const std::string& handler, const std::string& scenario, bool matched,
                          const std::string& shown, int done, int total) {
   if (quiet_) return;
+  done_ = done;
+  total_ = total;
   Tally& t = tally_[handler];
   ++t.cells;
   t.differing += !matched;
   if (on_tty_) {
-    // Names come from the user (plugins, scenario files): cut, never wrap.
-    std::string line = fmt::format("[{}/{}] {} × {}: {}", done, total, handler, scenario, shown);
+    // Names come from the user (plugins, scenario files): escaped, cut, never wrap.
+    std::string line = fmt::format("[{}/{}] {} × {}: {}", done, total, reports::terminal_text(handler),
+                                   reports::terminal_text(scenario), shown);
     if (line.size() > 99) line = line.substr(0, 96) + "...";
     fmt::print(stderr, "\r\x1b[K{}", line);
     line_shown_ = true;
@@ -39,6 +44,29 @@ void Progress::cell_done(const std::string& handler, const std::string& scenario
              t.differing == 0 ? std::string("as expected")
                               : fmt::format("{} differ{} from the expected matrix", t.differing,
                                             t.differing == 1 ? "s" : ""));
+  std::fflush(stderr);
+}
+
+void Progress::under_way(const std::string& handler, const std::string& scenario, std::string_view phase, int run,
+                         double seconds) {
+  if (quiet_ || seconds < 2) return;
+  const std::string cell = fmt::format("{} × {}", reports::terminal_text(handler), reports::terminal_text(scenario));
+  const std::string doing =
+      run > 0 ? fmt::format("{}, run {}", reports::terminal_text(std::string(phase)), run)
+              : reports::terminal_text(std::string(phase));
+  if (on_tty_) {
+    std::string line = fmt::format("[{}/{}] {}: {} ({:.0f} s)", done_, total_, cell, doing, seconds);
+    if (line.size() > 99) line = line.substr(0, 96) + "...";
+    fmt::print(stderr, "\r\x1b[K{}", line);
+    line_shown_ = true;
+    std::fflush(stderr);
+    return;
+  }
+  const int minutes = static_cast<int>(seconds / 60);
+  int& told = minutes_told_[cell];
+  if (minutes < 1 || minutes <= told) return;
+  told = minutes;
+  fmt::print(stderr, "twice: {} still running after {} min: {}\n", cell, minutes, doing);
   std::fflush(stderr);
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace twice::cli {
 
@@ -25,6 +26,12 @@ class Progress {
 
   void cell_done(const std::string& handler, const std::string& scenario, bool matched, const std::string& shown,
                  int done, int total);
+  // A cell under way for `seconds` (ExploreOptions::on_progress): after 2 s,
+  // on a terminal the rewritten line says what it is doing ("exploring, run
+  // 12345"); elsewhere a line a minute, so a CI log of a long exhaustive
+  // search is not silent until the cell ends.
+  void under_way(const std::string& handler, const std::string& scenario, std::string_view phase, int run,
+                 double seconds);
   // Clears the rewritten line, so the next text starts at column 0 (also
   // after Ctrl-C, when the last cell's line was never followed by done == total).
   void finish();
@@ -40,6 +47,8 @@ class Progress {
   std::size_t cells_per_handler_;
   std::size_t handlers_done_ = 0;
   bool line_shown_ = false;
+  int done_ = 0, total_ = 0;
+  std::map<std::string, int> minutes_told_;  // per cell, off a terminal
   std::map<std::string, Tally> tally_;
 };
 

@@ -314,6 +314,7 @@ struct Child {
   std::string inbox;
   std::uint64_t last_beat = 0;
   Clock::time_point last_sign_of_life;
+  Clock::time_point started;
   CellFailure under_way;
   bool killed_as_hung = false;
   bool out_of_memory = false;
@@ -370,6 +371,7 @@ class CellSupervisor {
       if (running_.empty()) break;
       if (options_.stop && options_.stop->load())
         for (const Child& c : running_) slot_at(c.slot).stop.store(true);
+      tell_progress();
       wait_for_children();
     }
     MatrixResult m;
@@ -397,6 +399,22 @@ class CellSupervisor {
   const gateway::Scenario& scenario_of(std::size_t cell) const { return scenarios_[cell % scenarios_.size()]; }
   Slot& slot_at(std::size_t slot) { return *reinterpret_cast<Slot*>(beats_ + slot * kSlotBytes); }
   std::atomic<std::uint64_t>* beat(std::size_t slot) { return &slot_at(slot).beat; }
+
+  // ExploreOptions::on_progress, about once a second, for the cells exploring.
+  void tell_progress() {
+    if (!options_.on_progress) return;
+    const auto now = Clock::now();
+    if (now - last_progress_ < std::chrono::seconds(1)) return;
+    last_progress_ = now;
+    for (const Child& c : running_) {
+      if (c.work.kind != Work::Kind::kExplore) continue;
+      Slot& slot = slot_at(c.slot);
+      const RunRecord& r = slot.records[slot.latest.load(std::memory_order_acquire)];
+      const std::string phase(r.phase, ::strnlen(r.phase, sizeof r.phase));
+      options_.on_progress(handler_of(c.work.cell).name, scenario_of(c.work.cell).name, phase, r.run,
+                           std::chrono::duration<double>(now - c.started).count());
+    }
+  }
 
   // Starts the next piece of work; false when there is none to start. After
   // Ctrl-C no new cell starts, but the re-checks of cells under way do.
@@ -442,6 +460,7 @@ class CellSupervisor {
     c.fd = fds[0];
     c.slot = slot;
     c.last_sign_of_life = Clock::now();
+    c.started = c.last_sign_of_life;
     if (work.kind == Work::Kind::kRecheck) {
       const ViolationResult& v = cells_[work.cell]->violations[work.violation];
       c.under_way = CellFailure{{}, {}, "re-checking " + v.invariant, v.schedules_to_first, v.seed, {}};
@@ -731,6 +750,7 @@ class CellSupervisor {
   std::vector<int> rechecks_left_;
   std::deque<Work> queue_;
   std::vector<Child> running_;
+  Clock::time_point last_progress_{};
   std::vector<std::size_t> free_slots_;
   char* beats_ = nullptr;
   std::size_t slot_of_child_ = 0;  // in a child: the slot it writes

@@ -45,6 +45,13 @@ struct ExploreOptions {
   // run (of the run shrunk from, while shrinking). A cell's child process
   // reports this to its parent, which names the run when the child dies.
   std::function<void(std::string_view phase, int run, std::uint64_t seed)> on_run;
+  // Cells in child processes (explore_matrix_isolated): about once a second,
+  // from the thread that called it, for each cell under way: what it is doing
+  // (on_run's phase and run) and for how many seconds it has run. So a long
+  // cell (an exhaustive search of a million schedules) is never silent.
+  std::function<void(const std::string& handler, const std::string& scenario, std::string_view phase, int run,
+                     double seconds)>
+      on_progress;
   // The engine every run uses (default SQLite). On another engine a cell's
   // scenario is named "scenario@postgres/read-committed", in the results, the
   // reports and the expected matrix alike.

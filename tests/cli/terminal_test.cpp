@@ -148,6 +148,26 @@ TEST(Terminal, CtrlCClearsTheProgressLineBeforeWhatFollows) {
   EXPECT_NE(t.text.find("interrupted: the matrix is incomplete"), std::string::npos) << t.text;
 }
 
+// An exhaustive search of about a million schedules takes minutes: the
+// progress line says what the cell under way is doing after 2 s (nothing was
+// shown until it ended), and one Ctrl-C ends it as interrupted (it ran on).
+TEST(Terminal, ALongCellShowsItsProgressAndCtrlCEndsAnExhaustiveSearch) {
+  bool sent = false;
+  const Terminal t = on_a_terminal(
+      {"run", "--handler", "cas", "--scenario", "forged-callbacks", "--strategy", "exhaustive", "-j1", "--no-report",
+       "--color", "never"},
+      nullptr, [&](const std::string& text, pid_t child) {
+        if (text.find("cas × forged-callbacks: exploring, run ") == std::string::npos || !catches_sigint(child))
+          return false;
+        ::kill(child, SIGINT);
+        return sent = true;
+      });
+  ASSERT_TRUE(sent) << "no progress line came: " << t.text;
+  EXPECT_EQ(t.exit_code, 130) << t.text;
+  EXPECT_NE(t.text.find("cas × forged-callbacks: interrupted after "), std::string::npos) << t.text;
+  EXPECT_NE(t.text.find("interrupted: the matrix is incomplete"), std::string::npos) << t.text;
+}
+
 // Exit 3 is twice's own failure, not the user's input: here the process may
 // hold 4 files, stdin, stdout and stderr among them, so it cannot make the
 // pipe a cell's process answers on. One line says so.
