@@ -7,6 +7,7 @@
 
 #include "check/violation.h"
 #include "engine/isolation.h"
+#include "gateway/toml_error.h"
 #include "twice/engine.h"
 
 namespace twice::explore {
@@ -106,7 +107,7 @@ StatusOr<ExpectedMatrix> ExpectedMatrix::load(const std::string& path) {
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    return Status::error(fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description()));
+    return Status::error(gateway::toml_error_text(path, e));
   }
   for (auto&& [key, row] : root) {
     const std::string name(key.str());

@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "gateway/retry_profile.h"
+#include "gateway/toml_error.h"
 
 namespace twice::gateway {
 namespace {
@@ -430,7 +431,7 @@ StatusOr<Scenario> load_scenario(const std::string& path) {
     const toml::table root = toml::parse_file(path);
     read(Reader(path), root, s);
   } catch (const toml::parse_error& e) {
-    return Status::error(one_line(fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description())));
+    return Status::error(one_line(toml_error_text(path, e)));
   } catch (const Invalid& e) {
     return Status::error(one_line(e.message));
   }

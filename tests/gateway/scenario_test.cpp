@@ -157,6 +157,16 @@ TEST_F(ScenarioFile, InvalidTomlGivesTheParserLine) {
   EXPECT_NE(e.find(path_ + ":2: not valid TOML"), std::string::npos) << e;
 }
 
+// toml++ says "cannot redefine existing integer '"amamount" '" for a quoted
+// key given twice: the message names the key from the file's line instead.
+TEST_F(ScenarioFile, AKeyGivenTwiceIsNamed) {
+  const auto quoted =
+      error_of("description = \"d\"\n[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 1\n\"amount\" = 2\n");
+  EXPECT_EQ(quoted, path_ + ":6: not valid TOML: the key 'amount' is given twice in its table: keep one");
+  const auto bare = error_of("description = \"d\"\n[faults]\nduplicate = 1.0\nduplicate = 0.5\n");
+  EXPECT_EQ(bare, path_ + ":4: not valid TOML: the key 'duplicate' is given twice in its table: keep one");
+}
+
 TEST_F(ScenarioFile, OrdersAreRequiredAndUnique) {
   EXPECT_NE(error_of("description = \"d\"\n").find("needs at least one [[orders]]"), std::string::npos);
   const auto e = error_of(std::string("description = \"d\"\n") + kOrder + kOrder);
