@@ -26,6 +26,10 @@ CellVerdict verdict_of(const results::CellResult* cell) {
   return CellVerdict::kMismatch;
 }
 
+bool is_exhaustive(const results::MatrixResult& m) { return m.strategy.rfind("exhaustive", 0) == 0; }
+
+const char* runs_noun(const results::CellResult& cell) { return cell.exhaustive ? "schedules" : "runs"; }
+
 bool differs(CellVerdict v) {
   return v == CellVerdict::kRegression || v == CellVerdict::kCanaryLost || v == CellVerdict::kMismatch ||
          v == CellVerdict::kFailed || v == CellVerdict::kNotProved;
@@ -88,10 +92,10 @@ std::string mismatch_sentence(const results::CellResult& cell) {
     return out + join(parts, "; ");
   }
   if (v == CellVerdict::kNotProved)
-    return fmt::format("expected {}, {}; not proved: {}", expected_summary(cell),
+    return fmt::format("expected {}, required: {}; not proved: {}", expected_summary(cell),
                        proof_requirement_text(*cell.proof_required), proof_shortfall(cell));
   const std::string observed =
-      cell.violations.empty() ? fmt::format("pass in {} runs", cell.seeds_run) : observed_summary(cell);
+      cell.violations.empty() ? fmt::format("pass in {} {}", cell.seeds_run, runs_noun(cell)) : observed_summary(cell);
   return fmt::format("expected {}, observed {}{}", expected_summary(cell), observed, why);
 }
 

@@ -22,6 +22,13 @@ enum class CellVerdict {
 };
 
 CellVerdict verdict_of(const results::CellResult* cell);
+// True for a matrix run under the exhaustive strategy (--strategy exhaustive,
+// --prove): its cells ran schedules, not seeds, and no option of the seed
+// mode (--seeds, --seed) was read.
+bool is_exhaustive(const results::MatrixResult& m);
+// What a cell's runs are called in a sentence: "schedules" for an exhaustive
+// search, "runs" for seeded strategies.
+const char* runs_noun(const results::CellResult& cell);
 // True for the verdicts that make `twice run` exit 1.
 bool differs(CellVerdict v);
 // "pass", "caught", "regression", "canary lost", "mismatch", "not run", "failed", "not proved".
@@ -44,7 +51,8 @@ std::string mismatch_sentence(const results::CellResult& cell);
 // up to 2 preemptions and 1 fault hold", "explored 5000 of about 81000
 // schedules ...", or "all 40 schedules ... searched: double_credit in 3".
 std::string exhaustive_sentence(const results::CellResult& cell);
-// "proved up to 2 preemptions and 1 fault": what [proved] in the expected matrix requires.
+// "proved up to 2 preemptions and 1 fault": what [proved] in the expected
+// matrix requires (a sentence says "required: " before it).
 std::string proof_requirement_text(const results::ProofRequirement& r);
 // Why a cell required proved is not: "explored 20000 schedules of about
 // 81000 (the budget ran out)", or "a search up to 1 preemption and 1 fault,

@@ -159,6 +159,16 @@ std::map<const results::CellResult*, int> anchors(const results::MatrixResult& m
   return out;
 }
 
+// Under the exhaustive strategy, what a passing cell's search amounts to: a
+// proof within its bounds, or a search cut short that proved nothing. Empty
+// for other strategies.
+std::string search_note(const results::CellResult& c) {
+  if (!c.exhaustive) return {};
+  if (c.exhaustive->interrupted) return "<small>interrupted: nothing proved</small>";
+  if (!c.exhaustive->complete) return "<small>budget ran out: nothing proved</small>";
+  return "<small>proved</small>";
+}
+
 std::string matrix_table(const results::MatrixResult& m) {
   const auto anchor = anchors(m);
   // In its own scroll box, the handler column stuck to its left edge: an
@@ -173,7 +183,8 @@ std::string matrix_table(const results::MatrixResult& m) {
       const CellVerdict v = verdict_of(c);
       std::string body;
       if (v == CellVerdict::kNotRun) body = "not run";
-      else if (v == CellVerdict::kPass) body = fmt::format("pass<small>0/{}</small>", c->seeds_run);
+      else if (v == CellVerdict::kPass)
+        body = fmt::format("pass<small>0/{}</small>{}", c->seeds_run, search_note(*c));
       else {
         body = differs(v) ? fmt::format("✗ {}", verdict_name(v)) : "";
         for (const auto& vr : c->violations)
@@ -189,7 +200,8 @@ std::string matrix_table(const results::MatrixResult& m) {
     out += "</tr>\n";
   }
   out += "</tbody></table></div>\n<p class=\"legend\"><span class=\"swatch pass\"></span>pass: no violation, none expected"
-         "<span class=\"swatch caught\"></span>caught k/n: a known-buggy handler caught in k of n runs, as expected"
+         "<span class=\"swatch caught\"></span>caught k/n: a known-buggy handler caught in k of n " +
+         std::string(is_exhaustive(m) ? "schedules" : "runs") + ", as expected"
          "<span class=\"swatch differs\"></span>differs from " +
          esc(m.expected_path) + "<span class=\"swatch notrun\"></span>not run</p>\n";
   return out;
@@ -204,15 +216,21 @@ std::string statistics_table(const results::MatrixResult& m) {
                     "<th>median schedules to failure</th>";
   if (any_pct) out += "<th>PCT bound 1/(n·k<sup>d−1</sup>)</th>";
   out += "</tr></thead><tbody>\n";
+  bool any_enumerated = false;
   for (const auto& c : m.cells) {
     const CellStatistics s = cell_statistics(c);
+    any_enumerated |= s.enumerated;
+    // An exhaustive search's schedules are no sample: no interval, no typical gap.
     out += fmt::format("<tr class=\"{}\"><td class=\"name mono\">{}</td><td class=\"name mono\">{}</td>"
-                       "<td class=\"name mono\">{}</td><td>{}/{}</td><td>{}</td><td class=\"muted\">{} – {}</td>"
+                       "<td class=\"name mono\">{}</td><td>{}/{}</td><td>{}</td><td class=\"muted\">{}</td>"
                        "<td class=\"name\">{}</td><td>{}</td><td>{}</td>",
                        css_class(verdict_of(&c)), esc(c.handler), esc(c.scenario), esc(c.strategy), s.failures, s.runs,
-                       format_percent(s.failure_rate), format_percent(s.wilson95.low), format_percent(s.wilson95.high),
-                       svg_rate_interval(c), s.first_failure ? std::to_string(*s.first_failure) : "—",
-                       s.median_schedules ? fmt::format("{:g}", *s.median_schedules) : "—");
+                       format_percent(s.failure_rate),
+                       s.enumerated ? std::string("—")
+                                    : fmt::format("{} – {}", format_percent(s.wilson95.low), format_percent(s.wilson95.high)),
+                       s.enumerated ? std::string() : svg_rate_interval(c),
+                       s.first_failure ? std::to_string(*s.first_failure) : "—",
+                       s.median_schedules && !s.enumerated ? fmt::format("{:g}", *s.median_schedules) : "—");
     if (any_pct)
       out += s.pct_lower_bound ? fmt::format("<td>≥ {} <span class=\"muted\">(n={}, k={}, d={})</span></td>",
                                              format_percent(*s.pct_lower_bound), c.max_tasks, c.max_steps, *s.pct_depth)
@@ -222,7 +240,12 @@ std::string statistics_table(const results::MatrixResult& m) {
   out += "</tbody></table></div>\n<p class=\"legend\">Schedules to failure are the gaps between consecutive failing "
          "runs (the first gap is the index of the first one); their median estimates how many schedules a search "
          "spends per failure. The bar shows the 95% Wilson interval of the failure rate, the dot the observed rate";
-  out += any_pct ? ", the purple tick PCT's guaranteed per-run probability of finding a bug of depth d.</p>\n" : ".</p>\n";
+  out += any_pct ? ", the purple tick PCT's guaranteed per-run probability of finding a bug of depth d." : ".";
+  if (any_enumerated)
+    out += " An exhaustive search's runs are the schedules it enumerated, depth first, not a random sample: its rate "
+           "counts those schedules and estimates no probability, so it has no interval and no median (—); the "
+           "Exhaustive search section says what it proved.";
+  out += "</p>\n";
   return out;
 }
 
@@ -265,10 +288,15 @@ std::string counterexample_article(const results::CellResult& c, const results::
                      css_class(verdict), differs(verdict) ? verdict_name(verdict) : "known bug caught", esc(c.handler),
                      esc(c.scenario), esc(v.invariant));
   out += "<blockquote>" + esc(v.detail) + "</blockquote>\n";
-  out += fmt::format("<p>First seen after <b>{}</b> schedule{} (seed <code>{}</code>); <b>{} of {}</b> runs showed it. "
-                     "{}.",
-                     v.schedules_to_first, v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, c.seeds_run,
-                     esc(length_sentence(cex)));
+  if (cex.preemptions >= 0)  // the exhaustive search's: no seed, a schedule
+    out += fmt::format("<p>First seen in schedule <b>{}</b>; <b>{} of {}</b> schedules showed it. The failing schedule "
+                       "with the fewest preemptions has <b>{}</b>. {}.",
+                       v.schedules_to_first, v.failures, c.seeds_run, cex.preemptions, esc(length_sentence(cex)));
+  else
+    out += fmt::format("<p>First seen after <b>{}</b> schedule{} (seed <code>{}</code>); <b>{} of {}</b> runs showed "
+                       "it. {}.",
+                       v.schedules_to_first, v.schedules_to_first == 1 ? "" : "s", v.seed, v.failures, c.seeds_run,
+                       esc(length_sentence(cex)));
   if (differs(verdict)) out += " <b class=\"bad\">This cell differs: " + esc(mismatch_sentence(c)) + ".</b>";
   else if (!c.expected_reason.empty()) out += " Expected: " + esc(c.expected_reason) + ".";
   out += "</p>\n<div class=\"scroll\">" + svg_swimlanes(cex) + "</div>\n";
@@ -323,9 +351,13 @@ std::string render_html(const results::MatrixResult& m) {
   out += fmt::format("<title>twice report: {}</title>\n", differing ? fmt::format("{} cells differ", differing) : "matrix matches");
   out += fmt::format("<style>{}</style>\n</head><body><main>\n", kStyle);
   out += "<header><h1>twice <small>payment-callback matrix</small></h1>\n";
-  out += fmt::format("<p class=\"muted\">{} seeds per cell · strategy <code>{}</code> · base seed <code>{}</code> · {} "
-                     "handlers × {} scenarios</p>\n",
-                     m.seeds, esc(m.strategy), m.base_seed, m.handlers.size(), m.scenarios.size());
+  if (is_exhaustive(m))  // no seeds: every schedule within the bounds
+    out += fmt::format("<p class=\"muted\">strategy <code>{}</code> · {} handlers × {} scenarios</p>\n", esc(m.strategy),
+                       m.handlers.size(), m.scenarios.size());
+  else
+    out += fmt::format("<p class=\"muted\">{} seeds per cell · strategy <code>{}</code> · base seed <code>{}</code> · {} "
+                       "handlers × {} scenarios</p>\n",
+                       m.seeds, esc(m.strategy), m.base_seed, m.handlers.size(), m.scenarios.size());
   if (m.interrupted)
     out += fmt::format("<div class=\"banner warn\">Interrupted: {} of {} cells ran; the matrix is incomplete.</div>\n",
                        run, total);
@@ -352,10 +384,18 @@ std::string render_html(const results::MatrixResult& m) {
     }
     out += "</ul></div>\n";
   }
-  out += fmt::format("<nav><a href=\"#matrix\">Matrix</a><a href=\"#statistics\">Statistics</a>"
+  // Only under the exhaustive strategy: what each cell's search proved.
+  std::string proofs;
+  for (const auto& c : m.cells)
+    if (const std::string proof = exhaustive_sentence(c); !proof.empty())
+      proofs += fmt::format("<li><span class=\"mono\">{} × {}</span>: {}</li>\n", esc(c.handler), esc(c.scenario),
+                            esc(proof));
+  out += fmt::format("<nav><a href=\"#matrix\">Matrix</a>{}<a href=\"#statistics\">Statistics</a>"
                      "<a href=\"#counterexamples\">Counterexamples ({})</a></nav></header>\n",
-                     examples);
+                     proofs.empty() ? "" : "<a href=\"#exhaustive\">Exhaustive search</a>", examples);
   out += "<section id=\"matrix\"><h2>Matrix</h2>\n" + matrix_table(m) + "</section>\n";
+  if (!proofs.empty())
+    out += "<section id=\"exhaustive\"><h2>Exhaustive search</h2>\n<ul class=\"plain\">\n" + proofs + "</ul></section>\n";
   out += "<section id=\"statistics\"><h2>Statistics</h2>\n<h3>Schedules to first failure</h3>\n";
   out += "<p class=\"legend\">Bar: the run that first showed a violation; ◆: the median gap between failing runs. "
          "Log scale.</p>\n<div class=\"scroll\">" + svg_schedules_chart(m) + "</div>\n";
@@ -365,8 +405,9 @@ std::string render_html(const results::MatrixResult& m) {
   int id = 0;
   for (const auto* c : counterexample_order(m))
     for (const auto& v : c->violations) out += counterexample_article(*c, v, id++);
-  out += "</section>\n<footer>Written by twice from the result of one matrix run; the same run with the same seeds "
-         "writes the same report.</footer>\n</main>\n";
+  out += fmt::format("</section>\n<footer>Written by twice from the result of one matrix run; the same run with the "
+                     "same {} writes the same report.</footer>\n</main>\n",
+                     is_exhaustive(m) ? "bounds" : "seeds");
   out += fmt::format("<script>{}</script>\n</body></html>\n", kScript);
   return out;
 }

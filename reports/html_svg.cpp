@@ -149,7 +149,9 @@ std::string svg_schedules_chart(const results::MatrixResult& m) {
   };
   std::vector<Bar> bars;
   int max_runs = 10;
+  bool all_enumerated = true;  // every cell an exhaustive search's: its runs are schedules
   for (const auto& c : m.cells) {
+    all_enumerated &= c.exhaustive.has_value();
     max_runs = std::max(max_runs, c.seeds_run);
     CellStatistics s = cell_statistics(c);
     if (s.first_failure) bars.push_back({&c, std::move(s)});
@@ -180,8 +182,8 @@ std::string svg_schedules_chart(const results::MatrixResult& m) {
     out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\">{:g}</text>\n", x, plot_bottom + 16, tick);
   }
   out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#9aa0a6\" "
-                     "stroke-dasharray=\"4 3\"/><text x=\"{0:.1f}\" y=\"{3}\" class=\"tick\">{4} runs</text>\n",
-                     x_of(max_runs), kTop - 6, plot_bottom, kTop - 12, max_runs);
+                     "stroke-dasharray=\"4 3\"/><text x=\"{0:.1f}\" y=\"{3}\" class=\"tick\">{4} {5}</text>\n",
+                     x_of(max_runs), kTop - 6, plot_bottom, kTop - 12, max_runs, all_enumerated ? "schedules" : "runs");
   out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis-label\">schedules (log scale){}</text>\n", kLabel,
                      plot_bottom + 34, mixed ? "" : fmt::format(", strategy {}", html_escape(bars.front().cell->strategy)));
   for (std::size_t i = 0; i < bars.size(); ++i) {
@@ -191,22 +193,28 @@ std::string svg_schedules_chart(const results::MatrixResult& m) {
     const char* fill = differs(v) ? "#d93025" : "#f29900";
     const std::string label =
         fmt::format("{} × {}", c->handler, c->scenario) + (mixed ? fmt::format(" ({})", c->strategy) : "");
+    // An exhaustive search's gaps between failures are an artefact of its
+    // depth-first order, no typical gap: only its first failure is drawn.
     const std::string tooltip =
-        fmt::format("{}: first failure at schedule {}; median {:g} schedules between failures ({} failing of {} runs)",
-                    label, *s.first_failure, s.median_schedules.value_or(0), s.failures, s.runs);
+        s.enumerated ? fmt::format("{}: first failure at schedule {} ({} failing of {} schedules searched)", label,
+                                   *s.first_failure, s.failures, s.runs)
+                     : fmt::format("{}: first failure at schedule {}; median {:g} schedules between failures ({} failing "
+                                   "of {} runs)",
+                                   label, *s.first_failure, s.median_schedules.value_or(0), s.failures, s.runs);
     const double x_first = x_of(*s.first_failure);
     out += fmt::format("<g class=\"bar\"><title>{}</title>", html_escape(tooltip));
     out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"bar-label\">{}</text>", kLabel - 10, y + 15,
                        html_escape(truncate_utf8(label, 54)));
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" rx=\"3\" fill=\"{}\"/>", kLabel, y + 3,
                        std::max(3.0, x_first - kLabel), fill);
-    if (s.median_schedules) {
+    if (s.median_schedules && !s.enumerated) {
       const double xm = x_of(*s.median_schedules);
       out += fmt::format("<path d=\"M{0:.1f} {1} l5 6 l-5 6 l-5 -6 z\" fill=\"#202124\"/>", xm, y + 5);
     }
-    out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"bar-value\">first {} · median {}</text></g>\n",
-                       kLabel + kPlot + 12, y + 15, *s.first_failure,
-                       s.median_schedules ? fmt::format("{:g}", *s.median_schedules) : "—");
+    out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"bar-value\">first {}{}</text></g>\n", kLabel + kPlot + 12,
+                       y + 15, *s.first_failure,
+                       s.enumerated ? std::string()
+                                    : " · median " + (s.median_schedules ? fmt::format("{:g}", *s.median_schedules) : "—"));
   }
   return out + "</svg>\n";
 }

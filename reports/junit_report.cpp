@@ -23,6 +23,8 @@ std::string violations_text(const results::CellResult& c) {
 
 std::string statistics_line(const results::CellResult& c) {
   const CellStatistics s = cell_statistics(c);
+  // An exhaustive search's schedules are no sample: what it searched and proved, not a rate's interval.
+  if (s.enumerated) return exhaustive_sentence(c);
   std::string out = fmt::format("failure rate {} ({} of {} runs), 95% Wilson interval {} to {}", format_percent(s.failure_rate),
                                 s.failures, s.runs, format_percent(s.wilson95.low), format_percent(s.wilson95.high));
   if (s.median_schedules) out += fmt::format("; median schedules to failure {:g}", *s.median_schedules);
@@ -36,6 +38,10 @@ std::string statistics_line(const results::CellResult& c) {
 std::string failure_message(const results::CellResult& c) {
   const results::ViolationResult* v = headline_violation(c);
   if (!v) return mismatch_sentence(c);
+  if (v->counterexample.preemptions >= 0)  // the exhaustive search's: no seed, a schedule
+    return fmt::format("{} in {}/{} schedules: {} (first in schedule {}). {}. Replay: {}", v->invariant, v->failures,
+                       c.seeds_run, v->detail, v->schedules_to_first, mismatch_sentence(c),
+                       v->counterexample.replay_shrunk_command);
   return fmt::format("{} in {}/{} runs: {} (seed {}). {}. Replay: {}", v->invariant, v->failures, c.seeds_run,
                      v->detail, v->seed, mismatch_sentence(c), v->counterexample.replay_shrunk_command);
 }
@@ -53,9 +59,9 @@ std::string testcase(const results::MatrixResult& m, const std::string& handler,
     std::string body = mismatch_sentence(*c) + "\n" + statistics_line(*c) + "\n";
     if (!c->expected_reason.empty()) body += "expected because: " + c->expected_reason + "\n";
     if (verdict == CellVerdict::kCanaryLost)
-      body += fmt::format("\nNo run of {} showed {}. Either the handler was fixed (update {}) or "
+      body += fmt::format("\nNo {} of {} showed {}. Either the handler was fixed (update {}) or "
                           "the scenario no longer exercises the bug.\n",
-                          c->seeds_run, expected_summary(*c), m.expected_path);
+                          c->exhaustive ? "schedule" : "run", c->seeds_run, expected_summary(*c), m.expected_path);
     body += "\n" + violations_text(*c);
     out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", attr(failure_message(*c)),
                        attr(verdict_name(verdict)), xml_cdata(body));
@@ -98,8 +104,10 @@ std::string render_junit(const results::MatrixResult& m) {
         attr(h), suite_tests, suite_failures, suite_skipped, seconds(suite_seconds));
     out += "    <properties>\n";
     out += fmt::format("      <property name=\"strategy\" value=\"{}\"/>\n", attr(m.strategy));
-    out += fmt::format("      <property name=\"seeds\" value=\"{}\"/>\n", m.seeds);
-    out += fmt::format("      <property name=\"base_seed\" value=\"{}\"/>\n", m.base_seed);
+    if (!is_exhaustive(m)) {  // that strategy reads no seed: a schedule replays a run
+      out += fmt::format("      <property name=\"seeds\" value=\"{}\"/>\n", m.seeds);
+      out += fmt::format("      <property name=\"base_seed\" value=\"{}\"/>\n", m.base_seed);
+    }
     out += fmt::format("      <property name=\"expected_path\" value=\"{}\"/>\n", attr(m.expected_path));
     out += "    </properties>\n" + cases + "  </testsuite>\n";
     tests += suite_tests;

@@ -36,7 +36,7 @@ std::string matrix_cell(const results::CellResult* c) {
   if (v == CellVerdict::kCaught) return fmt::format("{} {}", verdict_mark(v), caught);
   const std::string observed = v == CellVerdict::kNotProved ? proof_shortfall(*c)
                                : c->violations.empty() && v != CellVerdict::kFailed
-                                   ? fmt::format("pass in {} runs", c->seeds_run)
+                                   ? fmt::format("pass in {} {}", c->seeds_run, runs_noun(*c))
                                    : observed_summary(*c);
   return fmt::format("{} **{}**: {} (expected {})", verdict_mark(v), verdict_name(v), markdown_text(observed),
                      markdown_text(expected_summary(*c)));
@@ -87,8 +87,9 @@ std::string render_markdown_matrix(const results::MatrixResult& m) {
     for (const auto& s : m.scenarios) out += " " + matrix_cell(m.cell(h, s)) + " |";
     out += "\n";
   }
-  out += "\n✅ pass: no violation, none expected · 🐞 caught k/n: a known-buggy handler caught in k of n runs, as "
-         "expected · ❌ differs from " +
+  out += fmt::format("\n✅ pass: no violation, none expected · 🐞 caught k/n: a known-buggy handler caught in k of n {}, "
+                     "as expected · ❌ differs from ",
+                     is_exhaustive(m) ? "schedules" : "runs") +
          markdown_code_span(m.expected_path) + "\n";
   return out;
 }
@@ -101,13 +102,18 @@ std::string render_markdown_statistics(const results::MatrixResult& m) {
   out += any_pct ? " PCT bound 1/(n·k^(d−1)) |\n" : "\n";
   out += "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |";
   out += any_pct ? " ---: |\n" : "\n";
+  bool any_enumerated = false;
   for (const auto& c : m.cells) {
     const CellStatistics s = cell_statistics(c);
-    out += fmt::format("| {} | {} | {} | {}/{} | {} | {} – {} | {} | {} |", markdown_text(c.handler),
+    any_enumerated |= s.enumerated;
+    // An exhaustive search's schedules are no sample: no interval, no typical gap.
+    out += fmt::format("| {} | {} | {} | {}/{} | {} | {} | {} | {} |", markdown_text(c.handler),
                        markdown_text(c.scenario), markdown_text(c.strategy), s.failures, s.runs,
-                       format_percent(s.failure_rate), format_percent(s.wilson95.low), format_percent(s.wilson95.high),
+                       format_percent(s.failure_rate),
+                       s.enumerated ? std::string("—")
+                                    : fmt::format("{} – {}", format_percent(s.wilson95.low), format_percent(s.wilson95.high)),
                        s.first_failure ? std::to_string(*s.first_failure) : "—",
-                       s.median_schedules ? fmt::format("{:g}", *s.median_schedules) : "—");
+                       s.median_schedules && !s.enumerated ? fmt::format("{:g}", *s.median_schedules) : "—");
     if (any_pct) {
       out += s.pct_lower_bound ? fmt::format(" ≥ {} (n={}, k={}, d={}) |", format_percent(*s.pct_lower_bound),
                                              c.max_tasks, c.max_steps, *s.pct_depth)
@@ -118,6 +124,10 @@ std::string render_markdown_statistics(const results::MatrixResult& m) {
   out += "\nSchedules to failure: the gaps between consecutive failing runs (the first gap is the index of the first "
          "one); their median estimates how many schedules a search needs per failure.";
   if (any_pct) out += " The PCT bound is the guaranteed per-run probability of finding a bug of depth d.";
+  if (any_enumerated)
+    out += " An exhaustive search's runs are the schedules it enumerated, depth first, not a random sample: its rate "
+           "counts those schedules and estimates no probability, so it has no interval and no median (—); the "
+           "Exhaustive search section says what it proved.";
   out += "\n";
   return out;
 }
@@ -200,11 +210,15 @@ std::string render_markdown_counterexample(const results::CellResult& cell, cons
   std::string out = fmt::format("#### {} {} × {}: {}\n\n", verdict_mark(verdict), markdown_text(cell.handler),
                                 markdown_text(cell.scenario), markdown_text(v.invariant));
   out += "> " + markdown_text(v.detail) + "\n\n";
-  out += fmt::format("First seen after **{}** schedule{} (seed {}); **{} of {}** runs showed it. ", v.schedules_to_first,
-                     v.schedules_to_first == 1 ? "" : "s", markdown_code_span(std::to_string(v.seed)), v.failures,
-                     cell.seeds_run);
-  if (cex.preemptions >= 0)
+  if (cex.preemptions >= 0) {  // the exhaustive search's: no seed, a schedule
+    out += fmt::format("First seen in schedule **{}**; **{} of {}** schedules showed it. ", v.schedules_to_first,
+                       v.failures, cell.seeds_run);
     out += fmt::format("The failing schedule with the fewest preemptions has **{}**. ", cex.preemptions);
+  } else {
+    out += fmt::format("First seen after **{}** schedule{} (seed {}); **{} of {}** runs showed it. ",
+                       v.schedules_to_first, v.schedules_to_first == 1 ? "" : "s",
+                       markdown_code_span(std::to_string(v.seed)), v.failures, cell.seeds_run);
+  }
   out += length_sentence(cex) + ".\n";
   if (differs(verdict)) {
     out += fmt::format("\n❌ This cell differs from {}: {}.\n", markdown_code_span(expected_path),
@@ -272,7 +286,7 @@ std::string render_markdown(const results::MatrixResult& m) {
     }
     out += "\n";
   }
-  if (m.strategy.rfind("exhaustive", 0) == 0)  // no seeds: every schedule within the bounds
+  if (is_exhaustive(m))  // no seeds: every schedule within the bounds
     out += fmt::format("Strategy {}\n\n", markdown_code_span(m.strategy));
   else
     out += fmt::format("{} seeds per cell · strategy {} · base seed {}\n\n", m.seeds, markdown_code_span(m.strategy),

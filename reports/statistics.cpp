@@ -57,6 +57,7 @@ CellStatistics cell_statistics(const results::CellResult& cell) {
   }
   s.median_schedules = median(s.gaps);
   if (!cell.failing_run_indices.empty()) s.first_failure = cell.failing_run_indices.front();
+  s.enumerated = cell.exhaustive.has_value();
   s.pct_depth = pct_depth(cell.strategy);
   if (s.pct_depth) s.pct_lower_bound = pct_lower_bound(cell.max_tasks, cell.max_steps, *s.pct_depth);
   return s;

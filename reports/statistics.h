@@ -11,6 +11,12 @@
 // - for PCT cells, the theoretical lower bound on the probability that one run
 //   finds a bug of depth d: 1 / (n * k^(d-1)), n = tasks, k = scheduling
 //   points (Burckhardt et al., ASPLOS 2010), to set beside the observed rate.
+//
+// Under the exhaustive strategy the runs are the schedules of a depth-first
+// enumeration, not random draws: the rate only counts the schedules searched
+// (`enumerated`), and the interval and the gaps between failures estimate
+// nothing. They are still computed, for the JSON report's fields, but the
+// reports a person reads show what the search proved instead.
 #pragma once
 
 #include <optional>
@@ -36,6 +42,7 @@ struct CellStatistics {
   std::optional<int> first_failure;          // 1-based index of the first failing run
   std::optional<int> pct_depth;              // d, for a "pct(d=…)" strategy
   std::optional<double> pct_lower_bound;     // 1/(n*k^(d-1)), when n and k are known
+  bool enumerated = false;                   // an exhaustive search's schedules: no sample, no estimate
 };
 
 // The 95% two-sided z.

@@ -164,7 +164,7 @@ std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) 
   std::vector<std::string> legend;
   for (std::size_t j = 0; j < n; ++j) legend.push_back(fmt::format("{} {}", j + 1, fitted(m.scenarios[j], kTextWidth - 8)));
   out += flow(legend, kTextWidth, "");
-  if (m.strategy.rfind("exhaustive", 0) == 0)  // no seeds: every schedule within the bounds
+  if (is_exhaustive(m))  // no seeds: every schedule within the bounds
     out += fmt::format("strategy {}.\n", terminal_text(m.strategy));
   else
     out += fmt::format("{} seeds per cell, strategy {}, base seed {}.\n", m.seeds, terminal_text(m.strategy), m.base_seed);

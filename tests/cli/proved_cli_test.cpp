@@ -99,7 +99,7 @@ TEST(ProvedCli, AListedCellNotProvedDiffersInEveryReport) {
                                    "--report-dir {} --format md,json,junit",
                                    dir.string()));
   ASSERT_EQ(o.exit_code, 1) << o.out;
-  EXPECT_NE(o.out.find("unique-key+cas × concurrent-duplicates: expected pass, proved up to 2 preemptions and 2 faults; "
+  EXPECT_NE(o.out.find("unique-key+cas × concurrent-duplicates: expected pass, required: proved up to 2 preemptions and 2 faults; "
                        "not proved: explored"),
             std::string::npos)
       << o.out;

@@ -189,6 +189,34 @@ TEST(ExhaustiveCell, AViolationNeedingOnePreemptionIsReportedAtBoundOneWhenSearc
             std::string::npos);
 }
 
+// Shrinking makes a choice sequence short, not the story a reader sees:
+// check-then-act × alipay-trade-closed's ack_before_commit shrunk from a
+// 5-step transcript to a 12-step one about another order (session 18's
+// probe). The shrunk sequence is kept only when its transcript is no longer.
+TEST(ExhaustiveCell, ShrinkingNeverMakesTheShownStoryLonger) {
+  const gateway::Scenario s = testing::bundled_scenario("alipay-trade-closed");
+  const HandlerInfo& h = testing::handler("check-then-act");
+  const CellResult unshrunk = explore_cell(s, h, exhaustive(2, 1, true), Expectation{});
+  ExploreOptions o = exhaustive(2, 1, true);
+  o.shrink = true;
+  o.shrink_budget = 500;
+  const CellResult shrunk = explore_cell(s, h, o, Expectation{});
+  ASSERT_EQ(kinds(shrunk), kinds(unshrunk));
+  ASSERT_TRUE(kinds(shrunk).count("ack_before_commit"));
+  for (std::size_t i = 0; i < shrunk.violations.size(); ++i) {
+    const Counterexample& before = unshrunk.violations[i].counterexample;
+    const Counterexample& after = shrunk.violations[i].counterexample;
+    const std::string& name = shrunk.violations[i].invariant;
+    ASSERT_FALSE(after.detail.empty()) << name;
+    EXPECT_TRUE(after.shrunk) << name;
+    EXPECT_LE(after.steps, before.steps) << name << ": shrunk " << schedule_text(after.choices) << ", first "
+                                         << schedule_text(before.choices);
+    EXPECT_LE(after.preemptions, before.preemptions) << name;
+    // What it shows is what its replay command replays.
+    EXPECT_NE(after.replay_shrunk_command.find("--schedule " + schedule_text(after.choices)), std::string::npos) << name;
+  }
+}
+
 TEST(ExhaustiveCell, BudgetStopsWithAnEstimateAndTheJsonSaysSo) {
   const gateway::Scenario s = testing::bundled_scenario("concurrent-duplicates");
   ExploreOptions o = exhaustive(2, 2, true);

@@ -190,4 +190,43 @@ MatrixResult mismatch_matrix() {
   return m;
 }
 
+MatrixResult exhaustive_matrix() {
+  MatrixResult m = plain_matrix();
+  m.strategy = "exhaustive(preemptions<=2, faults<=1)";
+  m.seeds = 100;  // the unread defaults, as the CLI leaves them
+  m.base_seed = 1;
+  for (auto& c : m.cells) {
+    c.strategy = m.strategy;
+    c.seeds_run = 40;
+    results::ExhaustiveVerdict e;
+    e.schedules = 40;
+    e.runs = 52;
+    e.reduction = "sleep-sets";
+    e.complete = true;
+    e.estimated_schedules = 40;
+    if (c.handler == "cas" && c.scenario == "sequential-duplicates") {
+      e.complete = false;
+      e.estimated_schedules = 81000;
+    }
+    if (c.handler == "check-then-act" && c.scenario == "concurrent-duplicates") {
+      fail_at(c, {17, 18, 39});
+      auto& v = c.violations.front();
+      v.seed = 0;
+      v.schedules_to_first = 17;
+      v.counterexample.preemptions = 1;
+      v.counterexample.found_at_bound = 1;
+      v.counterexample.replay_command =
+          "twice replay --handler check-then-act --scenario concurrent-duplicates --strategy exhaustive --schedule 0.1.0x8";
+      v.counterexample.replay_shrunk_command =
+          "twice replay --handler check-then-act --scenario concurrent-duplicates --strategy exhaustive --schedule 1.0x9";
+    }
+    if (c.handler == "check-then-act" && c.scenario == "sequential-duplicates") {
+      c.proof_required = results::ProofRequirement{2, 2};
+      c.matched = false;  // searched at 1 fault, narrower than required
+    }
+    c.exhaustive = e;
+  }
+  return m;
+}
+
 }  // namespace twice::reports::testing

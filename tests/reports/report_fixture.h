@@ -32,5 +32,14 @@ results::MatrixResult plain_matrix();
 // shows a second violation, payload_missing (2 of 200, seed 222), that the
 // expected matrix does not list: a "mismatch" cell, read for the second.
 results::MatrixResult mismatch_matrix();
+// plain_matrix() as `twice run --strategy exhaustive` reports it: no seeds
+// read (seeds and base_seed keep their unread defaults, a violation's seed
+// is 0), and each cell's search: cas × concurrent-duplicates proved (40
+// schedules), cas × sequential-duplicates cut short by its budget (nothing
+// proved), check-then-act × concurrent-duplicates's double credit in 3 of 40
+// schedules, first in schedule 17, with 1 preemption, and check-then-act ×
+// sequential-duplicates required proved up to 2 preemptions and 2 faults,
+// searched at 1 fault: "not proved".
+results::MatrixResult exhaustive_matrix();
 
 }  // namespace twice::reports::testing
