@@ -115,10 +115,7 @@ pid_t fork_contained() {
   sigset_t all, before;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &before);
-  // Nothing buffered may be written twice (once by the child's exit).
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
+  process::flush_before_fork();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {

@@ -28,21 +28,6 @@ bool names_order(std::string_view text, std::string_view order) {
   return false;
 }
 
-// An order number as sim::footprint_of() spells a key value: trimmed, lower
-// case, a number as "#<number>".
-std::string key_spelling(const std::string& order) {
-  std::string v = order;
-  const auto first = v.find_first_not_of(" \t\n\r");
-  v = first == std::string::npos ? std::string() : v.substr(first, v.find_last_not_of(" \t\n\r") - first + 1);
-  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (!v.empty()) {
-    char* end = nullptr;
-    const double number = std::strtod(v.c_str(), &end);
-    if (end && *end == '\0') return fmt::format("#{}", number);
-  }
-  return v;
-}
-
 // The rows a write statement changed, from its result ("2 rows changed"); 0 otherwise.
 long rows_changed(const std::string& result) {
   long n = 0;
@@ -63,7 +48,7 @@ long rows_changed(const std::string& result) {
 class OrderRows {
  public:
   OrderRows(const sim::Trace& trace, const std::set<std::string>& orders) {
-    for (const auto& o : orders) shown_.insert(key_spelling(o));
+    for (const auto& o : orders) shown_.insert(sim::key_spelling(o));
     for (const auto& e : trace.events()) {
       if (e.kind != sim::TraceKind::kSql) continue;
       for (const auto& [table, keys] : sim::footprint_of(e.text, true).rows)

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -23,6 +25,12 @@ bool write_all(int fd, const char* data, std::size_t size) {
 std::string signal_name(int sig) {
   if (const char* abbrev = ::sigabbrev_np(sig)) return fmt::format("SIG{}", abbrev);
   return fmt::format("signal {}", sig);
+}
+
+void flush_before_fork() {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
 }
 
 }  // namespace twice::process

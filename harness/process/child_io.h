@@ -16,4 +16,8 @@ bool write_all(int fd, const char* data, std::size_t size);
 // "SIGSEGV", or "signal 42" for one without a name.
 std::string signal_name(int sig);
 
+// Flushes std::cout, std::cerr and every C stream: call just before fork(),
+// so that nothing buffered is written twice (once by the child's exit).
+void flush_before_fork();
+
 }  // namespace twice::process

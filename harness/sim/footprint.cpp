@@ -75,20 +75,10 @@ bool is_literal(const std::string& w) {
   return std::all_of(w.begin(), w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
 }
 
-// A key value as SQLite may compare it: trimmed and lower case (NOCASE,
-// RTRIM), and a number as a number, whether quoted or not ('05' = 5 under
-// numeric affinity). Two values that differ here differ under any of these.
+// A literal's key value (key_spelling()), whether quoted or not. Two values
+// that differ here differ under any of SQLite's comparisons.
 std::string key_value(const std::string& literal) {
-  std::string v = literal[0] == '\'' ? literal.substr(1) : literal;
-  const auto first = v.find_first_not_of(" \t\n\r");
-  v = first == std::string::npos ? std::string() : v.substr(first, v.find_last_not_of(" \t\n\r") - first + 1);
-  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (!v.empty()) {
-    char* end = nullptr;
-    const double number = std::strtod(v.c_str(), &end);
-    if (end && *end == '\0') return fmt::format("#{}", number);
-  }
-  return v;
+  return key_spelling(literal[0] == '\'' ? literal.substr(1) : literal);
 }
 
 std::string column_name(const std::string& w) { return table_name(w); }
@@ -390,6 +380,19 @@ std::string describe(const Footprint& f) {
     out += fmt::format("; rows of {}: {}", table, fmt::join(terms, ", "));
   }
   return out;
+}
+
+std::string key_spelling(const std::string& value) {
+  const auto first = value.find_first_not_of(" \t\n\r");
+  std::string v =
+      first == std::string::npos ? std::string() : value.substr(first, value.find_last_not_of(" \t\n\r") - first + 1);
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!v.empty()) {
+    char* end = nullptr;
+    const double number = std::strtod(v.c_str(), &end);
+    if (end && *end == '\0') return fmt::format("#{}", number);
+  }
+  return v;
 }
 
 }  // namespace twice::sim

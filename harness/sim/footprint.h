@@ -88,4 +88,9 @@ void add_trigger_writes(const TriggerWrites& triggers, Footprint& f);
 // "footprint: reads orders; writes ledger, #writer" (for tests and debugging).
 std::string describe(const Footprint& f);
 
+// A key value as a Footprint spells it, as SQLite may compare it: trimmed and
+// lower case (NOCASE, RTRIM), a number as "#<number>" ('05' = 5 under numeric
+// affinity). `value` is unquoted (an order number as the scenario gives it).
+std::string key_spelling(const std::string& value);
+
 }  // namespace twice::sim

@@ -173,10 +173,7 @@ ContainedRun run_stress_contained(const StressOptions& options, const std::atomi
 
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return {Outcome::kError, Status::error(fmt::format("pipe: {}", std::strerror(errno)))};
-  // Nothing buffered may be written twice (once by the child's exit).
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
+  process::flush_before_fork();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {

@@ -163,26 +163,6 @@ class Attach final : public twice::Handler {
   }
 };
 
-// Correct for its first deliveries in a process, then credits every notify:
-// what it reports after many runs, a fresh process running that seed alone
-// does not show.
-class StaticState final : public twice::Handler {
- public:
-  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
-    static int deliveries = 0;
-    if (++deliveries < 40) return credit_once(n, env);
-    twice::Db& db = env.db();
-    const twice::Result order = db.exec("SELECT user_id FROM orders WHERE order_no = ?", {n.out_trade_no});
-    if (!order.ok() || order.empty()) return twice::Reply::fail("unknown order");
-    const std::string user = order.at(0, "user_id").as_text();
-    (void)db.exec("UPDATE orders SET status = 'PAID', transaction_id = ? WHERE order_no = ?",
-                  {n.transaction_id, n.out_trade_no});
-    (void)db.exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, ?, ?)", {n.out_trade_no, user, n.amount});
-    (void)db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {n.amount, user});
-    return twice::Reply::success();
-  }
-};
-
 // Credits every notify it is given, unchecked: a double credit when a copy comes twice.
 twice::Reply credit_blindly(const twice::Notify& n, twice::Env& env) {
   twice::Db& db = env.db();
@@ -195,6 +175,18 @@ twice::Reply credit_blindly(const twice::Notify& n, twice::Env& env) {
   (void)db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {n.amount, user});
   return twice::Reply::success();
 }
+
+// Correct for its first deliveries in a process, then credits every notify:
+// what it reports after many runs, a fresh process running that seed alone
+// does not show.
+class StaticState final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    static int deliveries = 0;
+    if (++deliveries < 40) return credit_once(n, env);
+    return credit_blindly(n, env);
+  }
+};
 
 // Forks, once per process, a process that sleeps for 300 s (its pid written
 // into $HOSTILE_PIDS, a folder, when set), then handles as plugin-cas: the
