@@ -26,6 +26,7 @@
 #include "blackbox/wire_keys.h"
 #include "cli/argument_checks.h"
 #include "cli/exit_status.h"
+#include "cli/stop_signal.h"
 #include "explore/shell_quote.h"
 #include "gateway/retry_profile.h"
 #include "reports/escape.h"
@@ -68,8 +69,11 @@ std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, st
 // action). SIGTERM (a CI job's timeout) is taken the same way. Only
 // async-signal-safe calls here.
 std::atomic<bool> g_blackbox_stop{false};
+std::atomic<std::int64_t> g_blackbox_first_stop_ns{0};  // cli/stop_signal.h
 extern "C" void on_blackbox_sigint(int signal) {
-  if (g_blackbox_stop.exchange(true)) {
+  const StopSignal kind = classify_stop(g_blackbox_stop, g_blackbox_first_stop_ns);
+  if (kind == StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
+  if (kind == StopSignal::kSecond) {
     std::signal(signal, SIG_DFL);
     std::raise(signal);
     return;

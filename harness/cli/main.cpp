@@ -28,6 +28,7 @@
 #include "cli/help_format.h"
 #include "cli/plugin_loader.h"
 #include "cli/progress.h"
+#include "cli/stop_signal.h"
 #include "cli/list_json.h"
 #include "cli/stress_command.h"
 #include "explore/expected.h"
@@ -78,8 +79,12 @@ extern "C" void on_stop_now(int sig) {
   std::raise(sig);
 }
 
+std::atomic<std::int64_t> g_first_stop_ns{0};  // cli/stop_signal.h
+
 extern "C" void on_sigint(int sig) {
-  if (g_stop.exchange(true)) {
+  const cli::StopSignal kind = cli::classify_stop(g_stop, g_first_stop_ns);
+  if (kind == cli::StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
+  if (kind == cli::StopSignal::kSecond) {
     on_stop_now(sig);
     return;
   }

@@ -26,6 +26,7 @@
 #include "cli/argument_checks.h"
 #include "cli/engine_options.h"
 #include "cli/exit_status.h"
+#include "cli/stop_signal.h"
 #include "reports/escape.h"
 #include "stress/stress_database.h"
 #include "stress/stress_process.h"
@@ -83,8 +84,12 @@ std::atomic<int> g_signal{0};
 std::atomic<bool> g_runs_started{false};
 std::atomic<bool> g_progress_on_tty{false};
 
+std::atomic<std::int64_t> g_stress_first_stop_ns{0};  // cli/stop_signal.h
+
 extern "C" void on_stress_signal(int sig) {
-  if (g_stop.exchange(true)) {
+  const StopSignal kind = classify_stop(g_stop, g_stress_first_stop_ns);
+  if (kind == StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
+  if (kind == StopSignal::kSecond) {
     if (!g_runs_started.load()) {
       ::signal(sig, SIG_DFL);
       ::raise(sig);

@@ -53,6 +53,7 @@ if start --handler hostile-spin --handler cas --seeds 1000000 --cell-timeout 600
   cells=$(pgrep -P "$tp" | tr '\n' ' ')
   kill -INT -- "-$tp"
   until_said "stopping after the cells under way"
+  sleep 0.3  # a person's second Ctrl-C: one within 100 ms is the first one sent twice (timeout does)
   kill -INT -- "-$tp"
   wait "$tp"
   rc=$?
@@ -112,6 +113,18 @@ else
 fi
 tp=
 [ -z "$(ls -A db)" ] || fail "exhaustive Ctrl-C: files left in the database folder: $(ls -A db)"
+
+# `timeout` sends its signal to twice and then to twice's process group: one
+# stop sent twice at once, not a second Ctrl-C. It stopped twice at once and
+# lost every result: now the run ends as after one Ctrl-C, its report written.
+rm -f t.json
+timeout -s INT 2 "$twice" run --handler cas --scenario forged-callbacks --strategy exhaustive -j 1 --no-report \
+  --json t.json >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 124 ] || fail "timeout: exit $rc, wanted timeout's 124: $(cat err.txt)"
+grep -q "cas × forged-callbacks: interrupted after" out.txt || fail "timeout: no report: $(cat out.txt err.txt)"
+[ -s t.json ] || fail "timeout: no JSON written"
+[ -z "$(ls -A db)" ] || fail "timeout: files left in the database folder: $(ls -A db)"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
