@@ -49,18 +49,8 @@ std::uint64_t Choices::draw(std::uint64_t n) {
 bool Choices::chance(double p) {
   if (p <= 0.0) return false;
   if (p >= 1.0) return true;
-  if (exhaustive_) {
-    // A fault that may fire is one binary choice of the search: 0, it does not.
-    std::uint64_t v;
-    if (guide_) {
-      v = std::min<std::uint64_t>(guide_->choose(2, ChoiceKind::kFault, nullptr, false), 1);
-    } else {
-      v = pos_ < replay_->size() ? std::min<std::uint64_t>((*replay_)[pos_], 1) : 0;
-      ++pos_;
-    }
-    consumed_.push_back(v);
-    return v == 1;
-  }
+  // A fault that may fire is one binary choice of the search: 0, it does not.
+  if (exhaustive_) return binary(ChoiceKind::kFault);
   constexpr std::uint64_t kScale = 1'000'000;
   const auto threshold = static_cast<std::uint64_t>(std::llround((1.0 - p) * kScale));
   return draw(kScale) >= threshold;
@@ -74,15 +64,19 @@ Micros Choices::between(Micros lo, Micros hi) {
 Micros Choices::fault_duration(Micros lo, Micros hi) {
   if (!exhaustive_) return between(lo, hi);
   if (hi <= lo) return lo;
+  return binary(ChoiceKind::kOther) ? hi : lo;
+}
+
+bool Choices::binary(ChoiceKind kind) {
   std::uint64_t v;
   if (guide_) {
-    v = std::min<std::uint64_t>(guide_->choose(2, ChoiceKind::kOther, nullptr, false), 1);
+    v = std::min<std::uint64_t>(guide_->choose(2, kind, nullptr, false), 1);
   } else {
     v = pos_ < replay_->size() ? std::min<std::uint64_t>((*replay_)[pos_], 1) : 0;
     ++pos_;
   }
   consumed_.push_back(v);
-  return v == 1 ? hi : lo;
+  return v == 1;
 }
 
 std::uint64_t Choices::schedule(const std::vector<int>& order, bool last_enabled) {

@@ -18,6 +18,7 @@
 
 namespace twice::sim {
 
+enum class ChoiceKind : std::uint8_t;  // sim/choice_guide.h
 class ChoiceGuide;  // sim/choice_guide.h: who decides the draws of an exhaustive search
 
 // SplitMix64: small, fast and good enough to drive a simulation.
@@ -79,6 +80,10 @@ class Choices {
   const std::vector<std::uint64_t>& consumed() const { return consumed_; }
 
  private:
+  // The exhaustive strategy's draw of 2 (from the guide, or the replayed
+  // sequence): true for 1.
+  bool binary(ChoiceKind kind);
+
   // A short run draws about a hundred times: room for that up front, rather
   // than seven reallocations of consumed_ as it doubles from one.
   static constexpr std::size_t kDrawsReserved = 128;
