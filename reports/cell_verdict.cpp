@@ -187,13 +187,11 @@ std::string exhaustive_sentence(const results::CellResult& cell) {
     // A rough estimate (sibling subtrees taken as equal): its order of magnitude is what it says.
     return fmt::format("explored {} of about {} ({}) {}{}", schedules, rough(std::max<double>(e.estimated_schedules, e.schedules)),
                        reduced, bounds, seen.empty() ? ": none failed so far, nothing proved" : ": " + fmt::format("{}", fmt::join(seen, ", ")));
-  // One schedule: no two tasks' steps could interleave, since the search
-  // keeps step latencies and network delays at their lower end (a flash sale
-  // of ten deliveries is one schedule there); say so rather than "all".
+  // One schedule: no choice was drawn at all, not even the tempo (no
+  // latency has a range), so no two tasks' steps could interleave; say so
+  // rather than "all".
   if (seen.empty() && e.schedules == 1)
-    return fmt::format("proved: its one schedule ({}) {} holds; no two tasks interleave with step latencies and "
-                       "network delays at their lower end",
-                       reduced, bounds);
+    return fmt::format("proved: its one schedule ({}) {} holds; no two tasks' steps could interleave", reduced, bounds);
   if (seen.empty()) return fmt::format("proved: all {} ({}) {} hold", schedules, reduced, bounds);
   return fmt::format("searched all {} ({}) {}: {}", schedules, reduced, bounds, fmt::join(seen, ", "));
 }

@@ -760,8 +760,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--strategy", run_args.strategy,
                   "Scheduling strategy (exhaustive: every schedule within the bounds below, instead of --seeds runs; a "
-                  "fault's duration is tried at both ends of its range, step latencies and network delays at their "
-                  "lower end)")
+                  "fault's duration is tried at both ends of its range; step latencies and network delays all at their "
+                  "lower end, then all at their upper end)")
       ->check(CLI::IsMember({"random", "pct", "exhaustive"}))
       ->capture_default_str();
   run->add_option("--pct-depth", run_args.pct_depth, "PCT bug depth d (d-1 priority change points)")->check(CLI::Range(1, 10))->capture_default_str();

@@ -57,8 +57,16 @@ bool Choices::chance(double p) {
 }
 
 Micros Choices::between(Micros lo, Micros hi) {
-  if (hi <= lo || exhaustive_) return lo;  // the search branches on orders and faults, not latencies
+  if (hi <= lo) return lo;
+  // The search branches on orders and faults, not on each latency: every
+  // duration of the run takes the same end of its range (tempo()).
+  if (exhaustive_) return tempo() ? hi : lo;
   return lo + static_cast<Micros>(draw(static_cast<std::uint64_t>(hi - lo) + 1));
+}
+
+bool Choices::tempo() {
+  if (!slow_tempo_) slow_tempo_ = binary(ChoiceKind::kOther);
+  return *slow_tempo_;
 }
 
 Micros Choices::fault_duration(Micros lo, Micros hi) {

@@ -44,10 +44,11 @@ class Choices {
     consumed_.reserve(kDrawsReserved);
   }
   // The exhaustive strategy's choices (sim/choice_guide.h): only the choices
-  // the search branches on are drawn. A duration is its range's lower end
-  // (no draw), except a fault's (fault_duration(): either end); a fault that
-  // may fire is a draw of 2 (1: it fires). Replays
-  // `sequence` that way; with a guide, the guide decides every draw instead.
+  // the search branches on are drawn. A duration takes its range's lower
+  // end in a fast run and its upper end in a slow one (tempo(): one draw of
+  // 2, at the first duration with a range), except a fault's
+  // (fault_duration(): either end, drawn each time); a fault that may fire is
+  // a draw of 2 (1: it fires). Replays `sequence` that way; with a guide, the guide decides every draw instead.
   struct Exhaustive {};
   Choices(Exhaustive, std::vector<std::uint64_t> sequence) : Choices(std::move(sequence)) { exhaustive_ = true; }
   Choices(Exhaustive, ChoiceGuide& guide) : Choices(std::vector<std::uint64_t>{}) {
@@ -83,6 +84,13 @@ class Choices {
   // The exhaustive strategy's draw of 2 (from the guide, or the replayed
   // sequence): true for 1.
   bool binary(ChoiceKind kind);
+  // The exhaustive strategy's tempo: false, every step latency, network
+  // delay and attack time at its range's lower end; true, at its upper end.
+  // Drawn once, when the run first needs it. Two extremes, not the space
+  // between: slow steps are what make ten orders 100 ms apart overlap (and
+  // queue on a lock past the gateway's timeout), fast ones what keep a
+  // retry behind the first delivery.
+  bool tempo();
 
   // A short run draws about a hundred times: room for that up front, rather
   // than seven reallocations of consumed_ as it doubles from one.
@@ -94,6 +102,7 @@ class Choices {
   std::vector<std::uint64_t> consumed_;
   bool exhaustive_ = false;
   ChoiceGuide* guide_ = nullptr;
+  std::optional<bool> slow_tempo_;
 };
 
 }  // namespace twice::sim

@@ -36,7 +36,11 @@ std::vector<std::string> run_tasks(const std::vector<Ops>& tasks, Choices& choic
   Trace trace;
   StrategySpec spec;
   spec.kind = StrategyKind::kExhaustive;
-  Scheduler s(spec, choices, trace, SchedulerLimits{});
+  // One latency: these tests count orders of steps, not tempos (a range
+  // would double every tree: EveryDurationOfARunTakesTheSameEndOfItsRange).
+  SchedulerLimits limits;
+  limits.latency_max = limits.latency_min;
+  Scheduler s(spec, choices, trace, limits);
   std::vector<std::string> order;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     s.spawn("t", 0, [&s, &order, &tasks, i] {
@@ -210,7 +214,6 @@ TEST(ExhaustiveSearch, FaultChoicesUpToMaxFaults) {
       Choices choices(Choices::Exhaustive{}, search);
       std::vector<bool> fired;
       for (int i = 0; i < 3; ++i) fired.push_back(choices.chance(0.5));
-      EXPECT_EQ(choices.between(10, 20), 10) << "durations are not searched: the lower end";
       search.end_run();
       seen.insert(fired);
     }
@@ -218,6 +221,40 @@ TEST(ExhaustiveSearch, FaultChoicesUpToMaxFaults) {
     EXPECT_EQ(search.schedules(), want) << "F = " << f;
     EXPECT_EQ(static_cast<long>(seen.size()), want);
   }
+}
+
+// Durations are searched at two tempos, not one by one: in a run every
+// duration with a range takes its lower end, or every one its upper end
+// (one draw of 2, where the first is asked for). A run that asks for none
+// draws nothing: a tree of one schedule stays one.
+TEST(ExhaustiveSearch, EveryDurationOfARunTakesTheSameEndOfItsRange) {
+  ExhaustiveSearch search(SearchBounds{});
+  std::set<std::vector<Micros>> seen;
+  while (search.start_run()) {
+    Choices choices(Choices::Exhaustive{}, search);
+    std::vector<Micros> durations;
+    durations.push_back(choices.between(10, 20));
+    durations.push_back(choices.between(5, 5));
+    durations.push_back(choices.between(100, 300));
+    search.end_run();
+    seen.insert(durations);
+  }
+  EXPECT_EQ(search.schedules(), 2);
+  EXPECT_EQ(seen, (std::set<std::vector<Micros>>{{10, 5, 100}, {20, 5, 300}}));
+
+  ExhaustiveSearch fixed(SearchBounds{});
+  while (fixed.start_run()) {
+    Choices choices(Choices::Exhaustive{}, fixed);
+    EXPECT_EQ(choices.between(7, 7), 7);
+    fixed.end_run();
+  }
+  EXPECT_EQ(fixed.schedules(), 1);
+
+  // A replayed sequence names the tempo like any other draw: 1 is the upper end.
+  Choices slow(Choices::Exhaustive{}, std::vector<std::uint64_t>{1});
+  EXPECT_EQ(slow.between(10, 20), 20);
+  EXPECT_EQ(slow.between(1, 2), 2);
+  EXPECT_EQ(slow.consumed(), (std::vector<std::uint64_t>{1}));
 }
 
 TEST(ExhaustiveSearch, EachRunReplaysFromItsChoices) {
