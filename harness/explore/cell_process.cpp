@@ -380,15 +380,8 @@ class CellSupervisor {
     m.strategy = matrix_strategy_name(options_);
     m.seeds = options_.seeds;
     m.base_seed = options_.base_seed;
-    for (std::size_t i = 0; i < total_; ++i) {
-      if (cells_[i] && rechecks_left_[i] == 0) {
-        // An exhaustive cell a stop cut short is reported, and so is the stop.
-        if (cells_[i]->exhaustive && cells_[i]->exhaustive->interrupted) m.interrupted = true;
-        m.cells.push_back(std::move(*cells_[i]));
-      } else {
-        m.interrupted = true;
-      }
-    }
+    for (std::size_t i = 0; i < total_; ++i)
+      m.add(rechecks_left_[i] == 0 ? std::move(cells_[i]) : std::nullopt);  // a re-check cut short: not finished
     return m;
   }
 

@@ -279,16 +279,7 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
   worker();
   for (auto& t : threads) t.join();
 
-  for (auto& c : cells) {
-    if (!c) {
-      m.interrupted = true;
-      continue;
-    }
-    // An exhaustive cell a stop cut short is reported, and so is the stop:
-    // it explored part of its tree, which is no proof and no clean pass.
-    if (c->exhaustive && c->exhaustive->interrupted) m.interrupted = true;
-    m.cells.push_back(std::move(*c));
-  }
+  for (auto& c : cells) m.add(std::move(c));
   return m;
 }
 

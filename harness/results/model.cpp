@@ -24,6 +24,15 @@ bool MatrixResult::all_matched() const {
   return !interrupted && std::all_of(cells.begin(), cells.end(), [](const CellResult& c) { return c.matched; });
 }
 
+void MatrixResult::add(std::optional<CellResult> c) {
+  if (!c) {
+    interrupted = true;
+    return;
+  }
+  if (c->exhaustive && c->exhaustive->interrupted) interrupted = true;
+  cells.push_back(std::move(*c));
+}
+
 const CellResult* MatrixResult::cell(const std::string& handler, const std::string& scenario) const {
   for (const auto& c : cells)
     if (c.handler == handler && c.scenario == scenario) return &c;

@@ -156,6 +156,11 @@ struct MatrixResult {
   // The expected matrix this result was compared with, as the user should read it.
   std::string expected_path = "scenarios/expected.toml";
   bool all_matched() const;
+  // The one place a cell joins the matrix: `cell` is what came of it (none:
+  // it never ran or did not finish, because of a stop). A missing cell marks
+  // the matrix interrupted, and so does an exhaustive cell a stop cut short:
+  // it explored part of its tree, which is no proof and no clean pass.
+  void add(std::optional<CellResult> cell);
   const CellResult* cell(const std::string& handler, const std::string& scenario) const;
 };
 
