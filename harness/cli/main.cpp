@@ -80,11 +80,40 @@ extern "C" void on_stop_now(int sig) {
 }
 
 std::atomic<std::int64_t> g_first_stop_ns{0};  // cli/stop_signal.h
+// Cells of `twice run` finished so far: a stop at once says how many it drops.
+std::atomic<int> g_cells_done{0};
+
+// "twice: stopped at once: 12 finished cells are not reported\n", with
+// async-signal-safe calls only.
+void say_cells_dropped(int cells) {
+  char text[128];
+  std::size_t n = 0;
+  const auto put = [&](std::string_view part) {
+    for (char c : part)
+      if (n < sizeof text) text[n++] = c;
+  };
+  const bool one = cells == 1;
+  put("\ntwice: stopped at once: ");
+  char digits[12];
+  int d = 0;
+  do {
+    digits[d++] = static_cast<char>('0' + cells % 10);
+    cells /= 10;
+  } while (cells > 0 && d < 11);
+  while (d > 0) {
+    --d;
+    if (n < sizeof text) text[n++] = digits[d];
+  }
+  put(one ? " finished cell is" : " finished cells are");
+  put(" not reported (one Ctrl-C writes them)\n");
+  [[maybe_unused]] const auto w = ::write(STDERR_FILENO, text, n);
+}
 
 extern "C" void on_sigint(int sig) {
   const cli::StopSignal kind = cli::classify_stop(g_stop, g_first_stop_ns);
   if (kind == cli::StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
   if (kind == cli::StopSignal::kSecond) {
+    say_cells_dropped(g_cells_done.load());
     on_stop_now(sig);
     return;
   }
@@ -434,10 +463,18 @@ int cmd_run(const RunArgs& a) {
   limits.timeout_seconds = a.cell_timeout;
   limits.memory_limit_bytes = static_cast<std::uint64_t>(a.cell_memory_mib) << 20;
   explore::MatrixResult m;
+  const std::size_t parts = engines.choices().size();
+  std::size_t part_number = 0;
   for (const auto& choice : engines.choices()) {
     options.engine = choice;
-    cli::Progress progress(tty, a.quiet, handlers.size(), scenarios.size());
+    ++part_number;
+    // Which pass of the run a progress line is about, when it is not the one default.
+    std::string pass = choice.is_sqlite() ? std::string("sqlite") : choice.cell_suffix().substr(1);
+    if (parts > 1) pass += fmt::format(", {} of {}", part_number, parts);
+    if (parts == 1 && choice.is_sqlite()) pass.clear();
+    cli::Progress progress(tty, a.quiet, handlers.size(), scenarios.size(), pass);
     options.on_cell = [&progress](const explore::CellResult& c, int done, int total) {
+      ++g_cells_done;
       progress.cell_done(c.handler, c.scenario, c.matched, c.violations.empty() ? "pass" : c.violations.front().invariant,
                          done, total);
     };

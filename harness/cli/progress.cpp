@@ -1,7 +1,9 @@
 #include "cli/progress.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -15,8 +17,19 @@ bool use_color(ColorMode mode, bool is_tty) {
   return is_tty && !(no_color && *no_color);
 }
 
-Progress::Progress(bool on_tty, bool quiet, std::size_t handlers, std::size_t cells_per_handler)
-    : on_tty_(on_tty), quiet_(quiet), handlers_(handlers), cells_per_handler_(cells_per_handler) {}
+Progress::Progress(bool on_tty, bool quiet, std::size_t handlers, std::size_t cells_per_handler, std::string part,
+                   std::function<double()> now_seconds)
+    : on_tty_(on_tty),
+      quiet_(quiet),
+      handlers_(handlers),
+      cells_per_handler_(cells_per_handler),
+      total_(static_cast<int>(handlers * cells_per_handler)),
+      part_(std::move(part)),
+      now_(now_seconds ? std::move(now_seconds) : [] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      }) {
+  last_line_ = now_();
+}
 
 void Progress::cell_done(const std::string& handler, const std::string& scenario, bool matched,
                          const std::string& shown, int done, int total) {
@@ -39,7 +52,9 @@ void Progress::cell_done(const std::string& handler, const std::string& scenario
   }
   if (t.cells != cells_per_handler_) return;
   ++handlers_done_;
-  fmt::print(stderr, "[{}/{} handlers] {}: {} cell{}, {}\n", handlers_done_, handlers_, handler, t.cells,
+  last_line_ = now_();
+  fmt::print(stderr, "[{}/{} handlers{}] {}: {} cell{}, {}\n", handlers_done_, handlers_,
+             part_.empty() ? "" : ", " + part_, handler, t.cells,
              t.cells == 1 ? "" : "s",
              t.differing == 0 ? std::string("as expected")
                               : fmt::format("{} differ{} from the expected matrix", t.differing,
@@ -49,7 +64,7 @@ void Progress::cell_done(const std::string& handler, const std::string& scenario
 
 void Progress::under_way(const std::string& handler, const std::string& scenario, std::string_view phase, int run,
                          double seconds) {
-  if (quiet_ || seconds < 2) return;
+  if (quiet_ || (on_tty_ && seconds < 2)) return;
   const std::string cell = fmt::format("{} × {}", reports::terminal_text(handler), reports::terminal_text(scenario));
   const std::string doing =
       run > 0 ? fmt::format("{}, run {}", reports::terminal_text(std::string(phase)), run)
@@ -64,9 +79,18 @@ void Progress::under_way(const std::string& handler, const std::string& scenario
   }
   const int minutes = static_cast<int>(seconds / 60);
   int& told = minutes_told_[cell];
-  if (minutes < 1 || minutes <= told) return;
-  told = minutes;
-  fmt::print(stderr, "twice: {} still running after {} min: {}\n", cell, minutes, doing);
+  const double now = now_();
+  const std::string where = part_.empty() ? "" : fmt::format(" ({})", part_);
+  if (minutes >= 1 && minutes > told) {
+    told = minutes;
+    fmt::print(stderr, "twice: {}{} still running after {} min: {}\n", cell, where, minutes, doing);
+  } else if (now - last_line_ >= 60) {
+    // Short cells, but a minute without a line (a server engine's handler).
+    fmt::print(stderr, "twice: {} of {} cells done{}; under way: {}: {}\n", done_, total_, where, cell, doing);
+  } else {
+    return;
+  }
+  last_line_ = now;
   std::fflush(stderr);
 }
 

@@ -249,11 +249,20 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
       // parse): that cell says so, the others go on.
       CellFailure under_way;
       ExploreOptions cell_options = options;
+      const auto started = std::chrono::steady_clock::now();
+      auto told = started;
       cell_options.on_run = [&](std::string_view phase, int run, std::uint64_t seed) {
         under_way.phase = phase;
         under_way.run = run;
         under_way.seed = seed;
         if (options.on_run) options.on_run(phase, run, seed);
+        // on_progress, as the cells' supervisor says it: about once a second.
+        const auto now = std::chrono::steady_clock::now();
+        if (!options.on_progress || now - told < std::chrono::seconds(1)) return;
+        told = now;
+        std::lock_guard lock(report_mutex);
+        options.on_progress(h.name, s.name, phase, run,
+                            std::chrono::duration<double>(now - started).count());
       };
       const Expectation& e = expected.get(h.name, s.name + options.engine.cell_suffix());
       CellResult c;

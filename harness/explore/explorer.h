@@ -45,10 +45,12 @@ struct ExploreOptions {
   // run (of the run shrunk from, while shrinking). A cell's child process
   // reports this to its parent, which names the run when the child dies.
   std::function<void(std::string_view phase, int run, std::uint64_t seed)> on_run;
-  // Cells in child processes (explore_matrix_isolated): about once a second,
-  // from the thread that called it, for each cell under way: what it is doing
-  // (on_run's phase and run) and for how many seconds it has run. So a long
-  // cell (an exhaustive search of a million schedules) is never silent.
+  // About once a second for each cell under way: what it is doing (on_run's
+  // phase and run) and for how many seconds it has run. So a long cell (an
+  // exhaustive search of a million schedules) is never silent. With cells in
+  // child processes (explore_matrix_isolated), from the thread that called
+  // it; in this process (explore_matrix, a server engine's cells), from the
+  // cells' threads, one at a time.
   std::function<void(const std::string& handler, const std::string& scenario, std::string_view phase, int run,
                      double seconds)>
       on_progress;

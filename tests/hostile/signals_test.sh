@@ -63,6 +63,9 @@ if start --handler hostile-spin --handler cas --seeds 1000000 --cell-timeout 600
     ! alive "$pid" || fail "second Ctrl-C: cell process $pid outlived twice"
   done
   [ -z "$(ls -A db)" ] || fail "second Ctrl-C: files left in the database folder: $(ls -A db)"
+  # It says what it drops: no cell had finished (both run for ever).
+  grep -q "twice: stopped at once: 0 finished cells are not reported (one Ctrl-C writes them)" err.txt ||
+    fail "second Ctrl-C: no line says which finished cells are dropped: $(cat err.txt)"
 fi
 
 # One Ctrl-C: the cells under way (their handler waits for ./hostile-go, made
