@@ -1,7 +1,9 @@
 // reconciler: every 10 minutes, asks the gateway about each order still
 // waiting after 30 minutes (WeChat query-order, alipay.trade.query) and
-// applies a paid answer through the handler's own idempotent path. Covers the
-// callbacks that never come.
+// applies the answer through the handler's own idempotent path, as if it were
+// the callback: a paid answer credits; a refunded one (the gateway gave the
+// payment back before anyone credited it) is the handler's refund path, which
+// credits nothing. Covers the callbacks that never come.
 #include "twice/job.h"
 
 namespace twice::impl {
@@ -16,7 +18,7 @@ class Reconciler final : public Job {
     const Result waiting = env.db().exec(
         "SELECT order_no FROM orders WHERE status = 'WAIT_PAY' AND created_at <= ? ORDER BY order_no", {now - older_than_});
     for (const auto& row : waiting.rows) {
-      if (auto paid = env.query_payment(row[0].as_text())) handler.handle(*paid, env);
+      if (auto answer = env.query_payment(row[0].as_text())) handler.handle(*answer, env);
     }
   }
 

@@ -296,6 +296,10 @@ class Player final : public LedgerView {
     settle(n);
     if (n.forged) ++forged_;
     const Notify notify = build(n);
+    // When its payment settled (or its refund, its close): the time every
+    // resend of this notification carries; only the signature's is new.
+    const std::int64_t happened =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     const std::size_t schedule = profile_.retry_after.size() + 1;
     const int max_attempts = n.forged ? 1
                              : scenario_.max_attempts > 0
@@ -316,7 +320,8 @@ class Player final : public LedgerView {
       record_plan(index, attempt, n, delay, lost, copies, ack_lost);
       const std::int64_t unix_now =
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-      StatusOr<WireRequest> encoded = encode(notify, profile_.name, *options_.keys, unix_now, nonce, n.forged);
+      StatusOr<WireRequest> encoded =
+          encode(notify, profile_.name, *options_.keys, gateway::WireTimes{unix_now, happened, happened}, nonce, n.forged);
       if (!encoded.ok()) return;  // check_options() refused the profile already
       auto request = std::make_shared<const WireRequest>(std::move(encoded).value());
       auto state = std::make_shared<AttemptState>();

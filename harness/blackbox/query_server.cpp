@@ -101,7 +101,12 @@ Status QueryServer::start(int port, const WireKeys& keys, std::unique_ptr<QueryS
   // Stripe: retrieve a PaymentIntent.
   s.Get(R"(/v1/payment_intents/([^/?]+))", [self](const httplib::Request& req, httplib::Response& res) {
     ++self->queries_;
-    const std::optional<PaymentState> p = self->find_transaction(req.matches[1].str());
+    // The id a webhook named (data.object.id of payment_intent.*, or a
+    // charge's payment_intent): pi_<transaction>. A bare transaction id is
+    // taken too, as earlier versions of twice sent it.
+    std::string id = req.matches[1].str();
+    if (id.starts_with("pi_")) id.erase(0, 3);
+    const std::optional<PaymentState> p = self->find_transaction(id);
     if (!p) {
       res.status = 404;
       res.set_content(json{{"error", {{"type", "invalid_request_error"}, {"code", "resource_missing"},
@@ -111,7 +116,7 @@ Status QueryServer::start(int port, const WireKeys& keys, std::unique_ptr<QueryS
       return;
     }
     static constexpr const char* kStatus[] = {"requires_payment_method", "succeeded", "canceled", "succeeded"};
-    json body = {{"id", p->transaction_id}, {"object", "payment_intent"}, {"amount", p->amount},
+    json body = {{"id", "pi_" + p->transaction_id}, {"object", "payment_intent"}, {"amount", p->amount},
                  {"amount_received", p->stage == Stage::kWaiting || p->stage == Stage::kClosed ? 0 : p->amount},
                  {"currency", lower(p->currency)}, {"status", kStatus[static_cast<int>(p->stage)]},
                  {"livemode", false}, {"metadata", {{"order_no", p->order_no}}}};

@@ -47,7 +47,7 @@ nlohmann::json list_as_json(const std::string& scenarios_dir, const std::vector<
                         {"description", p.description},
                         {"events",
                          {{"paid", p.paid_event_type},
-                          {"second_paid", p.second_paid_event_type},
+                          {"second_paid", p.second_paid_event_type.empty() ? p.paid_event_type : p.second_paid_event_type},
                           {"refunded", p.refunded_event_type},
                           {"closed", p.closed_event_type.empty() ? nlohmann::json(nullptr)
                                                                  : nlohmann::json(p.closed_event_type)}}}});

@@ -744,7 +744,7 @@ int cmd_list(const std::string& scenarios_dir, bool json) {
   for (const auto& p : gateway::all_profiles()) {
     std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);
     std::cout << fmt::format("  {:<22} events: paid {}{}, refund {}, close {}\n", "", p.paid_event_type,
-                             p.second_paid_event_type != p.paid_event_type ? " then " + p.second_paid_event_type : "",
+                             !p.second_paid_event_type.empty() ? " then " + p.second_paid_event_type : "",
                              p.refunded_event_type + (p.refunded_event_type == p.closed_event_type ? " with a refund amount" : ""),
                              p.closed_event_type.empty() ? "(none)" : p.closed_event_type);
   }

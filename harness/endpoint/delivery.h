@@ -13,8 +13,10 @@
 namespace twice::endpoint {
 
 // Why a delivery reaches the handler: the checker treats invalid ones apart,
-// and only the gateway's own request can carry a reply back.
-enum class DeliveryKind { kGateway, kNetworkCopy, kQueueRedelivery, kInvalid };
+// and only the gateway's own request can carry a reply back. kReplay: an
+// attacker's copy of a genuine request that is still valid, judged as a
+// duplicate.
+enum class DeliveryKind { kGateway, kNetworkCopy, kQueueRedelivery, kInvalid, kReplay };
 
 // The gateway's request a reply answers; kNoRequest: nobody waits for it.
 using RequestId = int;

@@ -86,7 +86,9 @@ void Endpoint::finished(Served& served, bool killed) {
 // At-least-once delivery between the endpoint and its consumer: the queue
 // may hand the same message to the handler again, whatever the first did.
 void Endpoint::maybe_redeliver(const Delivery& delivery) {
-  if (delivery.kind == DeliveryKind::kInvalid || delivery.kind == DeliveryKind::kQueueRedelivery) return;
+  if (delivery.kind == DeliveryKind::kInvalid || delivery.kind == DeliveryKind::kQueueRedelivery ||
+      delivery.kind == DeliveryKind::kReplay)
+    return;
   if (!faults_.fires(fault::FaultSite::kQueueRedelivery)) return;
   const Micros after = faults_.duration(fault::FaultSite::kQueueDelay);
   const Notify& notify = delivery.notify;

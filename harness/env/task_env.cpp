@@ -55,7 +55,10 @@ std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
   auto n = gateway_.query_payment(out_trade_no);
   if (scheduler_.tracing())
     scheduler_.record(sim::TraceKind::kCall, fmt::format("query gateway for {}", out_trade_no),
-                      n ? fmt::format("paid {} {} ({})", n->amount, n->currency, n->transaction_id) : "not paid");
+                      !n ? std::string("not paid")
+                      : event_kind(*n) == EventKind::kRefunded
+                          ? fmt::format("refunded {} {} ({})", n->refund_amount, n->currency, n->transaction_id)
+                          : fmt::format("paid {} {} ({})", n->amount, n->currency, n->transaction_id));
   return n;
 }
 

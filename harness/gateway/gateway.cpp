@@ -73,13 +73,22 @@ bool Gateway::idle() const {
 }
 
 Status Gateway::verify(const Notify& notify) const {
-  return gateway::verify(secret_, notify.signature, notify.raw_payload, scheduler_.now());
+  return gateway::verify(secret_, notify.signature, notify.raw_payload, scheduler_.now(), profile_.signature_tolerance);
 }
 
 std::optional<Notify> Gateway::query_payment(std::string_view out_trade_no) const {
-  for (std::size_t i = 0; i < payments_.size(); ++i)
-    if (payments_[i].order.order_no == out_trade_no && payments_[i].settled)
-      return build(i, fmt::format("query-{}", out_trade_no), profile_.paid_event_type, EventKind::kPaid);
+  for (std::size_t i = 0; i < payments_.size(); ++i) {
+    const PaymentRecord& p = payments_[i];
+    if (p.order.order_no != out_trade_no || !p.settled) continue;
+    // The payment as the gateway holds it now: a refunded one is no longer
+    // paid (WeChat trade_state REFUND, Alipay TRADE_CLOSED with a refund,
+    // black-box mode's query server alike). Answering "paid" here made every
+    // correct handler credit a payment already given back (lost_refund).
+    if (p.refunded)
+      return build(i, fmt::format("query-{}-refund", out_trade_no), profile_.refunded_event_type,
+                   EventKind::kRefunded);
+    return build(i, fmt::format("query-{}", out_trade_no), profile_.paid_event_type, EventKind::kPaid);
+  }
   return std::nullopt;
 }
 
@@ -116,12 +125,29 @@ StatusOr<WireRequest> Gateway::wire(const Notify& n) const {
   const std::int64_t t = signed_at(n.signature);
   if (t < 0) return Status::error(fmt::format("notify {}: its signature is not t=<seconds>,v1=<hex>", n.event_id));
   const bool forged = sign(secret_, t, n.raw_payload) != n.signature;
-  StatusOr<WireRequest> r = encode(n, profile_.name, simulated_wire_keys(), t, nonce_of(n), forged);
+  StatusOr<WireRequest> r = encode(n, profile_.name, simulated_wire_keys(), wire_times(n, t), nonce_of(n), forged);
   if (r.ok()) wire_cache_.emplace(key, r.value());
   return r;
 }
 
 const WireSecrets& Gateway::wire_secrets() const { return simulated_wire_secrets(); }
+
+WireTimes Gateway::wire_times(const Notify& n, std::int64_t sent) const {
+  WireTimes times{sent, sent, sent};
+  // A payment's time is when it settled, whichever request carries it
+  // (every resend, a TRADE_FINISHED, an attacker's copy).
+  for (const auto& p : payments_)
+    if (p.transaction_id == n.transaction_id && p.settled_at >= 0) {
+      times.paid = kEpochSeconds + p.settled_at / kSecond;
+      break;
+    }
+  for (const auto& nt : notifications_)
+    if (nt.event_id == n.event_id && payments_[nt.payment].transaction_id == n.transaction_id) {
+      times.event = kEpochSeconds + nt.created_at / kSecond;
+      break;
+    }
+  return times;
+}
 
 void Gateway::start() {
   for (std::size_t i = 0; i < payments_.size(); ++i) {
@@ -145,7 +171,8 @@ void Gateway::settle_payment(std::size_t i) {
   notify_later(i, event_id, profile_.paid_event_type, EventKind::kPaid, scheduler_.now());
   // A second success signal for the same payment (Alipay TRADE_FINISHED,
   // a second Stripe event): a notification of its own, with its own id.
-  if (faults_.fires(fault::FaultSite::kSecondSignal)) {
+  // Only where the gateway has one (the loader refuses the fault elsewhere).
+  if (!profile_.second_paid_event_type.empty() && faults_.fires(fault::FaultSite::kSecondSignal)) {
     const Micros later = faults_.duration(fault::FaultSite::kSecondSignalDelay);
     faults_.trace(fault::FaultSite::kSecondSignal, [&] {
       return fmt::format("a second success event for {} ({}) follows in {}", p.order.order_no,
@@ -181,7 +208,7 @@ void Gateway::close_trade(std::size_t i) {
 void Gateway::notify_later(std::size_t payment, const std::string& event_id, const std::string& event_type,
                            EventKind kind, Micros at, bool second_signal) {
   scheduler_.at(at, [this, payment, event_id, event_type, kind, second_signal] {
-    notifications_.push_back(Notification{payment, event_id, event_type, kind, second_signal});
+    notifications_.push_back(Notification{payment, event_id, event_type, kind, second_signal, false, scheduler_.now()});
     enqueue(notifications_.size() - 1);
   });
 }
@@ -227,6 +254,16 @@ void Gateway::send(std::size_t notification, int number) {
   p.deliveries += transport_.send(Request{build(nt.payment, nt.event_id, nt.event_type, nt.kind), request,
                                           scheduler_.tracing() ? describe(request) : std::string(),
                                           std::move(task_name)});
+  if (Notification& sent = notifications_[notification]; sent.first_sent_at < 0) {
+    sent.first_sent_at = scheduler_.now();
+    // Replays that found nothing to capture go now that there is something.
+    if (sent.kind == EventKind::kPaid && !waiting_replays_.empty()) {
+      const std::size_t payment = sent.payment;
+      for (const Micros offset : waiting_replays_)
+        scheduler_.at(scheduler_.now() + offset, [this, payment, offset] { replay(payment, offset); });
+      waiting_replays_.clear();
+    }
+  }
   scheduler_.at(scheduler_.now() + profile_.timeout, [this, request] {
     if (attempts_[static_cast<std::size_t>(request)].resolved) return;
     fail_attempt(request, [this] { return fmt::format("no answer within {}", format_duration(profile_.timeout)); });
@@ -249,8 +286,11 @@ std::optional<std::size_t> Gateway::receive(int request, const Reply& reply) {
   attempt.resolved = true;
   const std::size_t notification = attempt.notification;
   const Notification& nt = notifications_[notification];
-  if (!profile_.is_ack(reply)) {
-    fail_attempt(request, [&reply] { return fmt::format("not acked (HTTP {})", reply.http_status); });
+  if (const char* why = profile_.refusal(reply)) {
+    fail_attempt(request, [&reply, why] {
+      return *why ? fmt::format("not acked (HTTP {}: {})", reply.http_status, why)
+                  : fmt::format("not acked (HTTP {})", reply.http_status);
+    });
     return std::nullopt;
   }
   if (scheduler_.tracing())  // no text is built for a trace nobody keeps
@@ -332,10 +372,63 @@ void Gateway::schedule_attacks() {
     resign(n, secret_, scheduler_.now());
     return fmt::format("order {} does not exist", n.out_trade_no);
   });
-  launch("replayed", a.replayed, [this](Notify& n) {
-    resign(n, secret_, scheduler_.now() - kHour);
-    return fmt::format("a valid notify for {} captured an hour ago, sent again", n.out_trade_no);
-  });
+  // A replay is no notify of the attacker's making: the request of a paid
+  // notification the gateway really sent, sent again. Drawn as the others are.
+  for (int i = 0; i < a.replayed; ++i) {
+    const std::size_t target = static_cast<std::size_t>(c.draw(payments_.size()));
+    const Micros at = c.between(0, a.window);
+    scheduler_.at(at, [this, target, at] { replay(target, at); });
+  }
+}
+
+std::optional<std::size_t> Gateway::captured_notification(std::size_t target) const {
+  std::optional<std::size_t> any;
+  for (std::size_t i = 0; i < notifications_.size(); ++i) {
+    const Notification& nt = notifications_[i];
+    if (nt.kind != EventKind::kPaid || nt.first_sent_at < 0) continue;
+    if (nt.payment == target) return i;
+    if (!any) any = i;
+  }
+  return any;
+}
+
+void Gateway::replay(std::size_t target, Micros offset) {
+  const std::optional<std::size_t> captured = captured_notification(target);
+  if (!captured) {
+    scheduler_.record(sim::TraceKind::kFault,
+                      fmt::format("an attacker has no notify to replay yet (the gateway sent none): it replays the "
+                                  "first one {} after it is sent",
+                                  format_duration(offset)));
+    waiting_replays_.push_back(offset);
+    return;
+  }
+  const Notification& nt = notifications_[*captured];
+  const PaymentRecord& p = payments_[nt.payment];
+  // Byte for byte the request the gateway sent first: its event id, its
+  // body, its signature and the time that signature covers.
+  Notify n = build(nt.payment, nt.event_id, nt.event_type, nt.kind);
+  resign(n, secret_, nt.first_sent_at);
+  const Micros age = scheduler_.now() - nt.first_sent_at;
+  // Where the gateway's scheme signs a time with a tolerance, a replay past
+  // it is a notify the gateway no longer vouches for: taking it is
+  // accepted_invalid. Anywhere else it is a duplicate of a genuine notify,
+  // as a network copy is: what it may not do is credit again (double_credit).
+  const bool stale = profile_.signature_tolerance > 0 && age > profile_.signature_tolerance;
+  std::string reason;
+  if (stale)
+    reason = fmt::format("a replay of {}'s request sent {} ago; its signed timestamp is past {}'s {} tolerance",
+                         nt.event_id, format_duration(age), profile_.name, format_duration(profile_.signature_tolerance));
+  scheduler_.record(
+      sim::TraceKind::kFault,
+      fmt::format("an attacker replays notify {} {} ({}), the request the gateway sent at {}, {} later: {}",
+                  p.order.order_no, nt.event_type, nt.event_id, format_time(nt.first_sent_at), format_duration(age),
+                  stale ? fmt::format("its signed timestamp is past the {} tolerance; it must be refused",
+                                      format_duration(profile_.signature_tolerance))
+                  : profile_.signature_tolerance > 0
+                      ? std::string("still within the signature's tolerance, a duplicate: it may credit nothing more")
+                      : fmt::format("{} signs no time, so it is a valid duplicate: it may credit nothing more",
+                                    profile_.name)));
+  transport_.inject(n, fmt::format("replayed notify {}", p.order.order_no), reason);
 }
 
 }  // namespace twice::gateway

@@ -28,6 +28,7 @@
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "gateway/transport.h"
+#include "gateway/wire_format.h"
 #include "sim/scheduler.h"
 #include "twice/notify.h"
 
@@ -69,8 +70,10 @@ class Gateway final : public env::GatewayPort {
   Status verify(const Notify& notify) const override;
   std::optional<Notify> query_payment(std::string_view out_trade_no) const override;
   // The notify as this profile really sends it (gateway/wire_format.h), with
-  // the simulated keys. Its time is the signature's t= (an hour old for a
-  // replayed notify); a signature the gateway's secret does not give (the
+  // the simulated keys. Its request time is the signature's t= (the captured
+  // request's own for a replayed notify); the payment's and the event's
+  // times are the gateway's records, the same on every resend (WireTimes); a
+  // signature the gateway's secret does not give (the
   // forged attack) makes it signed with the forger's key; its nonces come
   // from the notify itself, so a run's requests are a function of its seed.
   // Built on first ask and kept: a duplicate delivery is the same request.
@@ -85,6 +88,8 @@ class Gateway final : public env::GatewayPort {
     EventKind kind;
     bool second_signal = false;  // a second success event for one payment (TRADE_FINISHED)
     bool finished = false;
+    Micros created_at = 0;       // when the gateway made it: its event time on the wire, on every resend
+    Micros first_sent_at = -1;   // its first request; -1: not sent yet (what a replay attack captures)
   };
   struct Attempt {
     std::size_t notification;
@@ -107,6 +112,13 @@ class Gateway final : public env::GatewayPort {
   void fail_attempt(int request, const std::function<std::string()>& why);
   void finish(std::size_t notification);
   void schedule_attacks();
+  // The replayed attack: the request of a paid notification the gateway
+  // really sent (the target payment's, else the first sent), sent again
+  // `offset` into the attack window; none sent yet: it waits for the first.
+  void replay(std::size_t target, Micros offset);
+  std::optional<std::size_t> captured_notification(std::size_t target) const;
+  // The times `n`'s wire form carries, `sent` being its signature's.
+  WireTimes wire_times(const Notify& n, std::int64_t sent) const;
 
   const Scenario& scenario_;
   const RetryProfile& profile_;
@@ -120,6 +132,7 @@ class Gateway final : public env::GatewayPort {
   bool head_busy_ = false;
   std::string secret_;
   mutable std::map<std::string, WireRequest> wire_cache_;  // by signature and payload; filled by wire()
+  std::vector<Micros> waiting_replays_;  // replays with nothing to capture yet: their offsets
 };
 
 }  // namespace twice::gateway

@@ -1,19 +1,32 @@
 #include "gateway/retry_profile.h"
 
+#include <optional>
+
+#include "gateway/xml_text.h"
+
 namespace twice::gateway {
 namespace {
 
-bool ack_2xx(const Reply& r) { return r.http_status >= 200 && r.http_status < 300; }
+const char* ack_2xx(const Reply& r) { return r.http_status >= 200 && r.http_status < 300 ? nullptr : ""; }
 // WeChat Pay v3 reads the status before the body: 200 or 204 is an ack even
 // when the body says {"code":"FAIL"}.
-bool ack_wechat_v3(const Reply& r) { return r.http_status == 200 || r.http_status == 204; }
-bool ack_wechat_v2(const Reply& r) {
-  return r.http_status == 200 && r.body.find("<return_code><![CDATA[SUCCESS]]></return_code>") != std::string::npos;
+const char* ack_wechat_v3(const Reply& r) { return r.http_status == 200 || r.http_status == 204 ? nullptr : ""; }
+// WeChat Pay v2 parses the body as XML and reads <return_code>: its text,
+// plain or in CDATA, with the whitespace around it an XML reader drops.
+const char* ack_wechat_v2(const Reply& r) {
+  if (r.http_status != 200) return "";
+  const std::optional<std::string> code = xml_child_text(r.body, "return_code");
+  if (!code) return "the body is not XML with a <return_code> element";
+  return *code == "SUCCESS" ? nullptr : "<return_code> is not SUCCESS";
 }
 // Alipay: the body must be exactly "success", seven characters, nothing else.
-bool ack_alipay(const Reply& r) { return r.http_status == 200 && r.body == "success"; }
-// Adyen: 200 or 202; older integrations answer the body "[accepted]".
-bool ack_adyen(const Reply& r) { return r.http_status == 200 || r.http_status == 202 || r.body == "[accepted]"; }
+const char* ack_alipay(const Reply& r) {
+  if (r.http_status != 200) return "";
+  return r.body == "success" ? nullptr : "the body is not exactly \"success\"";
+}
+// Adyen takes a webhook as delivered by its HTTP status, 200 or 202; the
+// older "[accepted]" body came with a 200 and is no ack on its own.
+const char* ack_adyen(const Reply& r) { return r.http_status == 200 || r.http_status == 202 ? nullptr : ""; }
 
 std::vector<Micros> wechat_schedule() {
   return {15 * kSecond, 15 * kSecond, 30 * kSecond, 3 * kMinute, 10 * kMinute,
@@ -62,11 +75,10 @@ std::vector<Micros> adyen_schedule() {
 const std::vector<RetryProfile>& all_profiles() {
   static const std::vector<RetryProfile> kProfiles = {
       {"wechat-v3", "WeChat Pay v3: 15 retries over 24h4m; 200/204 is an ack whatever the body; 5 s timeout",
-       "TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS", "REFUND.SUCCESS", "", wechat_schedule(), 5 * kSecond,
-       ack_wechat_v3, false},
+       "TRANSACTION.SUCCESS", "", "REFUND.SUCCESS", "", wechat_schedule(), 5 * kSecond, ack_wechat_v3, false,
+       5 * kMinute},
       {"wechat-v2", "WeChat Pay v2: the v3 schedule; ack is XML return_code SUCCESS; 5 s timeout",
-       "TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS", "REFUND.SUCCESS", "", wechat_schedule(), 5 * kSecond,
-       ack_wechat_v2, false},
+       "TRANSACTION.SUCCESS", "", "REFUND.SUCCESS", "", wechat_schedule(), 5 * kSecond, ack_wechat_v2, false},
       {"alipay",
        "Alipay: 8 notifications in 25h (4m, 10m, 10m, 1h, 2h, 6h, 15h); ack is a body of exactly 'success'; "
        "timeout unpublished (default 15s)",
@@ -76,14 +88,14 @@ const std::vector<RetryProfile>& all_profiles() {
       {"stripe",
        "Stripe: exponential backoff up to 3 days (default: doubling from 1m, capped at 12h); any 2xx; "
        "timeout unpublished (default 15s)",
-       "payment_intent.succeeded", "charge.succeeded", "charge.refunded", "payment_intent.canceled", stripe_schedule(), 15 * kSecond, ack_2xx, false},
+       "payment_intent.succeeded", "charge.succeeded", "charge.refunded", "payment_intent.canceled", stripe_schedule(), 15 * kSecond, ack_2xx, false, 5 * kMinute},
       {"paypal",
        "PayPal: up to 25 retries over 3 days (default: linearly growing gaps); any 2xx; timeout default 15s",
-       "PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.REFUNDED", "", paypal_schedule(), 15 * kSecond, ack_2xx, false},
+       "PAYMENT.CAPTURE.COMPLETED", "", "PAYMENT.CAPTURE.REFUNDED", "", paypal_schedule(), 15 * kSecond, ack_2xx, false},
       {"adyen",
-       "Adyen: 9s, 18s, 27s, then 2m..8h and every 8h for 30 days; 200/202 or '[accepted]'; 10 s timeout; "
+       "Adyen: 9s, 18s, 27s, then 2m..8h and every 8h for 30 days; 200/202 (whatever the body); 10 s timeout; "
        "head-of-line: later notifications wait behind a failing one",
-       "AUTHORISATION", "AUTHORISATION", "REFUND", "CANCELLATION", adyen_schedule(), 10 * kSecond, ack_adyen, true},
+       "AUTHORISATION", "", "REFUND", "OFFER_CLOSED", adyen_schedule(), 10 * kSecond, ack_adyen, true},
   };
   return kProfiles;
 }

@@ -305,7 +305,17 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
     if (auto* v = t.get("duplicate_delay"))
       std::tie(s.duplicate_delay_min, s.duplicate_delay_max) = r.duration_range(*v, "duplicate_delay");
     if (auto* v = t.get("ack_loss")) s.ack_loss = r.probability(*v, "ack_loss");
-    if (auto* v = t.get("max_attempts")) s.max_attempts = static_cast<int>(r.integer(*v, "max_attempts", 1, 100));
+    if (auto* v = t.get("max_attempts")) {
+      s.max_attempts = static_cast<int>(r.integer(*v, "max_attempts", 1, 100));
+      // It can only cut the profile's schedule short: the gateway never
+      // sends more than its own schedule holds (Alipay 8 notifications).
+      const RetryProfile& profile = *find_profile(s.profile);
+      const int most = static_cast<int>(profile.retry_after.size()) + 1;
+      if (s.max_attempts > most)
+        r.fail(v->source(), fmt::format("'max_attempts' is {}, but profile '{}' sends at most {} attempts; write "
+                                        "max_attempts = {} or less, or omit it for the whole schedule",
+                                        s.max_attempts, profile.name, most, most));
+    }
     if (auto* v = t.get("request_loss")) s.request_loss = r.probability(*v, "request_loss");
     if (auto* v = t.get("pause")) s.pause = r.probability(*v, "pause");
     if (auto* v = t.get("pause_duration")) std::tie(s.pause_min, s.pause_max) = r.duration_range(*v, "pause_duration");
@@ -313,7 +323,19 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
     if (auto* v = t.get("restart_after")) std::tie(s.restart_min, s.restart_max) = r.duration_range(*v, "restart_after");
     if (auto* v = t.get("mq_redelivery")) s.mq_redelivery = r.probability(*v, "mq_redelivery");
     if (auto* v = t.get("mq_delay")) std::tie(s.mq_delay_min, s.mq_delay_max) = r.duration_range(*v, "mq_delay");
-    if (auto* v = t.get("second_signal")) s.second_signal = r.probability(*v, "second_signal");
+    if (auto* v = t.get("second_signal")) {
+      s.second_signal = r.probability(*v, "second_signal");
+      const RetryProfile& profile = *find_profile(s.profile);
+      if (s.second_signal > 0 && profile.second_paid_event_type.empty()) {
+        std::string names;
+        for (const auto& p : all_profiles())
+          if (!p.second_paid_event_type.empty())
+            names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", p.name, p.second_paid_event_type);
+        r.fail(v->source(), fmt::format("profile '{}' sends no second success event for a payment; 'second_signal' "
+                                        "needs one of: {}",
+                                        profile.name, names));
+      }
+    }
     if (auto* v = t.get("second_signal_delay"))
       std::tie(s.second_signal_delay_min, s.second_signal_delay_max) = r.duration_range(*v, "second_signal_delay");
   }
@@ -361,6 +383,12 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
   }
   if (auto* o = root.get("orders")) read_orders(r, *o, s);
   else r.fail(root.source(), "a scenario needs at least one [[orders]] entry");
+  // A replay re-sends a request the gateway really sent: a payment's notify.
+  if (s.attacks.replayed > 0 &&
+      std::none_of(s.orders.begin(), s.orders.end(), [](const OrderSpec& o) { return o.paid; }))
+    r.fail(root["attacks"]["replayed"].node()->source(),
+           "'replayed' re-sends a notify the gateway really sent, and no order here is paid: add a paid order or "
+           "drop 'replayed'");
 }
 
 }  // namespace

@@ -35,7 +35,10 @@ struct Attacks {
   int wrong_amount = 0;      // validly signed, but the gateway settled 1% of the order's amount
   int wrong_currency = 0;    // validly signed, in another currency
   int unknown_order = 0;     // validly signed, for an order the merchant never created
-  int replayed = 0;          // a captured valid notify sent again an hour later (stale timestamp)
+  // A paid notification's request as the gateway really sent it, sent again
+  // (its event id, body and signature): stale past the tolerance of a
+  // gateway that signs a time (Stripe, WeChat v3), a duplicate elsewhere.
+  int replayed = 0;
   Micros window = 10 * kSecond;
   int total() const { return forged_signature + wrong_amount + wrong_currency + unknown_order + replayed; }
 };

@@ -27,7 +27,9 @@ class Transport {
   // By value: the last copy delivered takes the request's notify over.
   virtual int send(Request request) = 0;
   // An attacker's request, straight to the merchant at once: nobody waits for
-  // its reply. `invalid_reason` says what is wrong with it.
+  // its reply. `invalid_reason` says what is wrong with it; empty: nothing
+  // is (a genuine request replayed where no signed time makes it stale), so
+  // it is judged as any duplicate, not as an invalid notify.
   virtual void inject(const Notify& notify, std::string task_name, std::string invalid_reason) = 0;
 };
 

@@ -75,19 +75,19 @@ std::string lower(std::string s) {
   return s;
 }
 
-WireRequest wechat_v3(const Notify& n, const WireKeys& keys, std::int64_t now, std::string_view nonce, bool forged) {
+WireRequest wechat_v3(const Notify& n, const WireKeys& keys, const WireTimes& at, std::string_view nonce, bool forged) {
   const EventKind kind = event_kind(n);
   json resource;
   if (kind == EventKind::kRefunded) {
     resource = {{"mchid", "1900000001"}, {"out_trade_no", n.out_trade_no}, {"transaction_id", n.transaction_id},
                 {"out_refund_no", "R-" + n.out_trade_no}, {"refund_id", "50" + n.transaction_id},
-                {"refund_status", "SUCCESS"}, {"success_time", rfc3339(now)},
+                {"refund_status", "SUCCESS"}, {"success_time", rfc3339(at.event)},
                 {"amount", {{"total", n.amount}, {"refund", n.refund_amount}, {"payer_total", n.amount},
                             {"payer_refund", n.refund_amount}}}};
   } else {
     resource = {{"mchid", "1900000001"}, {"appid", "wxtwice0000000001"}, {"out_trade_no", n.out_trade_no},
                 {"transaction_id", n.transaction_id}, {"trade_type", "NATIVE"}, {"trade_state", "SUCCESS"},
-                {"trade_state_desc", "OK"}, {"success_time", rfc3339(now)},
+                {"trade_state_desc", "OK"}, {"success_time", rfc3339(at.paid)},
                 {"amount", {{"total", n.amount}, {"payer_total", n.amount}, {"currency", n.currency},
                             {"payer_currency", n.currency}}}};
   }
@@ -95,7 +95,7 @@ WireRequest wechat_v3(const Notify& n, const WireKeys& keys, std::int64_t now, s
   const std::string aad = kind == EventKind::kRefunded ? "refund" : "transaction";
   const std::string plain = resource.dump();
   const json body = {{"id", n.event_id},
-                     {"create_time", rfc3339(now)},
+                     {"create_time", rfc3339(at.event)},
                      {"resource_type", "encrypt-resource"},
                      {"event_type", n.event_type},
                      {"summary", kind == EventKind::kRefunded ? "退款成功" : "支付成功"},
@@ -108,7 +108,7 @@ WireRequest wechat_v3(const Notify& n, const WireKeys& keys, std::int64_t now, s
   WireRequest r;
   r.content_type = "application/json";
   r.body = body.dump();
-  const std::string ts = std::to_string(now);
+  const std::string ts = std::to_string(at.sent);
   const std::string header_nonce(nonce);
   const std::string message = ts + "\n" + header_nonce + "\n" + r.body + "\n";
   r.headers = {{"Wechatpay-Timestamp", ts},
@@ -119,20 +119,20 @@ WireRequest wechat_v3(const Notify& n, const WireKeys& keys, std::int64_t now, s
   return r;
 }
 
-WireRequest alipay(const Notify& n, const WireKeys& keys, std::int64_t now, bool forged) {
+WireRequest alipay(const Notify& n, const WireKeys& keys, const WireTimes& at, bool forged) {
   const EventKind kind = event_kind(n);
   std::map<std::string, std::string> p = {
-      {"notify_id", n.event_id},      {"notify_time", beijing_time(now)}, {"notify_type", "trade_status_sync"},
+      {"notify_id", n.event_id},      {"notify_time", beijing_time(at.sent)}, {"notify_type", "trade_status_sync"},
       {"app_id", "2021000000000001"}, {"charset", "utf-8"},             {"version", "1.0"},
       {"out_trade_no", n.out_trade_no}, {"trade_no", n.transaction_id}, {"trade_status", n.event_type},
       {"total_amount", yuan(n.amount)}, {"seller_id", "2088000000000001"}, {"subject", "order " + n.out_trade_no}};
   if (kind == EventKind::kPaid) {
     p["receipt_amount"] = yuan(n.amount);
-    p["gmt_payment"] = beijing_time(now);
+    p["gmt_payment"] = beijing_time(at.paid);
   }
   if (n.refund_amount > 0) {
     p["refund_fee"] = yuan(n.refund_amount);
-    p["gmt_refund"] = beijing_time(now);
+    p["gmt_refund"] = beijing_time(at.event);
   }
   std::string signed_content;
   for (const auto& [k, v] : p) signed_content += (signed_content.empty() ? "" : "&") + k + "=" + v;
@@ -144,33 +144,57 @@ WireRequest alipay(const Notify& n, const WireKeys& keys, std::int64_t now, bool
   return r;
 }
 
-WireRequest stripe(const Notify& n, const WireKeys& keys, std::int64_t now, bool forged) {
+WireRequest stripe(const Notify& n, const WireKeys& keys, const WireTimes& at, bool forged) {
   const EventKind kind = event_kind(n);
-  json object = {{"id", n.transaction_id},
-                 {"object", kind == EventKind::kRefunded ? "charge" : "payment_intent"},
-                 {"amount", n.amount},
-                 {"currency", lower(n.currency)},
-                 {"status", kind == EventKind::kClosed ? "canceled" : "succeeded"},
-                 {"metadata", {{"order_no", n.out_trade_no}}}};
-  if (kind == EventKind::kRefunded) {
-    object["amount_refunded"] = n.refund_amount;
-    object["refunded"] = true;
+  // charge.* events carry the Charge, its own ch_ id naming its
+  // PaymentIntent; payment_intent.* carry the PaymentIntent. One payment so
+  // has two object ids: a handler that dedupes on data.object.id credits
+  // payment_intent.succeeded and charge.succeeded both.
+  const std::string intent = "pi_" + n.transaction_id;
+  const std::string charge = "ch_" + n.transaction_id;
+  json object;
+  if (n.event_type.starts_with("charge.")) {
+    object = {{"id", charge},
+              {"object", "charge"},
+              {"amount", n.amount},
+              {"amount_captured", n.amount},
+              {"amount_refunded", kind == EventKind::kRefunded ? n.refund_amount : 0},
+              {"captured", true},
+              {"currency", lower(n.currency)},
+              {"paid", true},
+              {"payment_intent", intent},
+              {"refunded", kind == EventKind::kRefunded && n.refund_amount >= n.amount},
+              {"status", "succeeded"},
+              {"metadata", {{"order_no", n.out_trade_no}}}};
+  } else {
+    object = {{"id", intent},
+              {"object", "payment_intent"},
+              {"amount", n.amount},
+              {"amount_received", kind == EventKind::kClosed ? 0 : n.amount},
+              {"currency", lower(n.currency)},
+              {"status", kind == EventKind::kClosed ? "canceled" : "succeeded"},
+              {"metadata", {{"order_no", n.out_trade_no}}}};
+    if (kind != EventKind::kClosed) object["latest_charge"] = charge;
   }
-  const json body = {{"id", n.event_id}, {"object", "event"}, {"api_version", "2024-06-20"}, {"created", now},
+  const json body = {{"id", n.event_id}, {"object", "event"}, {"api_version", "2024-06-20"}, {"created", at.event},
                      {"livemode", false}, {"type", n.event_type},  {"data", {{"object", object}}}};
   WireRequest r;
   r.content_type = "application/json";
   r.body = body.dump();
   const std::string secret = forged ? keys.stripe_secret + "-forged" : keys.stripe_secret;
   std::string hex;
-  for (unsigned char c : hmac_sha256(secret, std::to_string(now) + "." + r.body)) hex += fmt::format("{:02x}", c);
-  r.headers = {{"Stripe-Signature", fmt::format("t={},v1={}", now, hex)}};
+  for (unsigned char c : hmac_sha256(secret, std::to_string(at.sent) + "." + r.body)) hex += fmt::format("{:02x}", c);
+  r.headers = {{"Stripe-Signature", fmt::format("t={},v1={}", at.sent, hex)}};
   return r;
 }
 
-WireRequest adyen(const Notify& n, const WireKeys& keys, std::int64_t now, bool forged) {
-  const std::string psp = n.event_type == "AUTHORISATION" ? n.transaction_id : "R" + n.transaction_id;
-  const std::string original = n.event_type == "AUTHORISATION" ? "" : n.transaction_id;
+WireRequest adyen(const Notify& n, const WireKeys& keys, const WireTimes& at, bool forged) {
+  // A refund is a modification of the payment (its own pspReference, the
+  // payment's as originalReference); AUTHORISATION and OFFER_CLOSED (the
+  // offer expired unpaid) are the payment's own, with no original.
+  const bool refund = event_kind(n) == EventKind::kRefunded;
+  const std::string psp = refund ? "R" + n.transaction_id : n.transaction_id;
+  const std::string original = refund ? n.transaction_id : "";
   const std::int64_t value = n.refund_amount > 0 ? n.refund_amount : n.amount;
   const std::string merchant = "TwiceTestMerchant";
   const std::string signed_content = fmt::format("{}:{}:{}:{}:{}:{}:{}:{}", psp, original, merchant, n.out_trade_no,
@@ -179,7 +203,7 @@ WireRequest adyen(const Notify& n, const WireKeys& keys, std::int64_t now, bool 
   json item = {{"additionalData", {{"hmacSignature", base64(hmac_sha256(key, signed_content))}}},
                {"amount", {{"currency", n.currency}, {"value", value}}},
                {"eventCode", n.event_type},
-               {"eventDate", rfc3339(now)},
+               {"eventDate", rfc3339(at.event)},
                {"merchantAccountCode", merchant},
                {"merchantReference", n.out_trade_no},
                {"originalReference", original},
@@ -209,7 +233,7 @@ std::string transmission_id(std::string_view nonce) {
                      hex.substr(20, 12));
 }
 
-WireRequest paypal(const Notify& n, const WireKeys& keys, std::int64_t now, std::string_view nonce, bool forged) {
+WireRequest paypal(const Notify& n, const WireKeys& keys, const WireTimes& at, std::string_view nonce, bool forged) {
   const bool refund = event_kind(n) == EventKind::kRefunded;
   const std::int64_t value = refund ? n.refund_amount : n.amount;
   const json resource = {{"id", refund ? "R" + n.transaction_id : n.transaction_id},
@@ -217,11 +241,11 @@ WireRequest paypal(const Notify& n, const WireKeys& keys, std::int64_t now, std:
                          {"amount", {{"currency_code", n.currency}, {"value", yuan(value)}}},
                          {"custom_id", n.out_trade_no},
                          {"invoice_id", n.out_trade_no},
-                         {"create_time", utc_time(now)},
-                         {"update_time", utc_time(now)}};
+                         {"create_time", utc_time(refund ? at.event : at.paid)},
+                         {"update_time", utc_time(at.event)}};
   const json body = {{"id", "WH-" + n.event_id},
                      {"event_version", "1.0"},
-                     {"create_time", utc_time(now)},
+                     {"create_time", utc_time(at.event)},
                      {"resource_type", refund ? "refund" : "capture"},
                      {"resource_version", "2.0"},
                      {"event_type", n.event_type},
@@ -231,7 +255,7 @@ WireRequest paypal(const Notify& n, const WireKeys& keys, std::int64_t now, std:
   r.content_type = "application/json";
   r.body = body.dump();
   const std::string id = transmission_id(nonce);
-  const std::string time = utc_time(now);
+  const std::string time = utc_time(at.sent);
   const std::string signed_text = paypal_signed_text(id, time, keys.paypal_webhook_id, r.body);
   r.headers = {{"PAYPAL-TRANSMISSION-ID", id},
                {"PAYPAL-TRANSMISSION-TIME", time},
@@ -278,15 +302,20 @@ bool rsa_sha256_verify(EVP_PKEY* key, std::string_view message, std::string_view
                           reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
 }
 
-StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const WireKeys& keys, std::int64_t unix_seconds,
+StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const WireKeys& keys, const WireTimes& times,
                              std::string_view nonce, bool forged) {
-  if (profile == "wechat-v3") return wechat_v3(n, keys, unix_seconds, nonce, forged);
-  if (profile == "alipay") return alipay(n, keys, unix_seconds, forged);
-  if (profile == "stripe") return stripe(n, keys, unix_seconds, forged);
-  if (profile == "adyen") return adyen(n, keys, unix_seconds, forged);
-  if (profile == "paypal") return paypal(n, keys, unix_seconds, nonce, forged);
+  if (profile == "wechat-v3") return wechat_v3(n, keys, times, nonce, forged);
+  if (profile == "alipay") return alipay(n, keys, times, forged);
+  if (profile == "stripe") return stripe(n, keys, times, forged);
+  if (profile == "adyen") return adyen(n, keys, times, forged);
+  if (profile == "paypal") return paypal(n, keys, times, nonce, forged);
   return Status::error(fmt::format("profile {} has no wire format; use a scenario whose profile is one of {}",
                                    profile, wire_formats()));
+}
+
+StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const WireKeys& keys, std::int64_t unix_seconds,
+                             std::string_view nonce, bool forged) {
+  return encode(n, profile, keys, WireTimes{unix_seconds, unix_seconds, unix_seconds}, nonce, forged);
 }
 
 std::string base64(std::string_view bytes) {

@@ -8,7 +8,9 @@
 //              RSA-SHA256 over the sorted "k=v&..." of every parameter but
 //              sign and sign_type (RSA2).
 //   stripe     JSON event; Stripe-Signature: t=<unix>,v1=hex HMAC-SHA256 of
-//              "<t>.<body>" with the endpoint secret.
+//              "<t>.<body>" with the endpoint secret. payment_intent.* events
+//              carry the PaymentIntent (id pi_<transaction>), charge.* the
+//              Charge (id ch_<transaction>, payment_intent: its pi_ id).
 //   adyen      JSON with notificationItems; additionalData.hmacSignature =
 //              base64 HMAC-SHA256 (hex key) of pspReference:originalReference:
 //              merchantAccountCode:merchantReference:value:currency:eventCode:success.
@@ -68,9 +70,28 @@ struct WireKeys {
 bool has_wire_format(std::string_view profile);
 const char* wire_formats();  // "wechat-v3, alipay, stripe, adyen, paypal", for messages
 
-// `n` as `profile` sends it at `unix_seconds`. `nonce` (32 letters or
-// digits) makes each request's WeChat nonces; `forged` signs with
-// WireKeys::forger. An error for a profile without a wire format.
+// The times a request carries, as Unix seconds. `sent` is when this request
+// goes out: the signature's time (Wechatpay-Timestamp, Stripe's t=,
+// PAYPAL-TRANSMISSION-TIME) and Alipay's notify_time, new on every resend.
+// `event` is when what it reports happened and the notification was made
+// (WeChat create_time and a refund's success_time, Stripe's created, Adyen's
+// eventDate, Alipay's gmt_refund, PayPal's create_time); `paid` is when the
+// payment settled (WeChat success_time, Alipay gmt_payment, the PayPal
+// capture's create_time). Both stay the same on every resend of one
+// notification, as the gateway's own records do.
+struct WireTimes {
+  std::int64_t sent = 0;
+  std::int64_t event = 0;
+  std::int64_t paid = 0;
+};
+
+// `n` as `profile` sends it at `times`. `nonce` (32 letters or digits) makes
+// each request's WeChat nonces; `forged` signs with WireKeys::forger. An
+// error for a profile without a wire format.
+StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const WireKeys& keys, const WireTimes& times,
+                             std::string_view nonce, bool forged);
+// The same, everything stamped `unix_seconds`: a notification sent when its
+// payment settled.
 StatusOr<WireRequest> encode(const Notify& n, std::string_view profile, const WireKeys& keys,
                              std::int64_t unix_seconds, std::string_view nonce, bool forged);
 

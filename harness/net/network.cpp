@@ -47,8 +47,9 @@ int Network::send(gateway::Request request) {
 }
 
 void Network::inject(const Notify& notify, std::string task_name, std::string invalid_reason) {
-  merchant_.accept(Delivery{notify, std::move(task_name), scheduler_.now(), DeliveryKind::kInvalid,
-                            endpoint::kNoRequest, std::move(invalid_reason)});
+  const DeliveryKind kind = invalid_reason.empty() ? DeliveryKind::kReplay : DeliveryKind::kInvalid;
+  merchant_.accept(Delivery{notify, std::move(task_name), scheduler_.now(), kind, endpoint::kNoRequest,
+                            std::move(invalid_reason)});
 }
 
 bool Network::reply_arrives(const std::function<std::string()>& what) {

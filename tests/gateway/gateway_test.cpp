@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../support.h"
+#include "gateway/retry_profile.h"
+#include "gateway/signature.h"
 
 namespace twice {
 namespace {
@@ -141,14 +143,178 @@ TEST(Gateway, EachProfileNamesItsRefundAndCloseEvents) {
   };
   for (const char* t : {"REFUND.SUCCESS", "charge.refunded", "PAYMENT.CAPTURE.REFUNDED", "REFUND"})
     EXPECT_EQ(kind_of(t), EventKind::kRefunded) << t;
-  for (const char* t : {"TRADE_CLOSED", "payment_intent.canceled", "CANCELLATION"})
+  for (const char* t : {"TRADE_CLOSED", "payment_intent.canceled", "OFFER_CLOSED"})
     EXPECT_EQ(kind_of(t), EventKind::kClosed) << t;
   for (const char* t : {"TRANSACTION.SUCCESS", "TRADE_SUCCESS", "TRADE_FINISHED", "payment_intent.succeeded",
                         "charge.succeeded", "PAYMENT.CAPTURE.COMPLETED", "AUTHORISATION"})
     EXPECT_EQ(kind_of(t), EventKind::kPaid) << t;
   EXPECT_EQ(kind_of("customer.created"), EventKind::kOther);
+  // Adyen's CANCELLATION answers the merchant's own cancel of an authorised
+  // payment; an offer that expires unpaid is OFFER_CLOSED (fidelity finding 5).
+  EXPECT_EQ(kind_of("CANCELLATION"), EventKind::kOther);
   EXPECT_EQ(kind_of(""), EventKind::kOther) << "WeChat's empty close event type is no event";
   EXPECT_EQ(kind_of("TRADE_CLOSED", 990), EventKind::kRefunded) << "Alipay's full refund";
+}
+
+}  // namespace
+}  // namespace twice
+
+namespace twice {
+namespace {
+
+// fidelity finding 1: the payment's and the refund's notifies are all lost,
+// and the reconciler asks the gateway 25 minutes after the refund. The query
+// must say what the gateway holds now (refunded), not "paid": a correct
+// handler given "paid" credits money already given back (lost_refund).
+TEST(Gateway, TheQueryOfARefundedPaymentSaysRefundedAndACorrectHandlerCreditsNothing) {
+  auto s = testing::one_order_scenario();
+  s.request_loss = 1.0;
+  s.max_attempts = 2;
+  s.reconciler = true;
+  s.orders[0].amount = 5000;
+  s.orders[0].refund_after = 5 * kMinute;
+  for (const char* handler : {"select-for-update", "unique-key+cas", "cas"}) {
+    const auto r = testing::run_seed(s, handler, 7);
+    EXPECT_TRUE(testing::invariants_of(r).empty()) << handler << ": " << sim::format_trace(r.trace);
+    const auto trace = sim::format_trace(r.trace);
+    EXPECT_NE(trace.find("query gateway for O-1 -> refunded 5000 CNY (4200000001)"), std::string::npos) << trace;
+    EXPECT_EQ(trace.find("-> paid 5000"), std::string::npos) << trace;
+  }
+}
+
+TEST(Gateway, TheQueryOfAPaymentNotRefundedSaysPaid) {
+  auto s = testing::one_order_scenario();
+  s.request_loss = 1.0;
+  s.max_attempts = 2;
+  s.reconciler = true;
+  const auto r = testing::run_seed(s, "select-for-update", 7);
+  EXPECT_TRUE(testing::invariants_of(r).empty());
+  EXPECT_NE(sim::format_trace(r.trace).find("query gateway for O-1 -> paid 100 CNY (4200000001)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace twice
+
+namespace twice {
+namespace {
+
+bool acks(const char* profile, int status, std::string body) {
+  return gateway::find_profile(profile)->is_ack(Reply{status, std::move(body)});
+}
+
+// fidelity finding 3: WeChat Pay v2 parses XML; CDATA is a lexical detail.
+TEST(Gateway, WechatV2ReadsReturnCodeAsAnXmlReaderDoes) {
+  EXPECT_TRUE(acks("wechat-v2", 200, "<xml><return_code><![CDATA[SUCCESS]]></return_code></xml>"));
+  EXPECT_TRUE(acks("wechat-v2", 200, "<xml><return_code>SUCCESS</return_code><return_msg>OK</return_msg></xml>"));
+  EXPECT_TRUE(acks("wechat-v2", 200, "<?xml version=\"1.0\"?>\n<xml>\n  <return_code>\n    SUCCESS\n  </return_code>\n</xml>\n"));
+  EXPECT_TRUE(acks("wechat-v2", 200, "<xml><return_code> <![CDATA[SUCCESS]]> </return_code></xml>"));
+  EXPECT_TRUE(acks("wechat-v2", 200, "<xml><!-- ok --><return_code>SUCC&#69;SS</return_code></xml>"));
+  EXPECT_FALSE(acks("wechat-v2", 200, "<xml><return_code><![CDATA[FAIL]]></return_code></xml>"));
+  EXPECT_FALSE(acks("wechat-v2", 500, "<xml><return_code>SUCCESS</return_code></xml>"));
+  // Only the return_code element's content, never a substring elsewhere.
+  EXPECT_FALSE(acks("wechat-v2", 200,
+                    "<xml><return_msg><![CDATA[<return_code><![CDATA[SUCCESS]]></return_code>]]></return_msg></xml>"));
+  EXPECT_FALSE(acks("wechat-v2", 200, "<xml><return_msg><return_code>SUCCESS</return_code></return_msg></xml>"));
+  EXPECT_FALSE(acks("wechat-v2", 200, "error: <return_code><![CDATA[SUCCESS]]></return_code>"));
+  EXPECT_FALSE(acks("wechat-v2", 200, "<xml><return_code>SUCCESS</return_code>"));
+  EXPECT_FALSE(acks("wechat-v2", 200, "<xml><return_code>SUCCESSFUL</return_code></xml>"));
+  EXPECT_FALSE(acks("wechat-v2", 200, "<xml><return_code>SUCCESS</return_msg></xml>"));
+  EXPECT_FALSE(acks("wechat-v2", 200, "<xml><return_code><b>SUCCESS</b></return_code></xml>"));
+  EXPECT_FALSE(acks("wechat-v2", 200, R"({"return_code":"SUCCESS"})"));
+  Notify n;
+  n.gateway = "wechat-v2";
+  EXPECT_TRUE(gateway::find_profile("wechat-v2")->is_ack(Reply::ack(n)));
+}
+
+// fidelity finding 4: Adyen accepts by HTTP status (200/202), whatever the body.
+TEST(Gateway, AdyenAcksByStatusNotByTheAcceptedBody) {
+  EXPECT_TRUE(acks("adyen", 200, "[accepted]"));
+  EXPECT_TRUE(acks("adyen", 202, ""));
+  EXPECT_TRUE(acks("adyen", 200, "ok"));
+  EXPECT_FALSE(acks("adyen", 503, "[accepted]"));
+  EXPECT_FALSE(acks("adyen", 500, "[accepted]"));
+  Notify n;
+  n.gateway = "adyen";
+  EXPECT_TRUE(gateway::find_profile("adyen")->is_ack(Reply::ack(n)));
+}
+
+// fidelity finding 11: a 200 that is no ack says what the gateway wanted.
+TEST(Gateway, ANotAckedLineSaysWhyWhenTheStatusWasFine) {
+  auto s = testing::one_order_scenario();
+  s.profile = "alipay";
+  s.max_attempts = 2;
+  auto trace = sim::format_trace(run_with(s, Reply{200, R"({"result":"success"})"}).trace);
+  EXPECT_NE(trace.find("attempt 1 not acked (HTTP 200: the body is not exactly \"success\"); retries in 4m"),
+            std::string::npos)
+      << trace;
+  trace = sim::format_trace(run_with(s, Reply::fail()).trace);
+  EXPECT_NE(trace.find("attempt 1 not acked (HTTP 500); retries in 4m"), std::string::npos) << trace;
+  s.profile = "wechat-v2";
+  trace = sim::format_trace(run_with(s, Reply{200, "<xml><return_code>FAIL</return_code></xml>"}).trace);
+  EXPECT_NE(trace.find("not acked (HTTP 200: <return_code> is not SUCCESS)"), std::string::npos) << trace;
+}
+
+}  // namespace
+}  // namespace twice
+
+namespace twice {
+namespace {
+
+gateway::Scenario replay_scenario(const char* profile, Micros paid_at, Micros window) {
+  auto s = testing::one_order_scenario();
+  s.profile = profile;
+  s.orders[0].paid_at = paid_at;
+  s.attacks.replayed = 1;
+  s.attacks.window = window;
+  return s;
+}
+
+// fidelity finding 6: a replay re-sends a request the gateway really sent
+// (its event id, after it was sent), not a payment notify of its own making.
+TEST(Gateway, AReplayWaitsForARealNotifyAndResendsItWithItsOwnEventId) {
+  const auto s = replay_scenario("wechat-v3", 20 * kSecond, 10 * kSecond);
+  const auto r = testing::run_seed(s, "unique-key+cas", 1);
+  EXPECT_TRUE(testing::invariants_of(r).empty());
+  const auto trace = sim::format_trace(r.trace);
+  const std::size_t waits = trace.find("an attacker has no notify to replay yet (the gateway sent none)");
+  const std::size_t replays =
+      trace.find("an attacker replays notify O-1 TRANSACTION.SUCCESS (evt-O-1), the request the gateway sent at");
+  ASSERT_NE(waits, std::string::npos) << trace;
+  ASSERT_NE(replays, std::string::npos) << trace;
+  EXPECT_LT(waits, replays);
+  EXPECT_LT(trace.find("sends notify O-1"), replays) << "replayed after it was sent";
+  EXPECT_NE(trace.find("still within the signature's tolerance, a duplicate", replays), std::string::npos) << trace;
+  EXPECT_EQ(trace.find("evt-attack"), std::string::npos) << trace;
+}
+
+// Stale past WeChat v3's 5 minutes: invalid, and a correct handler's
+// verify() says why. A handler without a signature check that dedupes on
+// the order's status ignores it: the payment was credited already.
+TEST(Gateway, AReplayPastASignedTimestampsToleranceIsRefusedAndADedupingHandlerIgnoresIt) {
+  const auto s = replay_scenario("wechat-v3", 0, 10 * kHour);
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    const auto r = testing::run_seed(s, "unique-key+cas", seed);
+    const auto trace = sim::format_trace(r.trace);
+    if (trace.find("its signed timestamp is past the 5m tolerance; it must be refused") == std::string::npos) continue;
+    EXPECT_TRUE(testing::invariants_of(r).empty()) << trace;
+    EXPECT_NE(trace.find("verify signature of evt-O-1 -> signature timestamp is"), std::string::npos) << trace;
+    EXPECT_TRUE(testing::invariants_of(testing::run_seed(s, "check-then-act", seed)).empty());
+    return;
+  }
+  FAIL() << "no seed of 1..3 replayed past the tolerance";
+}
+
+// Alipay signs no time: a replay is a valid duplicate, never accepted_invalid;
+// a handler without a dedupe credits it again (double_credit).
+TEST(Gateway, AReplayWhereNoTimeIsSignedIsADuplicateNotAnInvalidNotify) {
+  const auto s = replay_scenario("alipay", 0, kHour);
+  const auto r = testing::run_seed(s, "unique-key+cas", 1);
+  const auto trace = sim::format_trace(r.trace);
+  EXPECT_TRUE(testing::invariants_of(r).empty()) << trace;
+  EXPECT_NE(trace.find("alipay signs no time, so it is a valid duplicate"), std::string::npos) << trace;
+  EXPECT_EQ(testing::invariants_of(testing::run_seed(s, "lock-only", 1)), std::vector<std::string>{"double_credit"});
+  EXPECT_TRUE(gateway::verify("k", gateway::sign("k", gateway::kEpochSeconds, "{}"), "{}", 10 * kHour, 0).ok())
+      << "no tolerance: an old signature still verifies";
 }
 
 }  // namespace

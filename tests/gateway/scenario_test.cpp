@@ -112,6 +112,48 @@ TEST_F(ScenarioFile, UnknownKeyNamesTheLineAndTheAllowedKeys) {
                        "mq_redelivery, mq_delay, second_signal, second_signal_delay");
 }
 
+// The docs' example of that error lists the keys the loader really allows.
+TEST_F(ScenarioFile, TheDocsErrorExampleListsTheKeysTheLoaderAllows) {
+  std::ifstream doc(std::string(TWICE_SOURCE_DIR) + "/docs/scenarios.md");
+  const std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  const std::string lead = "unknown key 'duplicates' in [faults]; allowed: ";
+  const std::size_t at = text.find(lead);
+  ASSERT_NE(at, std::string::npos);
+  const std::string documented = text.substr(at, text.find('\n', at) - at);
+  const auto e = error_of(std::string("description = \"d\"\n[faults]\nduplicates = 0.5\n") + kOrder);
+  EXPECT_EQ(e.substr(e.find(lead)), documented);
+}
+
+// fidelity finding 8: max_attempts can only cut the schedule short; past it
+// the gateway stopped at the schedule's end, silently.
+TEST_F(ScenarioFile, MaxAttemptsPastTheProfilesScheduleIsRefused) {
+  auto e = error_of(std::string("description = \"d\"\nprofile = \"alipay\"\n[faults]\nmax_attempts = 16\n") + kOrder);
+  EXPECT_EQ(e, path_ + ":4: 'max_attempts' is 16, but profile 'alipay' sends at most 8 attempts; write max_attempts = 8 "
+                       "or less, or omit it for the whole schedule");
+  e = error_of(std::string("description = \"d\"\n[faults]\nmax_attempts = 17\n") + kOrder);
+  EXPECT_NE(e.find(":3: 'max_attempts' is 17, but profile 'wechat-v3' sends at most 16 attempts"), std::string::npos)
+      << e;
+  EXPECT_EQ(error_of(std::string("description = \"d\"\nprofile = \"alipay\"\n[faults]\nmax_attempts = 8\n") + kOrder), "");
+  EXPECT_EQ(error_of(std::string("description = \"d\"\n[faults]\nmax_attempts = 16\n") + kOrder), "");
+}
+
+// fidelity finding 9: a second success event only where the gateway sends one.
+TEST_F(ScenarioFile, ASecondSignalNeedsAProfileThatSendsASecondSuccessEvent) {
+  for (const char* profile : {"wechat-v3", "wechat-v2", "paypal", "adyen"}) {
+    const auto e = error_of(fmt::format("description = \"d\"\nprofile = \"{}\"\n[faults]\nsecond_signal = 1.0\n{}",
+                                        profile, kOrder));
+    EXPECT_EQ(e, fmt::format("{}:4: profile '{}' sends no second success event for a payment; 'second_signal' needs "
+                             "one of: alipay (TRADE_FINISHED), stripe (charge.succeeded)",
+                             path_, profile));
+  }
+  for (const char* profile : {"alipay", "stripe"})
+    EXPECT_EQ(error_of(fmt::format("description = \"d\"\nprofile = \"{}\"\n[faults]\nsecond_signal = 1.0\n{}",
+                                   profile, kOrder)),
+              "");
+  EXPECT_EQ(error_of(std::string("description = \"d\"\n[faults]\nsecond_signal = 0.0\n") + kOrder), "")
+      << "no second signal asked for";
+}
+
 TEST_F(ScenarioFile, WrongTypeIsNamed) {
   const auto e = error_of(std::string("description = \"d\"\n[faults]\nmax_copies = \"two\"\n") + kOrder);
   EXPECT_EQ(e, path_ + ":3: 'max_copies' must be an integer, got a string");

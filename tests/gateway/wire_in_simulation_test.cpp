@@ -185,7 +185,10 @@ TEST(WireInSimulation, ARunsWireRequestsAreTheSameBytesOnAReplay) {
   (void)run_seed(s, HandlerInfo{"rec", "", [&] { return std::make_unique<RecordingHandler>(second); }}, 7);
   ASSERT_GE(first.size(), 6u);  // the genuine payment and five attacks
   EXPECT_EQ(first, second);
-  // Each a WeChat v3 request, and no two share a nonce.
+  // The replay is the genuine request again, byte for byte (nonces and all).
+  const std::set<std::string> distinct(first.begin(), first.end());
+  EXPECT_EQ(distinct.size(), first.size() - 1);
+  // Each a WeChat v3 request, and no two others share a nonce.
   std::set<std::string> nonces;
   for (const auto& line : first) {
     ASSERT_NE(line.find("Wechatpay-Signature: "), std::string::npos) << line;
@@ -193,7 +196,7 @@ TEST(WireInSimulation, ARunsWireRequestsAreTheSameBytesOnAReplay) {
     ASSERT_NE(at, std::string::npos) << line;
     nonces.insert(line.substr(at, line.find('\n', at) - at));
   }
-  EXPECT_EQ(nonces.size(), first.size());
+  EXPECT_EQ(nonces.size(), distinct.size());
 }
 
 TEST(WireInSimulation, AProfileWithoutAWireFormSaysSo) {
@@ -274,6 +277,141 @@ TEST(WireInSimulation, TheSecretsAreTheMerchantsHalfOfTheSimulatedKeys) {
   EXPECT_TRUE(k.wechat_platform_public_pem.starts_with("-----BEGIN PUBLIC KEY-----")) << k.wechat_platform_public_pem;
   EXPECT_NE(k.wechat_platform_public_pem, k.alipay_public_pem);
   EXPECT_EQ(k.wechat_platform_public_pem.find("PRIVATE"), std::string::npos);
+}
+
+// fidelity finding 2: Stripe's charge.* events carry a Charge (ch_, naming
+// its pi_ PaymentIntent), payment_intent.* the PaymentIntent. A handler that
+// dedupes one payment on data.object.id (event-id-dedupe keyed on it) sees
+// two ids and credits twice in stripe-concurrent-events; one that dedupes on
+// the PaymentIntent passes.
+class StripeObjectDedupe final : public Handler {
+ public:
+  explicit StripeObjectDedupe(bool on_payment_intent)
+      : on_payment_intent_(on_payment_intent), inner_(testing::handler("event-id-dedupe").make()) {}
+  Reply handle(const Notify& notify, Env& env) override {
+    StatusOr<WireRequest> w = twice::wire(notify, env);
+    if (!w.ok()) return Reply::fail(w.status().to_string());
+    const auto event = nlohmann::json::parse(w.value().body);
+    const auto& object = event["data"]["object"];
+    Notify keyed = notify;
+    keyed.event_id = on_payment_intent_ && object["object"] == "charge" ? object["payment_intent"].get<std::string>()
+                                                                        : object["id"].get<std::string>();
+    return inner_->handle(keyed, env);
+  }
+
+ private:
+  bool on_payment_intent_;
+  std::unique_ptr<Handler> inner_;
+};
+
+TEST(WireInSimulation, StripeChargeEventsCarryTheChargeAndPaymentIntentEventsThePaymentIntent) {
+  std::vector<std::string> seen;
+  const gateway::Scenario s = testing::bundled_scenario("stripe-concurrent-events");
+  (void)run_seed(s, HandlerInfo{"rec", "", [&] { return std::make_unique<RecordingHandler>(seen); }}, 1);
+  std::map<std::string, nlohmann::json> by_type;
+  for (const auto& line : seen) {
+    const auto event = nlohmann::json::parse(line.substr(0, line.find('\n')));
+    by_type[event["type"]] = event["data"]["object"];
+  }
+  ASSERT_TRUE(by_type.contains("payment_intent.succeeded") && by_type.contains("charge.succeeded"));
+  const auto& intent = by_type["payment_intent.succeeded"];
+  const auto& charge = by_type["charge.succeeded"];
+  EXPECT_EQ(intent["object"], "payment_intent");
+  EXPECT_EQ(intent["id"], "pi_4200000001");
+  EXPECT_EQ(charge["object"], "charge");
+  EXPECT_EQ(charge["id"], "ch_4200000001");
+  EXPECT_EQ(charge["payment_intent"], "pi_4200000001");
+  EXPECT_EQ(charge["metadata"]["order_no"], "O-14001");
+  EXPECT_EQ(charge["amount"], 2900);
+}
+
+TEST(WireInSimulation, DedupingStripeEventsOnDataObjectIdIsCaughtAndOnThePaymentIntentPasses) {
+  const gateway::Scenario s = testing::bundled_scenario("stripe-concurrent-events");
+  const HandlerInfo object_id{"object-id", "", [] { return std::make_unique<StripeObjectDedupe>(false); }};
+  const HandlerInfo intent{"payment-intent", "", [] { return std::make_unique<StripeObjectDedupe>(true); }};
+  const std::map<std::string, int> found = violations(s, object_id, 10);
+  ASSERT_TRUE(found.contains("double_credit")) << ::testing::PrintToString(found);
+  EXPECT_EQ(found.at("double_credit"), 10) << "both events reach it in every run";
+  EXPECT_EQ(violations(s, intent, 10), (std::map<std::string, int>{}));
+}
+
+// Every wire request a run's handler saw, in order, failing each so that
+// the gateway sends it again.
+class RefusingRecorder final : public Handler {
+ public:
+  explicit RefusingRecorder(std::vector<WireRequest>& seen) : seen_(seen) {}
+  Reply handle(const Notify& notify, Env& env) override {
+    StatusOr<WireRequest> w = twice::wire(notify, env);
+    if (w.ok()) seen_.push_back(w.value());
+    return Reply::fail();
+  }
+
+ private:
+  std::vector<WireRequest>& seen_;
+};
+
+std::vector<WireRequest> resends(const std::string& profile, int attempts) {
+  gateway::Scenario s = testing::one_order_scenario();
+  s.profile = profile;
+  s.max_attempts = attempts;
+  s.orders[0].paid_at = 90 * kSecond;
+  std::vector<WireRequest> seen;
+  (void)run_seed(s, HandlerInfo{"rec", "", [&] { return std::make_unique<RefusingRecorder>(seen); }}, 1);
+  return seen;
+}
+
+std::string form_value(const std::string& body, const std::string& key) {
+  const std::size_t at = body.find(key + "=");
+  if (at == std::string::npos) return "";
+  const std::size_t from = at + key.size() + 1;
+  return body.substr(from, body.find('&', from) - from);
+}
+
+// fidelity finding 10: a payment's time is when it settled, on every resend;
+// only the request's own time (its signature's) moves.
+TEST(WireInSimulation, ResendsCarryThePaymentsSettlementTimeNotTheirSendTime) {
+  const auto alipay = resends("alipay", 3);
+  ASSERT_EQ(alipay.size(), 3u);
+  for (const auto& r : alipay) {
+    EXPECT_EQ(form_value(r.body, "gmt_payment"), "2026-01-01%2008%3A01%3A30") << r.body;
+    EXPECT_EQ(form_value(r.body, "notify_id"), "evt-O-1");
+  }
+  EXPECT_NE(form_value(alipay[0].body, "notify_time"), form_value(alipay[2].body, "notify_time"));
+
+  const auto stripe = resends("stripe", 3);
+  ASSERT_EQ(stripe.size(), 3u);
+  for (const auto& r : stripe) EXPECT_EQ(nlohmann::json::parse(r.body)["created"], kWireEpochSeconds + 90);
+  EXPECT_NE(stripe[0].header("Stripe-Signature"), stripe[2].header("Stripe-Signature"));
+
+  const auto paypal = resends("paypal", 2);
+  ASSERT_EQ(paypal.size(), 2u);
+  for (const auto& r : paypal) {
+    const auto body = nlohmann::json::parse(r.body);
+    EXPECT_EQ(body["create_time"], "2026-01-01T00:01:30Z");
+    EXPECT_EQ(body["resource"]["create_time"], "2026-01-01T00:01:30Z");
+  }
+  EXPECT_NE(paypal[0].header("PAYPAL-TRANSMISSION-TIME"), paypal[1].header("PAYPAL-TRANSMISSION-TIME"));
+
+  const auto adyen = resends("adyen", 2);
+  ASSERT_EQ(adyen.size(), 2u);
+  for (const auto& r : adyen)
+    EXPECT_EQ(nlohmann::json::parse(r.body)["notificationItems"][0]["NotificationRequestItem"]["eventDate"],
+              "2026-01-01T08:01:30+08:00");
+
+  const auto wechat = resends("wechat-v3", 2);
+  ASSERT_EQ(wechat.size(), 2u);
+  const WireSecrets& keys = gateway::simulated_wire_secrets();
+  for (const auto& r : wechat) {
+    const auto body = nlohmann::json::parse(r.body);
+    EXPECT_EQ(body["create_time"], "2026-01-01T08:01:30+08:00");
+    const auto& res = body["resource"];
+    std::string plain;
+    ASSERT_TRUE(aes_256_gcm_open(keys.wechat_apiv3_key, res["nonce"].get<std::string>(),
+                                 res["associated_data"].get<std::string>(), unbase64(res["ciphertext"].get<std::string>()),
+                                 plain));
+    EXPECT_EQ(nlohmann::json::parse(plain)["success_time"], "2026-01-01T08:01:30+08:00");
+  }
+  EXPECT_NE(wechat[0].header("Wechatpay-Timestamp"), wechat[1].header("Wechatpay-Timestamp"));
 }
 
 }  // namespace

@@ -28,13 +28,16 @@ class Env {
   // Writes a line into the run's trace, beside this task's statements.
   virtual void note(std::string_view text) = 0;
 
-  // Checks the notify's signature against the gateway's secret, and that its
-  // timestamp is within the tolerance (5 minutes) of now. OK, or an error
-  // saying what is wrong. A scheduling point.
+  // Checks the notify's signature against the gateway's secret and, for a
+  // gateway whose scheme signs a timestamp with a tolerance (Stripe, WeChat
+  // Pay v3), that it is within 5 minutes of now. OK, or an error saying what
+  // is wrong. A scheduling point.
   virtual Status verify(const Notify& notify) = 0;
   // The gateway's active query (WeChat query-order, alipay.trade.query): a
-  // signed notify describing the payment of `out_trade_no` if the gateway
-  // settled one, nullopt otherwise. A scheduling point (a network call).
+  // signed notify describing the payment of `out_trade_no` as the gateway
+  // holds it now: a paid notify if it settled one, a refund notify
+  // (event_kind() kRefunded) if it has since given that payment back,
+  // nullopt if it settled none. A scheduling point (a network call).
   virtual std::optional<Notify> query_payment(std::string_view out_trade_no) = 0;
   // Sends the HTTP response now and keeps running, as a framework that flushes
   // the response before the work is done. handle()'s return value is then

@@ -33,7 +33,7 @@ struct Notify {
 // or a paid trade fully refunded (refund_amount > 0).
 enum class EventKind {
   kPaid,      // TRANSACTION.SUCCESS, TRADE_SUCCESS, TRADE_FINISHED, payment_intent.succeeded, AUTHORISATION, ...
-  kClosed,    // the gateway closed a trade that was never paid: TRADE_CLOSED, payment_intent.canceled, CANCELLATION
+  kClosed,    // the gateway closed a trade that was never paid: TRADE_CLOSED, payment_intent.canceled, OFFER_CLOSED
   kRefunded,  // the payment went back to the payer: REFUND.SUCCESS, charge.refunded, REFUND, ...
   kOther,     // anything else: acknowledge it and change nothing
 };

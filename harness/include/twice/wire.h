@@ -78,7 +78,8 @@ class __attribute__((visibility("default"))) WireSource {
 // The notify as its gateway really sends it over HTTP: the body and headers
 // a WeChat Pay v3, Alipay, Stripe, Adyen or PayPal SDK parses and verifies
 // with wire_secrets(). A forged notify comes signed with a key the merchant
-// was never given, a replayed one with its old timestamp. Built on first ask
+// was never given, a replayed one as the bytes first sent, old timestamp and
+// all. Built on first ask
 // (an RSA signature costs about a millisecond) from the run's own values:
 // the same run gives the same bytes. Not a scheduling point. An error when
 // the notify's gateway has no wire format (wechat-v2), or `env` serves no
