@@ -59,7 +59,8 @@ bool FaultPlan::fires(FaultSite site) {
 Micros FaultPlan::duration(FaultSite site) {
   const auto [lo, hi] = range(site);
   // A delivery's network delay is drawn for every delivery, not after a
-  // fault: the exhaustive search keeps it at its lower end (docs/architecture.md).
+  // fault: the exhaustive search takes it at the run's tempo, as a step's
+  // latency (Choices::tempo, docs/architecture.md).
   if (site == FaultSite::kDelay) return scheduler_.choices().between(lo, hi);
   return scheduler_.choices().fault_duration(lo, hi);
 }

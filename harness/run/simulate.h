@@ -44,7 +44,7 @@ struct RunSpec {
   bool fresh_connections = false;
   // The exhaustive search deciding this run's draws (sim/choice_guide.h); the
   // strategy must then be kExhaustive. Unset under kExhaustive: the run
-  // replays `choices` the exhaustive way (durations at their lower end).
+  // replays `choices` the exhaustive way (every duration at the end its tempo draw names).
   sim::ChoiceGuide* guide = nullptr;
   // Called with each trace event as the run records it (sim::Trace::set_listener).
   std::function<void(const sim::TraceEvent&)> on_event = nullptr;
