@@ -62,6 +62,12 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
     if (savepoint) {
       if (Status s = run_now("SAVEPOINT twice_statement"); !s.ok()) return failed(s);
     }
+    // A statement that may publish writes: its watch reads what is committed
+    // as it is sent (a commit of another session that this one then waits
+    // for counts as before it: on a server engine there is no step between).
+    if (env::CommitWatch* watch = commit_watch();
+        watch && (is_word(sql, "COMMIT") || is_word(sql, "END") || outside_transaction()))
+      watch->before_publish();
     if (Status s = send(); !s.ok()) return failed(s);
     const auto sent = std::chrono::steady_clock::now();
     bool blocked = false;  // found blocked at least once: its time says nothing about the machine
@@ -160,7 +166,10 @@ Result ServerSession::finish(std::string_view sql, const std::string& text, bool
     if (wrote) uncommitted_.push_back(text);
   } else {
     const bool commit = r.ok() && (is_word(sql, "COMMIT") || is_word(sql, "END"));
-    if (wrote || (commit && !uncommitted_.empty())) committed_writes_ = true;
+    if (wrote || (commit && !uncommitted_.empty())) {
+      committed_writes_ = true;
+      if (env::CommitWatch* watch = commit_watch()) watch->published();
+    }
     uncommitted_.clear();
   }
   // Locks may have been released (a transaction ended, a statement failed):

@@ -457,7 +457,13 @@ Result SqliteDb::run(std::string_view sql, std::span<const Value> params) {
   sqlite3_clear_bindings(stmt);
   bind_params(stmt, params);
 
+  // A statement that may publish writes: a COMMIT, or a write outside a
+  // transaction. Its watch reads what is committed right before it runs, in
+  // the same step (after any wait for a lock).
+  const bool commit_word = sql.starts_with("COMMIT") || sql.starts_with("END");
+  const bool may_publish = commit_watch_ && (commit_word || (!in_transaction() && !sqlite3_stmt_readonly(stmt)));
   for (;;) {
+    if (may_publish) commit_watch_->before_publish();
     Result r = step_all(conn_, stmt);
     // A transaction that holds a read lock and wants the write lock another
     // holds: SQLite answers at once, without its busy handler, since that
@@ -489,8 +495,11 @@ Result SqliteDb::run(std::string_view sql, std::span<const Value> params) {
       if (wrote) uncommitted_.push_back(text);
     } else {
       // A COMMIT publishes the transaction's writes; an autocommit write publishes itself.
-      const bool commit = r.ok() && (sql.starts_with("COMMIT") || sql.starts_with("END"));
-      if (wrote || (commit && !uncommitted_.empty())) committed_writes_ = true;
+      const bool commit = r.ok() && commit_word;
+      if (wrote || (commit && !uncommitted_.empty())) {
+        committed_writes_ = true;
+        if (commit_watch_) commit_watch_->published();
+      }
       uncommitted_.clear();
       // Out of a transaction the connection holds no lock: waiters may proceed.
       scheduler_.wake_db_waiters();

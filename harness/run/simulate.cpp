@@ -185,9 +185,11 @@ class Simulation final : public endpoint::ReplySink {
       acks_.acked(*payment, gateway_.payments()[*payment].order.order_no, scheduler_.now(), early);
   }
 
-  void invalid_committed(const endpoint::Delivery& delivery, int task) override {
-    accepted_invalid_.committed(delivery.notify.out_trade_no, sim::task_label(task), delivery.notify.event_id,
-                                delivery.invalid_reason);
+  // endpoint::ReplySink: the checker watches an invalid delivery's commits.
+  std::unique_ptr<env::CommitWatch> watch_invalid(const endpoint::Delivery& delivery, int task) override {
+    return accepted_invalid_.watch(checker_db_, handler_.schema(), gateway_.payments(),
+                                   check::AcceptedInvalid::Delivery{delivery.notify.out_trade_no, sim::task_label(task),
+                                                                    delivery.notify.event_id, delivery.invalid_reason});
   }
 
  private:
