@@ -103,8 +103,24 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
           continue;
         }
       }
-      if (tracing && !told_waiting)
-        scheduler_.record(sim::TraceKind::kSql, text, "waits for a lock another transaction holds");
+      if (tracing && !told_waiting) {
+        // Who holds it, so that a story shows that task too (explore/transcript.cpp).
+        std::vector<int> holders;
+        bool unnamed = false;  // a holder the engine could not name
+        for (const ServerSession* b : blockers) {
+          if (b) holders.push_back(b->task());
+          unnamed |= b == nullptr;
+        }
+        std::sort(holders.begin(), holders.end());
+        holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+        std::string who;
+        for (std::size_t i = 0; i < holders.size(); ++i)
+          who += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + sim::task_label(holders[i]);
+        scheduler_.record(sim::TraceKind::kSql, text,
+                          holders.empty() || unnamed
+                              ? std::string("waits for a lock another transaction holds")
+                              : fmt::format("waits for a lock {} hold{}", who, holders.size() == 1 ? "s" : ""));
+      }
       told_waiting = true;
       const bool queue = cancellable && !no_queue_ && server_run_.must_queue(*this, blockers);
       if (queue && cancel()) {
