@@ -156,8 +156,9 @@ void cut_long_columns(const std::map<int, int>& column_of, Counterexample& out) 
   }
   for (const auto& [column, index] : cut_row) {
     TranscriptRow& r = kept[index];
-    r.text = fmt::format("... {} steps of {} left out: {}; twice replay prints them all ...", r.skipped,
-                         label.count(column) ? label[column] : "this task", statement_summary(cut_statements[column]));
+    r.text = fmt::format("... {} step{} of {} left out: {}; twice replay prints them all ...", r.skipped,
+                         r.skipped == 1 ? "" : "s", label.count(column) ? label[column] : "this task",
+                         statement_summary(cut_statements[column]));
   }
   out.rows = std::move(kept);
 

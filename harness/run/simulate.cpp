@@ -158,9 +158,9 @@ class Simulation final : public endpoint::ReplySink {
     acks_.judge(observed);
     for (const auto& [job, failed] : failed_jobs_)
       observed.emplace_back(check::Invariant::kJobFailed, job,
-                            fmt::format("the {} job failed on {} of its {} ticks, first on {}; it cannot work with "
+                            fmt::format("the {} job failed on {} of its {} tick{}, first on {}; it cannot work with "
                                         "this handler's tables, so this scenario says nothing about the handler with it",
-                                        job, failed.ticks, ticks_[job], failed.first));
+                                        job, failed.ticks, ticks_[job], ticks_[job] == 1 ? "" : "s", failed.first));
     result_.steps = scheduler_.steps();
     result_.choice_points = scheduler_.choice_points();
     result_.interleaving = scheduler_.interleaving();

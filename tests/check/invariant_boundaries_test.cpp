@@ -372,7 +372,7 @@ TEST(InvariantBoundary, MoreReversalsThanCreditsIsADoubleRefund) {
   db.reverse("O-1", "alice", 100);  // taken back, never given
   const auto v = db.check();
   ASSERT_EQ(names_of(v), Names{"double_refund"});
-  EXPECT_NE(v.violations[0].detail.find("taken back 1 times but given 0"), std::string::npos) << v.violations[0].detail;
+  EXPECT_NE(v.violations[0].detail.find("taken back 1 time but given 0"), std::string::npos) << v.violations[0].detail;
 }
 
 TEST(InvariantBoundary, AReversalWithNoRefundAtTheGatewayIsADoubleRefund) {
