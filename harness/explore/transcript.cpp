@@ -220,16 +220,19 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
   std::set<int> shown;
   for (const auto& [id, info] : run.tasks)
     if (all_tasks || orders.count(info.order_no) || (info.order_no.empty() && involved_jobs.count(id))) shown.insert(id);
-  // A task whose lock made a shown step wait or fail with SQLITE_BUSY is part
-  // of the story, whatever order it serves: the step's result names it
-  // ("SQLITE_BUSY, waits for the lock T2 holds"), and without it the wait or
-  // the BUSY has no cause. Its own waits may name others in turn.
-  for (bool grew = !all_tasks; grew;) {
-    grew = false;
+  // A task whose lock made a step of those tasks wait or fail with
+  // SQLITE_BUSY is part of the story, whatever order it serves: the step's
+  // result names it ("SQLITE_BUSY, waits for the lock T2 holds"), and without
+  // it the wait or the BUSY has no cause. Only those the violation's own
+  // tasks met: the holders' own waits would pull in every task of a busy run
+  // (a flash sale's ten orders queueing for one lock) and bury the story.
+  if (!all_tasks) {
+    std::set<int> holders;
     for (const auto& e : run.trace.events())
       if (e.kind == sim::TraceKind::kSql && shown.count(e.task))
         for (const int holder : lock_holders_named(e.result))
-          if (run.tasks.count(holder) && shown.insert(holder).second) grew = true;
+          if (run.tasks.count(holder)) holders.insert(holder);
+    shown.insert(holders.begin(), holders.end());
   }
 
   std::map<int, int> column_of;
