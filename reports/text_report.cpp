@@ -108,7 +108,10 @@ std::string flow(const std::vector<std::string>& items, std::size_t width, const
 // run took them (a "cut" row stands for the steps it leaves out).
 std::string transcript_table(const results::Counterexample& cex, std::size_t w) {
   std::string out;
-  std::string header = "  " + pad("step", 5) + pad("time", 10);
+  // The time column fits its longest time ("53h03m15.900s"), so the bars stay in line.
+  std::size_t tw = 10;
+  for (const auto& r : cex.rows) tw = std::max(tw, columns(r.time) + 1);
+  std::string header = "  " + pad("step", 5) + pad("time", tw);
   for (const auto& col : cex.columns) header += "| " + pad(first_columns(cell_text(col), w - 1), w);
   out += header + "\n";
   int step = 0;
@@ -118,8 +121,8 @@ std::string transcript_table(const results::Counterexample& cex, std::size_t w) 
     const auto lines = wrap(text, w - 1);
     for (std::size_t li = 0; li < lines.size(); ++li) {
       std::string line = "  ";
-      if (li == 0) line += pad(r.step ? std::to_string(++step) : "", 5) + pad(r.time, 10);
-      else line += std::string(15, ' ');
+      if (li == 0) line += pad(r.step ? std::to_string(++step) : "", 5) + pad(r.time, tw);
+      else line += std::string(5 + tw, ' ');
       for (std::size_t c = 0; c < cex.columns.size(); ++c)
         line += "| " + pad(static_cast<int>(c) == r.column ? lines[li] : "", w);
       while (!line.empty() && line.back() == ' ') line.pop_back();

@@ -15,7 +15,9 @@ const std::vector<InvariantInfo>& invariants() {
       {Invariant::kAckBeforeCommit, "ack_before_commit", Phase::kDuringRun,
        "the gateway got an ack for a payment before its credit was committed (early, or committed later)"},
       {Invariant::kAcceptedInvalid, "accepted_invalid", Phase::kDuringRun,
-       "a forged, tampered, unknown-order, wrong-amount or replayed notify changed anything"},
+       "a forged, tampered, unknown-order, wrong-amount or replayed notify's task committed a change to what the "
+       "oracle queries read (credits, status, refund flag, payload, balances) that the gateway's ledger did not "
+       "justify, or that it made without asking the gateway (query_payment)"},
       {Invariant::kIllegalTransition, "illegal_transition", Phase::kAtQuiescence,
        "an order moved outside its state machine (CLOSED to PAID without a refund, a closed order credited)"},
       {Invariant::kLostRefund, "lost_refund", Phase::kAtQuiescence,

@@ -57,8 +57,13 @@ void Endpoint::serve(Served& served) {
     scheduler_.record(sim::TraceKind::kTask, "connection refused: the process is down");
     return;  // no answer: the gateway times out
   }
+  // An invalid delivery's task is watched: the checker judges each of its
+  // commits against the gateway's ledger (accepted_invalid).
+  const std::unique_ptr<env::CommitWatch> watch = served.delivery.kind == DeliveryKind::kInvalid
+                                                      ? replies_.watch_invalid(served.delivery, scheduler_.current())
+                                                      : nullptr;
   env::TaskEnv env(env::TaskServices{scheduler_, backends_.locks, backends_.connections, backends_.gateway, &served,
-                                     backends_.databases, backends_.services});
+                                     backends_.databases, backends_.services, watch.get()});
   std::string failure;
   const Reply r = answer<sim::TaskKilled>(handler_, served.delivery.notify, env, &failure);
   if (!failure.empty()) scheduler_.record(sim::TraceKind::kTask, failure);
@@ -74,8 +79,6 @@ void Endpoint::serve(Served& served) {
       scheduler_.record(sim::TraceKind::kTask, "replies " + describe_reply(r));
   }
   served.reply = r;
-  if (served.delivery.kind == DeliveryKind::kInvalid && env.committed_writes())
-    replies_.invalid_committed(served.delivery, scheduler_.current());
 }
 
 void Endpoint::finished(Served& served, bool killed) {

@@ -14,11 +14,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "endpoint/delivery.h"
+#include "env/commit_watch.h"
 #include "env/gateway_port.h"
 #include "env/lock_service.h"
 #include "env/service_port.h"
@@ -38,8 +40,9 @@ class ReplySink {
   // handler still works), or when its task ends. nullopt: no answer left the
   // process (it was down, or died while working).
   virtual void replied(const Delivery& delivery, std::optional<Reply> reply, bool early) = 0;
-  // An invalid delivery (kInvalid) whose task `task` committed a change.
-  virtual void invalid_committed(const Delivery& delivery, int task) = 0;
+  // A watch over the commits of task `task`, which serves the invalid
+  // delivery (kInvalid) `delivery`; it lives as long as the task's Env.
+  virtual std::unique_ptr<env::CommitWatch> watch_invalid(const Delivery& delivery, int task) = 0;
   // A background job's task `task` (run_job) ended; `killed`: by a crash.
   virtual void job_ended(int task, bool killed) = 0;
   // A tick of the job `job` had a statement of its own refused with an

@@ -79,6 +79,7 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
   Engine engine() const override { return Engine::kMariadb; }
   bool in_transaction() const override;
   bool committed_writes() const override { return committed_writes_; }
+  env::CommitWatch* commit_watch() const override { return commit_watch_; }
 
   // --- ServerSession, for MariadbRun ---
   bool in_flight() const override { return phase_ != Phase::kIdle && phase_ != Phase::kAnswered; }

@@ -72,6 +72,7 @@ class PgDb final : public env::TaskDb, public ServerSession {
   Engine engine() const override { return Engine::kPostgres; }
   bool in_transaction() const override;
   bool committed_writes() const override { return committed_writes_; }
+  env::CommitWatch* commit_watch() const override { return commit_watch_; }
 
   // --- ServerSession, for PgRun ---
   bool in_flight() const override { return in_flight_ && !answered_; }

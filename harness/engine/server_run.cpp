@@ -62,6 +62,12 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
     if (savepoint) {
       if (Status s = run_now("SAVEPOINT twice_statement"); !s.ok()) return failed(s);
     }
+    // A statement that may publish writes: its watch reads what is committed
+    // as it is sent (a commit of another session that this one then waits
+    // for counts as before it: on a server engine there is no step between).
+    if (env::CommitWatch* watch = commit_watch();
+        watch && (is_word(sql, "COMMIT") || is_word(sql, "END") || outside_transaction()))
+      watch->before_publish();
     if (Status s = send(); !s.ok()) return failed(s);
     const auto sent = std::chrono::steady_clock::now();
     bool blocked = false;  // found blocked at least once: its time says nothing about the machine
@@ -97,8 +103,24 @@ Result ServerSession::execute(std::string_view sql, const std::vector<Value>& pa
           continue;
         }
       }
-      if (tracing && !told_waiting)
-        scheduler_.record(sim::TraceKind::kSql, text, "waits for a lock another transaction holds");
+      if (tracing && !told_waiting) {
+        // Who holds it, so that a story shows that task too (explore/transcript.cpp).
+        std::vector<int> holders;
+        bool unnamed = false;  // a holder the engine could not name
+        for (const ServerSession* b : blockers) {
+          if (b) holders.push_back(b->task());
+          unnamed |= b == nullptr;
+        }
+        std::sort(holders.begin(), holders.end());
+        holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+        std::string who;
+        for (std::size_t i = 0; i < holders.size(); ++i)
+          who += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + sim::task_label(holders[i]);
+        scheduler_.record(sim::TraceKind::kSql, text,
+                          holders.empty() || unnamed
+                              ? std::string("waits for a lock another transaction holds")
+                              : fmt::format("waits for a lock {} hold{}", who, holders.size() == 1 ? "s" : ""));
+      }
       told_waiting = true;
       const bool queue = cancellable && !no_queue_ && server_run_.must_queue(*this, blockers);
       if (queue && cancel()) {
@@ -160,7 +182,10 @@ Result ServerSession::finish(std::string_view sql, const std::string& text, bool
     if (wrote) uncommitted_.push_back(text);
   } else {
     const bool commit = r.ok() && (is_word(sql, "COMMIT") || is_word(sql, "END"));
-    if (wrote || (commit && !uncommitted_.empty())) committed_writes_ = true;
+    if (wrote || (commit && !uncommitted_.empty())) {
+      committed_writes_ = true;
+      if (env::CommitWatch* watch = commit_watch()) watch->published();
+    }
     uncommitted_.clear();
   }
   // Locks may have been released (a transaction ended, a statement failed):

@@ -92,6 +92,8 @@ class ServerSession {
   // in flight settle, when some already wait (MariaDB: a victim rolling
   // back still holds its locks for a moment).
   virtual bool settles_before_parking() const { return false; }
+  // Who is told of this session's commits (env::TaskDb::watch_commits); nullptr: nobody.
+  virtual env::CommitWatch* commit_watch() const = 0;
 
   ServerRun& server_run_;
   sim::Scheduler& scheduler_;

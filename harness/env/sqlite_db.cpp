@@ -358,7 +358,37 @@ ConnectionPool::Connection* ConnectionPool::acquire() {
   return all_.back().get();
 }
 
-void ConnectionPool::release(Connection* connection) { idle_.push_back(connection); }
+void ConnectionPool::release(Connection* connection) {
+  connection->task = 0;
+  idle_.push_back(connection);
+}
+
+std::vector<int> ConnectionPool::lock_holders(const Connection* self, int held, int refused) const {
+  std::vector<int> out;
+  for (const auto& c : all_) {
+    if (c.get() == self || c->task == 0) continue;
+    const int other = held_lock(c->handle);
+    // The climb from `held` to `refused`, as RefusedLock::grantable() reads it.
+    if ((refused >= SQLITE_LOCK_SHARED && held < SQLITE_LOCK_SHARED && other >= SQLITE_LOCK_PENDING) ||
+        (refused >= SQLITE_LOCK_RESERVED && held < SQLITE_LOCK_RESERVED && other >= SQLITE_LOCK_RESERVED) ||
+        (refused == SQLITE_LOCK_EXCLUSIVE && held < SQLITE_LOCK_EXCLUSIVE && other >= SQLITE_LOCK_SHARED))
+      out.push_back(c->task);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+// "T2", "T2 and T5", "T2, T3 and T5".
+std::string task_list(const std::vector<int>& tasks) {
+  std::string out;
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == tasks.size() ? " and " : ", ") + sim::task_label(tasks[i]);
+  return out;
+}
+
+}  // namespace
 
 void ConnectionPool::prepare_next_run() {
   std::vector<std::unique_ptr<Connection>> kept;
@@ -382,14 +412,25 @@ SqliteDb::SqliteDb(sim::Scheduler& scheduler, ConnectionPool& pool)
       connection_(pool.acquire()),
       conn_(connection_->handle),
       statements_(connection_->statements) {
+  connection_->task = scheduler.current();
   (void)RefusedLock::take(conn_);  // a refusal from before this task (the pool's probe) is not its wait
 }
 
 bool SqliteDb::wait_for_lock(const std::string& text) {
-  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kSql, text, "SQLITE_BUSY, waits for the lock");
   // The refused lock is what the task waits for; a SQLITE_BUSY that no lock
   // call answered (none is known) waits until some lock is released.
-  if (const std::optional<RefusedLock> refused = RefusedLock::take(conn_)) return scheduler_.block_on_db(*refused);
+  const std::optional<RefusedLock> refused = RefusedLock::take(conn_);
+  if (scheduler_.tracing()) {
+    // Who holds it, so that a story shows that task too (explore/transcript.cpp).
+    const std::vector<int> holders =
+        refused ? pool_.lock_holders(connection_, held_lock(conn_), refused->level()) : std::vector<int>{};
+    scheduler_.record(sim::TraceKind::kSql, text,
+                      holders.empty() ? std::string("SQLITE_BUSY, waits for the lock")
+                                      : fmt::format("SQLITE_BUSY, waits for the lock{} {} hold{}",
+                                                    holders.size() == 1 ? "" : "s", task_list(holders),
+                                                    holders.size() == 1 ? "s" : ""));
+  }
+  if (refused) return scheduler_.block_on_db(*refused);
   return scheduler_.block_on_db();
 }
 
@@ -457,17 +498,27 @@ Result SqliteDb::run(std::string_view sql, std::span<const Value> params) {
   sqlite3_clear_bindings(stmt);
   bind_params(stmt, params);
 
+  // A statement that may publish writes: a COMMIT, or a write outside a
+  // transaction. Its watch reads what is committed right before it runs, in
+  // the same step (after any wait for a lock).
+  const bool commit_word = sql.starts_with("COMMIT") || sql.starts_with("END");
+  const bool may_publish = commit_watch_ && (commit_word || (!in_transaction() && !sqlite3_stmt_readonly(stmt)));
   for (;;) {
+    if (may_publish) commit_watch_->before_publish();
     Result r = step_all(conn_, stmt);
     // A transaction that holds a read lock and wants the write lock another
     // holds: SQLite answers at once, without its busy handler, since that
     // other's COMMIT may be waiting for this very reader. The transaction
     // stays open (the handler decides: roll back, or try again).
     if (r.status.is_busy() && sqlite3_txn_state(conn_, nullptr) == SQLITE_TXN_READ) {
-      (void)RefusedLock::take(conn_);  // not waited for
-      if (tracing)
+      const std::optional<RefusedLock> refused = RefusedLock::take(conn_);  // not waited for
+      if (tracing) {
+        const std::vector<int> holders =
+            pool_.lock_holders(connection_, held_lock(conn_), refused ? refused->level() : SQLITE_LOCK_RESERVED);
         scheduler_.record(sim::TraceKind::kSql, text,
-                          "SQLITE_BUSY at once: this transaction holds a read lock and another the write lock");
+                          fmt::format("SQLITE_BUSY at once: this transaction holds a read lock and {} the write lock",
+                                      holders.empty() ? std::string("another") : task_list(holders)));
+      }
       return r;
     }
     if (r.status.is_busy()) {
@@ -489,8 +540,11 @@ Result SqliteDb::run(std::string_view sql, std::span<const Value> params) {
       if (wrote) uncommitted_.push_back(text);
     } else {
       // A COMMIT publishes the transaction's writes; an autocommit write publishes itself.
-      const bool commit = r.ok() && (sql.starts_with("COMMIT") || sql.starts_with("END"));
-      if (wrote || (commit && !uncommitted_.empty())) committed_writes_ = true;
+      const bool commit = r.ok() && commit_word;
+      if (wrote || (commit && !uncommitted_.empty())) {
+        committed_writes_ = true;
+        if (commit_watch_) commit_watch_->published();
+      }
       uncommitted_.clear();
       // Out of a transaction the connection holds no lock: waiters may proceed.
       scheduler_.wake_db_waiters();

@@ -89,6 +89,7 @@ class ConnectionPool {
     bool altered = false;  // a statement changed the connection itself (env/confinement.h)
     bool keep = true;      // false: opened unconfigured (under another's PENDING lock); not for later runs
     sqlite3_stmt* probe = nullptr;  // reads the schema's page: could a fresh connection be configured now?
+    int task = 0;  // the task holding it (a SqliteDb's); 0: idle
   };
   explicit ConnectionPool(std::string database_path) : path_(std::move(database_path)) {}
   ~ConnectionPool();
@@ -97,6 +98,10 @@ class ConnectionPool {
   Connection* acquire();
   // Takes back a connection with no transaction open.
   void release(Connection* connection);
+  // The tasks whose connections hold a lock that keeps `self`, which holds
+  // `held` (SQLITE_LOCK_NONE ...), from the level `refused`, by the rules of
+  // env/lock_ledger.h; in task order. For the trace: "waits for the lock T2 holds".
+  std::vector<int> lock_holders(const Connection* self, int held, int refused) const;
   // Between runs on the same file (env/run_database.h): true when every
   // connection is back, with no transaction or statement under way.
   bool idle() const;

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "env/commit_watch.h"
 #include "twice/db.h"
 
 namespace twice::env {
@@ -16,6 +17,12 @@ class TaskDb : public Db {
   // True once this connection committed a change (a write that changed rows,
   // in autocommit or in a transaction that committed).
   virtual bool committed_writes() const = 0;
+  // Tells `watch` (nullptr: nobody) of each statement that may publish
+  // writes, before it runs and once it published them.
+  void watch_commits(CommitWatch* watch) { commit_watch_ = watch; }
+
+ protected:
+  CommitWatch* commit_watch_ = nullptr;
 };
 
 // Where a task's Db comes from when the run's database is not SQLite's (a

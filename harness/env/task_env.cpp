@@ -22,9 +22,12 @@ TaskEnv::TaskEnv(TaskServices s)
       gateway_(s.gateway),
       responder_(s.responder),
       services_(s.services),
+      commit_watch_(s.commit_watch),
       db_(s.databases ? s.databases->open() : std::make_unique<SqliteDb>(s.scheduler, s.connections)),
       locks_(s.scheduler, s.locks),
-      clock_(s.scheduler) {}
+      clock_(s.scheduler) {
+  db_->watch_commits(commit_watch_);
+}
 
 std::string TaskEnv::token() {
   const int n = tokens_++;
@@ -53,6 +56,7 @@ std::optional<Notify> TaskEnv::query_payment(std::string_view out_trade_no) {
   if (!scheduler_.point(scheduler_.tracing() ? fmt::format("query payment {}", out_trade_no) : ""))
     return std::nullopt;
   auto n = gateway_.query_payment(out_trade_no);
+  if (commit_watch_) commit_watch_->asked_gateway(out_trade_no, n.has_value());
   if (scheduler_.tracing())
     scheduler_.record(sim::TraceKind::kCall, fmt::format("query gateway for {}", out_trade_no),
                       !n ? std::string("not paid")

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "env/commit_watch.h"
 #include "env/gateway_port.h"
 #include "env/lock_service.h"
 #include "env/service_port.h"
@@ -48,6 +49,9 @@ struct TaskServices {
   TaskDbSource* databases = nullptr;
   // The run's external services (nullptr: none; every call is refused).
   ServicePort* services = nullptr;
+  // Told of the task's commits and of what it asked the gateway (nullptr:
+  // nobody); the checker's watch over an invalid delivery's task.
+  CommitWatch* commit_watch = nullptr;
 };
 
 class TaskEnv final : public Env, public WireSource {
@@ -73,6 +77,7 @@ class TaskEnv final : public Env, public WireSource {
   const GatewayPort& gateway_;
   Responder* responder_;
   ServicePort* services_;
+  CommitWatch* commit_watch_;
   bool responded_ = false;
   std::unique_ptr<TaskDb> db_;
   TaskLocks locks_;

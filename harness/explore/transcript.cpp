@@ -37,6 +37,23 @@ long rows_changed(const std::string& result) {
   return rest == " row changed" || rest == " rows changed" ? n : 0;
 }
 
+// The tasks a statement's result names as holding the lock it waited for or
+// was refused ("SQLITE_BUSY at once: this transaction holds a read lock and
+// T2 the write lock", "waits for a lock T2 and T5 hold"); none for any other
+// result.
+std::vector<int> lock_holders_named(const std::string& result) {
+  std::vector<int> out;
+  if (!result.starts_with("SQLITE_BUSY") && !result.starts_with("waits for a lock")) return out;
+  for (std::size_t at = result.find('T'); at != std::string::npos; at = result.find('T', at + 1)) {
+    if (at > 0 && order_char(result[at - 1])) continue;
+    int task = 0;
+    const auto [end, ec] = std::from_chars(result.data() + at + 1, result.data() + result.size(), task);
+    if (ec != std::errc() || (end != result.data() + result.size() && order_char(*end))) continue;
+    out.push_back(task);
+  }
+  return out;
+}
+
 // Which statements of a background job (an order-closer, a reconciler, a
 // relay) may have changed a shown order's row, though they do not name it:
 // "UPDATE orders SET status = 'CLOSED' WHERE status = 'WAIT_PAY' AND
@@ -139,8 +156,9 @@ void cut_long_columns(const std::map<int, int>& column_of, Counterexample& out) 
   }
   for (const auto& [column, index] : cut_row) {
     TranscriptRow& r = kept[index];
-    r.text = fmt::format("... {} steps of {} left out: {}; twice replay prints them all ...", r.skipped,
-                         label.count(column) ? label[column] : "this task", statement_summary(cut_statements[column]));
+    r.text = fmt::format("... {} step{} of {} left out: {}; twice replay prints them all ...", r.skipped,
+                         r.skipped == 1 ? "" : "s", label.count(column) ? label[column] : "this task",
+                         statement_summary(cut_statements[column]));
   }
   out.rows = std::move(kept);
 
@@ -199,9 +217,27 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
     if (std::find(services.begin(), services.end(), name) == services.end()) services.push_back(name);
   }
 
+  std::set<int> shown;
+  for (const auto& [id, info] : run.tasks)
+    if (all_tasks || orders.count(info.order_no) || (info.order_no.empty() && involved_jobs.count(id))) shown.insert(id);
+  // A task whose lock made a step of those tasks wait or fail with
+  // SQLITE_BUSY is part of the story, whatever order it serves: the step's
+  // result names it ("SQLITE_BUSY, waits for the lock T2 holds"), and without
+  // it the wait or the BUSY has no cause. Only those the violation's own
+  // tasks met: the holders' own waits would pull in every task of a busy run
+  // (a flash sale's ten orders queueing for one lock) and bury the story.
+  if (!all_tasks) {
+    std::set<int> holders;
+    for (const auto& e : run.trace.events())
+      if (e.kind == sim::TraceKind::kSql && shown.count(e.task))
+        for (const int holder : lock_holders_named(e.result))
+          if (run.tasks.count(holder)) holders.insert(holder);
+    shown.insert(holders.begin(), holders.end());
+  }
+
   std::map<int, int> column_of;
   for (const auto& [id, info] : run.tasks) {
-    if (!all_tasks && !orders.count(info.order_no) && !(info.order_no.empty() && involved_jobs.count(id))) continue;
+    if (!shown.count(id)) continue;
     column_of[id] = static_cast<int>(out.columns.size());
     out.columns.push_back(fmt::format("T{}: {}", id, info.name));
   }

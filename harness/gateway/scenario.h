@@ -29,7 +29,9 @@ struct OrderSpec {
 };
 
 // Invalid deliveries an attacker (or a confused upstream) sends, each at a
-// time drawn in [0, window]. None may change anything (`accepted_invalid`).
+// time drawn in [0, window]. None may change what the checker's oracle
+// queries read, unless the gateway settled it and the task asked the gateway
+// (`accepted_invalid`).
 struct Attacks {
   int forged_signature = 0;  // a "paid" notify for an order, signed with the wrong key
   int wrong_amount = 0;      // validly signed, but the gateway settled 1% of the order's amount

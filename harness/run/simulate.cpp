@@ -158,9 +158,9 @@ class Simulation final : public endpoint::ReplySink {
     acks_.judge(observed);
     for (const auto& [job, failed] : failed_jobs_)
       observed.emplace_back(check::Invariant::kJobFailed, job,
-                            fmt::format("the {} job failed on {} of its {} ticks, first on {}; it cannot work with "
+                            fmt::format("the {} job failed on {} of its {} tick{}, first on {}; it cannot work with "
                                         "this handler's tables, so this scenario says nothing about the handler with it",
-                                        job, failed.ticks, ticks_[job], failed.first));
+                                        job, failed.ticks, ticks_[job], ticks_[job] == 1 ? "" : "s", failed.first));
     result_.steps = scheduler_.steps();
     result_.choice_points = scheduler_.choice_points();
     result_.interleaving = scheduler_.interleaving();
@@ -185,9 +185,11 @@ class Simulation final : public endpoint::ReplySink {
       acks_.acked(*payment, gateway_.payments()[*payment].order.order_no, scheduler_.now(), early);
   }
 
-  void invalid_committed(const endpoint::Delivery& delivery, int task) override {
-    accepted_invalid_.committed(delivery.notify.out_trade_no, sim::task_label(task), delivery.notify.event_id,
-                                delivery.invalid_reason);
+  // endpoint::ReplySink: the checker watches an invalid delivery's commits.
+  std::unique_ptr<env::CommitWatch> watch_invalid(const endpoint::Delivery& delivery, int task) override {
+    return accepted_invalid_.watch(checker_db_, handler_.schema(), gateway_.payments(),
+                                   check::AcceptedInvalid::Delivery{delivery.notify.out_trade_no, sim::task_label(task),
+                                                                    delivery.notify.event_id, delivery.invalid_reason});
   }
 
  private:

@@ -182,6 +182,21 @@ TEST(InvariantBoundary, AnOrderPaidTwiceNeedsOneCreditAndOneRefundFlag) {
   EXPECT_EQ(names_of(db.check()), Names{});
 }
 
+// Two payments and two credits: one credit keeps one payment, the other is a
+// double credit; the second payment is still neither kept nor flagged. The
+// sentence counts the credits the story shows, not "1 credited".
+TEST(InvariantBoundary, AnOrderPaidTwiceAndCreditedTwiceSaysSoInItsLostPayment) {
+  PreparedDatabase db({order()});
+  db.payments().push_back(db.payments()[0]);
+  db.credit("O-1", "alice", 100);
+  db.credit("O-1", "alice", 100);
+  const auto v = db.check();
+  ASSERT_EQ(names_of(v), (Names{"double_credit", "lost_payment"}));
+  EXPECT_EQ(v.violations[1].detail,
+            "order O-1 was paid 2 times; 2 credits, of which only one keeps a payment (the other is a double "
+            "credit), and 0 flagged for refund");
+}
+
 TEST(InvariantBoundary, ACreditTakenBackWithNoRefundNoLongerKeepsThePayment) {
   // One credit, one reversal and no refund at the gateway: net nothing held.
   PreparedDatabase db({order()});
@@ -372,7 +387,7 @@ TEST(InvariantBoundary, MoreReversalsThanCreditsIsADoubleRefund) {
   db.reverse("O-1", "alice", 100);  // taken back, never given
   const auto v = db.check();
   ASSERT_EQ(names_of(v), Names{"double_refund"});
-  EXPECT_NE(v.violations[0].detail.find("taken back 1 times but given 0"), std::string::npos) << v.violations[0].detail;
+  EXPECT_NE(v.violations[0].detail.find("taken back 1 time but given 0"), std::string::npos) << v.violations[0].detail;
 }
 
 TEST(InvariantBoundary, AReversalWithNoRefundAtTheGatewayIsADoubleRefund) {

@@ -218,7 +218,7 @@ TEST_P(ServerRegression, TheBlockedUpdateResumesAfterTheOtherCommitAndCreditsAga
   EXPECT_EQ(invariants_of(r), std::vector<std::string>{"double_credit"}) << trace_text(r);
   const auto t1 = steps_of(r, 1);
   const auto waits = std::find_if(t1.begin(), t1.end(), [](const std::string& l) {
-    return l.starts_with("sql UPDATE orders") && l.ends_with("-> waits for a lock another transaction holds");
+    return l.starts_with("sql UPDATE orders") && l.find("-> waits for a lock ") != std::string::npos;
   });
   ASSERT_NE(waits, t1.end()) << trace_text(r);
   ASSERT_NE(waits + 1, t1.end());
@@ -246,7 +246,7 @@ void expect_no_violation_and_a_refund_that_waited(const gateway::Scenario& s, co
       EXPECT_TRUE(r.verdict.violations.empty()) << level << " seed " << seed << "\n" << trace_text(r);
       for (const auto& ev : r.trace.events())
         refund_waited |= ev.text.starts_with("UPDATE orders SET status = 'REFUNDED'") &&
-                         ev.result == "waits for a lock another transaction holds";
+                         ev.result.starts_with("waits for a lock ");
     }
     EXPECT_TRUE(refund_waited) << level << ": the race this test is about never happened";
   }
@@ -292,7 +292,7 @@ TEST_P(ServerRun, TheSameSeedGivesTheSameTraceByteForByte) {
         EXPECT_EQ(trace_text(first), trace_text(second)) << handler_name << " seed " << seed;
         int waits = 0;
         for (const auto& ev : first.trace.events()) {
-          waits += ev.result == "waits for a lock another transaction holds";
+          waits += ev.result.starts_with("waits for a lock ");
           // twice's own savepoints never break the handler's transaction
           // (PostgreSQL's 25P02 after a handler ignored its own error is the handler's).
           EXPECT_EQ(ev.result.find("SQLSTATE 3B001"), std::string::npos) << handler_name << " seed " << seed;

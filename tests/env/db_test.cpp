@@ -141,7 +141,8 @@ TEST_F(DbTest, TheSecondWriterIsRefusedAndTheCommitWaitsForItsReadLock) {
   sim::StrategySpec script{sim::StrategyKind::kScripted, 2, 200, {1, 1, 1, 2, 2, 2, 1, 2, 1, 2}, {}};
   run_tasks({body("a"), body("b")}, {}, script);
   EXPECT_EQ(outcomes, (std::vector<std::string>{"b insert SQLITE_BUSY: database is locked", "a commit OK"})) << trace_;
-  EXPECT_NE(trace_.find("T1   sql   COMMIT -> SQLITE_BUSY, waits for the lock\n"
+  // The wait names whose lock it waits for: T2's read lock.
+  EXPECT_NE(trace_.find("T1   sql   COMMIT -> SQLITE_BUSY, waits for the lock T2 holds\n"
                         "[      0.010s] T2   sql   ROLLBACK -> ok\n"
                         "[      0.011s] T1   sql   COMMIT -> ok\n"),
             std::string::npos)
@@ -215,7 +216,8 @@ TEST_F(DbTest, AsSqliteTheSecondWriterIsBusyAtOnceAndNoCommitIsRefused) {
   sim::StrategySpec script{sim::StrategyKind::kScripted, 2, 200, {1, 1, 1, 2, 2, 2, 1, 2}, {}};
   run_tasks({body("a"), body("b")}, {}, script);
   EXPECT_EQ(outcomes, (std::vector<std::string>{"b insert SQLITE_BUSY: database is locked", "a commit OK"})) << trace_;
-  EXPECT_NE(trace_.find("SQLITE_BUSY at once: this transaction holds a read lock and another the write lock"),
+  EXPECT_NE(trace_.find("T2   sql   INSERT INTO t VALUES ('b', 1) -> SQLITE_BUSY at once: this transaction holds a "
+                        "read lock and T1 the write lock"),
             std::string::npos)
       << trace_;
 }

@@ -149,6 +149,43 @@ TEST(Transcript, OrdersAreMatchedWholeAndARestartAfterAShownCrashIsKept) {
   EXPECT_NE(cex.gateway[1].find("restarts in 3s"), std::string::npos) << cex.gateway[1];
 }
 
+// A shown step that failed with SQLITE_BUSY, or waited, because another
+// order's task held the lock: that task is part of the story (without it the
+// BUSY has no cause). The tasks its own waits name are not (a busy run would
+// show every task), nor is a task no shown step names.
+TEST(Transcript, TheTaskWhoseLockAShownStepWaitedForOrFailedOnIsShown) {
+  HandRun h;
+  h.scenario = testing::two_topups_scenario();
+  h.task(1, "notify O-1 #1", "O-1");
+  h.task(2, "notify O-2 #1", "O-2");
+  h.task(3, "notify O-3 #1", "O-3");
+  h.task(4, "notify O-4 #1", "O-4");
+  h.line(10, 2, sim::TraceKind::kSql, "BEGIN", "ok");
+  h.line(11, 2, sim::TraceKind::kSql, "UPDATE orders SET status = 'PAID' WHERE order_no = 'O-2'", "1 row changed");
+  h.line(12, 1, sim::TraceKind::kSql, "BEGIN", "ok");
+  h.line(13, 1, sim::TraceKind::kSql, "SELECT status FROM orders WHERE order_no = 'O-1'", "1 row (status='WAIT_PAY')");
+  h.line(14, 1, sim::TraceKind::kSql, "UPDATE orders SET status = 'PAID' WHERE order_no = 'O-1'",
+         "SQLITE_BUSY at once: this transaction holds a read lock and T2 the write lock");
+  h.line(15, 2, sim::TraceKind::kSql, "COMMIT", "SQLITE_BUSY, waits for the lock T3 holds");
+  h.line(16, 3, sim::TraceKind::kSql, "SELECT 1 FROM orders WHERE order_no = 'O-3'", "1 row");
+  h.line(17, 4, sim::TraceKind::kSql, "SELECT 1 FROM orders WHERE order_no = 'O-4'", "1 row");
+  h.line(18, 1, sim::TraceKind::kSql, "ROLLBACK", "ok");
+  const check::Violation v(check::Invariant::kLostPayment, "O-1", "order O-1: ...");
+  explore::Counterexample cex;
+  explore::build_transcript(h.run, h.scenario, v, cex);
+  EXPECT_EQ(cex.columns, (std::vector<std::string>{"T1: notify O-1 #1", "T2: notify O-2 #1"}));
+  EXPECT_EQ(cex.hidden_steps, 2);  // T3's and T4's
+  // Without a holder named (the BUSY of an older trace), nothing is added.
+  HandRun alone;
+  alone.task(1, "notify O-1 #1", "O-1");
+  alone.task(2, "notify O-2 #1", "O-2");
+  alone.line(10, 2, sim::TraceKind::kSql, "BEGIN IMMEDIATE", "ok");
+  alone.line(11, 1, sim::TraceKind::kSql, "UPDATE orders SET status = 'PAID' WHERE order_no = 'O-1'",
+             "SQLITE_BUSY at once: this transaction holds a read lock and another the write lock");
+  explore::build_transcript(alone.run, alone.scenario, v, cex = {});
+  EXPECT_EQ(cex.columns, std::vector<std::string>{"T1: notify O-1 #1"});
+}
+
 // A livelocked task (32,000 `SELECT 1`) keeps its first and last steps and
 // one "cut" row for the rest, which the step count still includes.
 TEST(Transcript, ALongColumnKeepsItsFirstAndLastStepsAndOneCutRow) {

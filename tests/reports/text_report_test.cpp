@@ -187,6 +187,31 @@ TEST(TextReport, StepsAfterACutRowKeepTheirNumbers) {
   EXPECT_NE(text.find("\n  502  0.070s"), std::string::npos) << text;
 }
 
+// A time past nine characters ("53h03m15.900s", a retry two days on) widens
+// the time column for every row: each row's bar stays where the header's is.
+TEST(TextReport, ALongTimeWidensTheTimeColumnAndTheBarsStayInLine) {
+  auto [cell, v] = a_counterexample();
+  auto& cex = v.counterexample;
+  ASSERT_GE(cex.rows.size(), 2u);
+  cex.rows.back().time = "53h03m15.900s";
+  cex.rows.back().text = std::string(120, 'x');  // wraps: its second line is indented as far
+  const std::string text = render_counterexample(cell, v, TextOptions{});
+  const std::size_t table = text.find("  step time");
+  ASSERT_NE(table, std::string::npos) << text;
+  const std::size_t bar = text.find('|', table) - table;
+  EXPECT_EQ(bar, 2u + 5u + 14u) << text;
+  std::size_t at = text.find('\n', table) + 1;
+  int rows = 0;
+  for (; at < text.size() && text.compare(at, 2, "  ") == 0 && text.find('|', at) < text.find('\n', at);
+       at = text.find('\n', at) + 1, ++rows)
+    EXPECT_EQ(text.find('|', at) - at, bar) << text.substr(at, text.find('\n', at) - at);
+  EXPECT_GT(rows, 2) << text;
+  // Short times keep the column as wide as before.
+  auto [cell2, v2] = a_counterexample();
+  const std::string narrow = render_counterexample(cell2, v2, TextOptions{});
+  EXPECT_EQ(narrow.find('|', narrow.find("  step time")) - narrow.find("  step time"), 2u + 5u + 10u) << narrow;
+}
+
 // A cell that shows a violation the expected matrix does not list, beside
 // the one it does, is labelled as such; a lost canary reads as in the other
 // reports.

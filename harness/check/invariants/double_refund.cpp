@@ -13,8 +13,8 @@ void judge_double_refund(const Facts& facts, Findings& out) {
     out.emplace_back(
         Invariant::kDoubleRefund, o.order_no,
         o.reversals > o.credits
-            ? fmt::format("order {}: its credit was taken back {} times but given {}", o.order_no, o.reversals,
-                          o.credits)
+            ? fmt::format("order {}: its credit was taken back {} time{} but given {}", o.order_no, o.reversals,
+                          o.reversals == 1 ? "" : "s", o.credits)
         : !o.gateway_refunded
             ? fmt::format("order {}: its credit was taken back, yet the gateway refunded nothing", o.order_no)
             : fmt::format("order {}: its credit was taken back {} times for one refund", o.order_no, o.reversals));

@@ -9,6 +9,19 @@
 
 namespace twice::check {
 
+namespace {
+
+// How the order's credits stand against its payments: one credit keeps one
+// payment; a payment beyond it must be flagged for refund, and a second
+// credit for it is a double credit (double_credit's), not a kept payment.
+std::string credited(const OrderFacts& o) {
+  if (o.credits <= 1) return fmt::format("{} credited", o.credits);
+  return fmt::format("{} credits, of which only one keeps a payment (the other{} double credit{}),", o.credits,
+                     o.credits == 2 ? " is a" : "s are", o.credits == 2 ? "" : "s");
+}
+
+}  // namespace
+
 void judge_lost_payment(const Facts& facts, Findings& out) {
   for (const auto& o : facts.orders) {
     const int kept = o.settled - (o.gateway_refunded ? 1 : 0);
@@ -18,8 +31,8 @@ void judge_lost_payment(const Facts& facts, Findings& out) {
     out.emplace_back(
         Invariant::kLostPayment, o.order_no,
         o.settled > 1
-            ? fmt::format("order {} was paid {} times; {} credited and {} flagged for refund{}", o.order_no,
-                          o.settled, std::min(o.credits, 1), flagged,
+            ? fmt::format("order {} was paid {} times; {} and {} flagged for refund{}", o.order_no, o.settled,
+                          credited(o), flagged,
                           facts.schema && facts.schema->refunds_sql.empty()
                               ? " (the schema has no refunds_sql: it cannot flag a payment to return)"
                               : "")
