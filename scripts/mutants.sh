@@ -80,8 +80,8 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >"$WORK/configure.log" 2>&1 ||
     { tail -20 "$WORK/configure.log" >&2; exit 2; }
 fi
-TARGETS=(twice twice_tests twice_canary_tests twice_cli_tests twice_sample_plugin twice_other_version_plugin twice_not_a_plugin
-  twice_mixed_version_plugin)
+TARGETS=(twice twice_tests twice_canary_tests twice_cli_tests twice_reports_tests twice_hostile_plugin twice_sample_plugin
+  twice_other_version_plugin twice_not_a_plugin twice_mixed_version_plugin)
 RC_FIXED="$(sed -n 's/.*"RC_PARAMS=\(seed=[0-9]* max_success=[0-9]*\)".*/\1/p' "$SRC/tests/CMakeLists.txt" | head -1)"
 CANARY_RC="$(sed -n 's/.*"RC_PARAMS=\(seed=[0-9]* max_success=[0-9]*\)".*/\1/p' "$SRC/tests/CMakeLists.txt" | sed -n 2p)"
 
@@ -98,6 +98,16 @@ run_suite() {
   fi
   if ! (cd "$SRC" && timeout 900 nice "$BUILD/tests/cli/twice_cli_tests" --gtest_fail_fast --gtest_brief=1) >"$out" 2>&1; then
     echo "twice_cli_tests $(grep -m1 -o '^\[  FAILED  \] [^ ]*' "$out" | cut -c14- || true)"; return
+  fi
+  # The reports' own tests (escaping, a failed cell's JUnit <failure>) and
+  # the hostile handlers (a crashed or exit(0) cell, a re-check that fails):
+  # the only tests that catch some mutants of reports/ and of the cells'
+  # containment (session 19's hand-made mutants).
+  if ! (cd "$SRC" && timeout 900 nice "$BUILD/tests/reports/twice_reports_tests" --gtest_fail_fast --gtest_brief=1) >"$out" 2>&1; then
+    echo "twice_reports_tests $(grep -m1 -o '^\[  FAILED  \] [^ ]*' "$out" | cut -c14- || true)"; return
+  fi
+  if ! (cd "$BUILD" && nice ctest -R '^hostile\.' --timeout 900) >"$out" 2>&1; then
+    echo "hostile ($(grep -m1 -o 'FAIL: .*' "$out" || echo 'see suite.log'))"; return
   fi
   if ! (cd "$BUILD" && nice ctest -R '^library\.plugins$' --timeout 900) >"$out" 2>&1; then
     echo "library.plugins"; return

@@ -99,6 +99,27 @@ grep -q "# verdict: no violation" replay.txt || fail "static-state replay should
 rc=$?
 [ "$rc" -eq 1 ] || fail "exit(0) alone: exit $rc, wanted 1: $(cat out.txt)"
 
+# A known bug listed in the expected matrix, whose counterexample does not
+# reproduce in a fresh process (it came from a static left by earlier runs):
+# the cell still differs. Its violations equal what is expected, so only the
+# re-check's failure can make it differ (a mutant that dropped that line
+# survived every other test).
+mkdir -p listed
+printf '["hostile-static-state"]\nconcurrent-duplicates = "double_credit: counts deliveries in a static"\n' >listed/expected.toml
+"$twice" run --plugin "$plugin" --handler hostile-static-state --scenario concurrent-duplicates --seeds 30 \
+  --expected listed/expected.toml --json listed.json -q --no-report >out.txt 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || fail "a listed violation that does not reproduce alone: exit $rc, wanted 1: $(cat out.txt)"
+python3 - listed.json <<'PY' || fail "a listed violation that does not reproduce alone must not match"
+import json, sys
+m = json.load(open(sys.argv[1]))
+c = m["cells"][0]
+names = sorted({v["name"] for v in c["violations"]})
+assert names == ["double_credit"], names  # what the expected matrix lists
+assert c["failures"] and c["failures"][0]["verdict"].startswith("keeps state across runs"), c["failures"]
+assert not c["matched"] and not m["all_matched"], (c["matched"], m["all_matched"])
+PY
+
 # In process, a schema that does not parse on a worker thread is its cell's error, not std::terminate.
 "$twice" run --in-process --plugin "$plugin" --handler hostile-bad-schema --handler cas --scenario concurrent-duplicates \
   --seeds 20 -j 2 --json inproc.json -q >out.txt 2>&1
