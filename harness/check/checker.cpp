@@ -12,6 +12,7 @@ namespace {
 constexpr void (*kQuiescent[])(const Facts&, Findings&) = {
     judge_double_credit, judge_lost_refund,        judge_double_refund,   judge_unpaid_credit,
     judge_lost_payment,  judge_illegal_transition, judge_payload_missing, judge_lost_update,
+    judge_wrong_amount,
     judge_duplicate_effect, judge_lost_effect, judge_effect_without_payment,
 };
 

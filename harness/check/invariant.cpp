@@ -10,6 +10,9 @@ const std::vector<InvariantInfo>& invariants() {
        "an order has more than one credit in the ledger"},
       {Invariant::kLostUpdate, "lost_update", Phase::kAtQuiescence,
        "a balance differs from the sum of the credits the ledger holds for it"},
+      {Invariant::kWrongAmount, "wrong_amount", Phase::kAtQuiescence,
+       "each of an account's payments was credited once, yet its ledger does not sum to what the gateway settled "
+       "(a credit of the wrong amount)"},
       {Invariant::kLostPayment, "lost_payment", Phase::kAtQuiescence,
        "the gateway settled a payment, yet at quiescence it is neither credited nor flagged for refund"},
       {Invariant::kAckBeforeCommit, "ack_before_commit", Phase::kDuringRun,

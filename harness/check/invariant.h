@@ -28,6 +28,7 @@ enum class Invariant {
   kDuplicateEffect,
   kLostEffect,
   kEffectWithoutPayment,
+  kWrongAmount,
   kStuck,
   kOracleError,
   kJobFailed,

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "check/invariants/during_run.h"
@@ -35,7 +36,7 @@ gateway::OrderSpec unpaid(const std::string& no = "O-1") {
 
 TEST(InvariantBoundary, EveryInvariantHasABoundaryTestHere) {
   // A new invariant lands with its boundary tests: this list says which exist.
-  const Names tested = {"double_credit",    "lost_update",        "lost_payment",    "ack_before_commit",
+  const Names tested = {"double_credit",    "lost_update",        "wrong_amount",    "lost_payment",    "ack_before_commit",
                         "accepted_invalid", "illegal_transition", "lost_refund",     "double_refund",
                         "unpaid_credit",    "payload_missing",    "duplicate_effect", "lost_effect",
                         "effect_without_payment", "stuck",        "oracle_error",
@@ -137,6 +138,43 @@ TEST(InvariantBoundary, EachAccountIsJudgedOnItsOwnLedger) {
   db.sql("UPDATE accounts SET balance = 200 WHERE user_id = 'alice'; UPDATE accounts SET balance = 0 WHERE user_id = 'bob';");
   const auto v = db.check();
   EXPECT_EQ(names_of(v), (Names{"lost_update", "lost_update"}));
+}
+
+// --- wrong_amount: every payment credited once, the ledger's sum not what was paid.
+
+TEST(InvariantBoundary, ACreditOneBelowOrAboveThePaymentIsAWrongAmount) {
+  for (const std::int64_t credited : {99, 101, 1}) {
+    PreparedDatabase db({order("O-1", "alice", 100), order("O-2", "alice", 50)});
+    db.credit("O-1", "alice", credited);
+    db.credit("O-2", "alice", 50);
+    const auto v = db.check();
+    ASSERT_EQ(names_of(v), Names{"wrong_amount"}) << credited;
+    EXPECT_EQ(v.violations[0].subject, "alice");
+    EXPECT_NE(v.violations[0].detail.find(fmt::format("was credited {} for its payments, once each, but the gateway "
+                                                      "settled 150 (O-1 100, O-2 50)",
+                                                      credited + 50)),
+              std::string::npos)
+        << v.violations[0].detail;
+  }
+  PreparedDatabase exact({order("O-1", "alice", 100)});
+  exact.credit("O-1", "alice", 100);
+  EXPECT_EQ(names_of(exact.check()), Names{});
+}
+
+TEST(InvariantBoundary, AWrongSumThatACountExplainsIsNotAlsoAWrongAmount) {
+  // Credited twice: double_credit says it; the sum is off because of the count.
+  PreparedDatabase twice({order()});
+  twice.credit("O-1", "alice", 100);
+  twice.credit("O-1", "alice", 100);
+  EXPECT_EQ(names_of(twice.check()), Names{"double_credit"});
+  // Not credited: lost_payment says it.
+  PreparedDatabase none({order()});
+  EXPECT_EQ(names_of(none.check()), Names{"lost_payment"});
+  // The balance off its ledger: lost_update, whatever the ledger holds.
+  PreparedDatabase moved({order()});
+  moved.credit("O-1", "alice", 90);
+  moved.sql("UPDATE accounts SET balance = 100 WHERE user_id = 'alice';");
+  EXPECT_EQ(names_of(moved.check()), Names{"lost_update"});
 }
 
 // --- lost_payment: a payment kept by the gateway, neither credited nor flagged.

@@ -322,6 +322,30 @@ TEST(InvariantInRun, ABalanceOffItsLedgerEitherWayIsALostUpdate) {
   EXPECT_EQ(below.verdict.accounts.at(0).balance, 99);
 }
 
+// --- wrong_amount: credited once, to the ledger and the balance alike, but
+// not what was paid (a unit bug: the amount in yuan where the ledger keeps fen).
+
+template <int divide_by>
+struct CreditsDividedBy final : Handler {
+  Reply handle(const Notify& n, Env& env) override {
+    const std::int64_t amount = n.amount / divide_by;
+    env.db().exec("BEGIN IMMEDIATE");
+    env.db().exec("UPDATE orders SET status = 'PAID' WHERE order_no = ?", {n.out_trade_no});
+    env.db().exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, 'alice', ?)", {n.out_trade_no, amount});
+    env.db().exec("UPDATE accounts SET balance = balance + ? WHERE user_id = 'alice'", {amount});
+    env.db().exec("COMMIT");
+    return Reply::ack(n);
+  }
+};
+
+TEST(InvariantInRun, ACreditOfTheWrongAmountToLedgerAndBalanceAlikeIsAWrongAmount) {
+  EXPECT_EQ(invariants_of(run_tiny<CreditsDividedBy<1>>(one_delivery())), Names{});
+  const auto r = run_tiny<CreditsDividedBy<100>>(one_delivery());
+  EXPECT_EQ(invariants_of(r), Names{"wrong_amount"}) << sim::format_trace(r.trace);
+  EXPECT_EQ(r.verdict.accounts.at(0).balance, 1);
+  EXPECT_EQ(r.verdict.accounts.at(0).should_be, 100);
+}
+
 // --- stuck: a task killed past its step budget; one statement less is not.
 
 // Credits once, then runs `selects` more statements before answering.

@@ -22,6 +22,7 @@ void judge_lost_payment(const Facts& facts, Findings& out);
 void judge_illegal_transition(const Facts& facts, Findings& out);
 void judge_payload_missing(const Facts& facts, Findings& out);
 void judge_lost_update(const Facts& facts, Findings& out);
+void judge_wrong_amount(const Facts& facts, Findings& out);
 // Over what the external services applied (CheckOptions::effects):
 void judge_duplicate_effect(const Facts& facts, Findings& out);
 void judge_lost_effect(const Facts& facts, Findings& out);
