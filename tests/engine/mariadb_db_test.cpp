@@ -9,7 +9,9 @@
 #include <mysqld_error.h>
 
 #include <cstdio>
+#include <memory>
 #include <set>
+#include <utility>
 
 #include "engine/mariadb_connection.h"
 #include "engine/mariadb_db.h"
@@ -17,6 +19,7 @@
 #include "engine_environment.h"
 #include "gateway/scenario.h"
 #include "support.h"
+#include "twice/handler.h"
 
 namespace twice::testing {
 
@@ -59,6 +62,12 @@ TEST(MariadbProtocol, ErrorNumbersBecomeTheSameStatusKindsAsPostgresql) {
   EXPECT_TRUE(engine::mariadb_status(ER_CONSTRAINT_FAILED, "check").is_constraint());
   EXPECT_TRUE(engine::mariadb_status(ER_BAD_NULL_ERROR, "null").is_constraint());
   EXPECT_EQ(engine::mariadb_status(ER_NO_SUCH_TABLE, "no table").code(), Status::Code::kError);
+  // InnoDB's 40001 under innodb_snapshot_isolation (ON by default from 11.8):
+  // worth running the whole transaction again, as PostgreSQL's is.
+  const Status changed = engine::mariadb_status(ER_CHECKREAD, "Record has changed since last read in table 'accounts'");
+  EXPECT_TRUE(changed.is_serialization());
+  EXPECT_TRUE(changed.is_retryable());
+  EXPECT_EQ(changed.to_string(), "SERIALIZATION FAILURE: Record has changed since last read in table 'accounts'");
 }
 
 TEST(MariadbProtocol, UrlsNameASocketOrAHost) {
@@ -197,6 +206,69 @@ TEST(MariadbCluster, AnEngineUrlUserWithoutTheRightsRunsNeedIsRefusedUpFront) {
   EXPECT_EQ(refusal("twice_t_full"), "");
   for (const char* user : {"twice_t_none", "twice_t_noproc", "twice_t_full"})
     EXPECT_TRUE(root->exec_script(fmt::format("DROP USER '{}'@'localhost'", user)).ok());
+}
+
+// The value of a global variable of the shared server and where it came
+// from (COMPILE-TIME, COMMAND-LINE, ...); empty when the server has none.
+std::pair<std::string, std::string> global_variable(const std::string& name) {
+  std::unique_ptr<engine::MariadbDatabase> db;
+  if (!mariadb().lease(db).ok()) return {};
+  const Result r = db->checker().query(
+      "SELECT GLOBAL_VALUE, GLOBAL_VALUE_ORIGIN FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME = ?",
+      {name});
+  mariadb().give_back(std::move(db));
+  if (!r.ok() || r.empty()) return {};
+  return {r.rows[0][0].as_text(), r.rows[0][1].as_text()};
+}
+
+// The expected matrix was written for innodb_snapshot_isolation OFF (10.11's
+// default); 11.8 turns it ON by default, so twice's own server says OFF
+// itself. A server without the variable (before 10.6.18) has nothing to pin.
+TEST(MariadbServer, TwicesOwnServerPinsSnapshotIsolationOff) {
+  if (mariadb().server() == nullptr) GTEST_SKIP() << "TWICE_TEST_MARIADB_URL: not a server twice started";
+  const auto [value, origin] = global_variable("INNODB_SNAPSHOT_ISOLATION");
+  if (value.empty()) GTEST_SKIP() << "this MariaDB has no innodb_snapshot_isolation";
+  EXPECT_EQ(value, "OFF");
+  EXPECT_EQ(origin, "COMMAND-LINE");
+}
+
+// rmw-in-txn on a session that asks for innodb_snapshot_isolation, as every
+// session does on MariaDB 11.8: the same bundled handler, one statement first.
+class SnapshotIsolationRmw final : public Handler {
+ public:
+  Reply handle(const Notify& n, Env& env) override {
+    const Result set = env.db().exec("SET SESSION innodb_snapshot_isolation = ON");
+    if (!set.ok()) return Reply::fail(set.status.to_string());
+    return rmw_->handle(n, env);
+  }
+
+ private:
+  std::unique_ptr<Handler> rmw_ = handler("rmw-in-txn").make();
+};
+
+// Under innodb_snapshot_isolation, REPEATABLE READ's lost update becomes
+// error 1020: a serialization failure that rmw-in-txn retries (it gave up with
+// HTTP 500 when 1020 was a plain error), and no update is lost.
+TEST(MariadbRun, ARowChangedSinceTheSnapshotIsASerializationFailureTheHandlerRetries) {
+  if (global_variable("INNODB_SNAPSHOT_ISOLATION").first.empty())
+    GTEST_SKIP() << "this MariaDB has no innodb_snapshot_isolation";
+  const HandlerInfo info{"snapshot-rmw-in-txn", "", [] { return std::make_unique<SnapshotIsolationRmw>(); }};
+  const gateway::Scenario s = bundled_scenario("concurrent-topups");
+  std::string retried;
+  for (std::uint64_t seed = 1; seed <= 20 && retried.empty(); ++seed) {
+    run::RunSpec spec{&s, &info, {}, seed, std::nullopt};
+    spec.engine = on_mariadb(engine::Isolation::kRepeatableRead);
+    const run::RunResult r = run::simulate(spec).value();
+    const std::string trace = trace_text(r);
+    EXPECT_TRUE(r.verdict.violations.empty()) << "seed " << seed << "\n" << trace;
+    EXPECT_EQ(trace.find("ERROR: Record has changed"), std::string::npos) << "seed " << seed << "\n" << trace;
+    if (trace.find("-> SERIALIZATION FAILURE: Record has changed since last read") != std::string::npos) {
+      retried = trace;
+      EXPECT_NE(trace.find("aborted (SERIALIZATION FAILURE: Record has changed since last read"), std::string::npos)
+          << trace;
+    }
+  }
+  EXPECT_FALSE(retried.empty()) << "no seed of 1..20 wrote a row changed since its snapshot";
 }
 
 }  // namespace
