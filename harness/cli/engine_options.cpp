@@ -22,7 +22,8 @@ void add_engine_options(CLI::App* command, EngineArgs& args) {
                    "Use this server instead of starting one: postgres://user@host/db or "
                    "mysql://user[:password]@host[:port][?socket=/path]. Its user needs, on PostgreSQL, CREATE DATABASE "
                    "and the right to set deadlock_timeout (a superuser, or GRANT SET ON PARAMETER); on MariaDB, "
-                   "PROCESS and ALL on the twice_% databases it creates (checked before any cell runs)")
+                   "PROCESS and ALL on the twice_% databases it creates (checked before any cell runs). Replay "
+                   "commands name it without its password: set PGPASSWORD or MYSQL_PWD to run them")
       ->check([](const std::string& url) {
         return url.empty() ? std::string("an empty URL: name the server, or leave out --engine-url to start one")
                            : std::string();

@@ -35,6 +35,8 @@ class MariadbCluster {
   void give_back(std::unique_ptr<MariadbDatabase> db);
   // Null when an external server is used or before the start.
   const MariadbServer* server() const { return server_.get(); }
+  // The URL given (with its password, if any); empty for twice's own server.
+  const std::string& url() const { return url_; }
   // "10.11.6-MariaDB-0+deb12u1": the server's version (empty before the start).
   const std::string& version() const { return version_; }
 

@@ -36,6 +36,8 @@ class PgCluster {
   void give_back(std::unique_ptr<PgDatabase> db);
   // Null when an external server is used or before the start.
   const PostgresServer* server() const { return server_.get(); }
+  // The URL given (with its password, if any); empty for twice's own server.
+  const std::string& url() const { return url_; }
 
  private:
   std::string conninfo_for(const std::string& dbname) const;

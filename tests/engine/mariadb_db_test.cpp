@@ -17,6 +17,7 @@
 #include "engine/mariadb_db.h"
 #include "engine/mariadb_protocol.h"
 #include "engine_environment.h"
+#include "explore/shell_quote.h"
 #include "gateway/scenario.h"
 #include "support.h"
 #include "twice/handler.h"
@@ -206,6 +207,45 @@ TEST(MariadbCluster, AnEngineUrlUserWithoutTheRightsRunsNeedIsRefusedUpFront) {
   EXPECT_EQ(refusal("twice_t_full"), "");
   for (const char* user : {"twice_t_none", "twice_t_noproc", "twice_t_full"})
     EXPECT_TRUE(root->exec_script(fmt::format("DROP USER '{}'@'localhost'", user)).ok());
+}
+
+// A run on --engine-url replays only on that server: its replay command names
+// the URL, and never its password (reports are CI artifacts), and runs as
+// pasted where MYSQL_PWD holds the password, which Connector/C reads instead.
+TEST(MariadbCluster, AnEngineUrlRunsReplayCommandNamesTheServerWithoutThePasswordAndRunsAsPasted) {
+  if (mariadb().server() == nullptr) GTEST_SKIP() << "TWICE_TEST_MARIADB_URL: the test creates a user on its own server";
+  const std::string socket = mariadb().server()->socket();
+  std::unique_ptr<engine::MariadbConnection> root;
+  engine::MariadbAddress at;
+  at.socket = socket;
+  ASSERT_TRUE(engine::MariadbConnection::open(at, "", root).ok());
+  ASSERT_TRUE(root->exec_script("DROP USER IF EXISTS 'twice_t_replay'@'localhost'; CREATE USER "
+                                "'twice_t_replay'@'localhost' IDENTIFIED BY 'p@ss w'; GRANT ALL ON `twice\\_%`.* TO "
+                                "'twice_t_replay'@'localhost'; GRANT PROCESS ON *.* TO 'twice_t_replay'@'localhost'")
+                  .ok());
+  const std::string url = "mysql://twice_t_replay:p%40ss%20w@localhost?socket=" + socket;
+  const CommandOutput run = twice_command(
+      "run --engine mariadb --engine-url " + explore::shell_quote(url) +
+      " --handler rmw-in-txn --scenario concurrent-topups --seeds 5 --shrink-budget 0 --show all --no-report "
+      "--scenarios-dir " + explore::shell_quote(std::string(TWICE_SOURCE_DIR) + "/scenarios"));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output.find("p%40ss"), std::string::npos) << run.output;
+  const std::size_t from = run.output.find("replay this counterexample: twice replay ");
+  ASSERT_NE(from, std::string::npos) << run.output;
+  const std::size_t start = run.output.find("twice replay ", from);
+  const std::string command = run.output.substr(start, run.output.find('\n', start) - start);
+  EXPECT_TRUE(command.ends_with(" --engine mariadb --isolation repeatable-read --engine-url " +
+                                explore::shell_quote("mysql://twice_t_replay@localhost?socket=" + socket) +
+                                "  # the URL's password is not printed: set MYSQL_PWD"))
+      << command;
+  {
+    // Pasted, with the password in the environment: the same lost update, on the same server.
+    ScopedEnv password("MYSQL_PWD", "p@ss w");
+    const CommandOutput replay = twice_command(command.substr(std::string("twice ").size()));
+    EXPECT_EQ(replay.exit_code, 1) << replay.output;  // 1: the run shows a violation
+    EXPECT_NE(replay.output.find("# verdict: lost_update"), std::string::npos) << replay.output;
+  }
+  EXPECT_TRUE(root->exec_script("DROP USER 'twice_t_replay'@'localhost'").ok());
 }
 
 // The value of a global variable of the shared server and where it came
