@@ -196,4 +196,11 @@ std::string exhaustive_sentence(const results::CellResult& cell) {
   return fmt::format("searched all {} ({}) {}: {}", schedules, reduced, bounds, fmt::join(seen, ", "));
 }
 
+std::string server_sentence(const results::EngineServer& server,
+                            const std::function<std::string(std::string_view)>& quoted) {
+  std::string out = server.engine + " server " + (server.version.empty() ? "of unknown version" : quoted(server.version));
+  for (const auto& [name, value] : server.settings) out += ", " + quoted(name + "=" + value);
+  return out + (server.url.empty() ? ", started by twice" : ", at " + quoted(server.url));
+}
+
 }  // namespace twice::reports

@@ -4,7 +4,9 @@
 // cell can differ from that expectation. Pure functions, any thread.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "results/model.h"
 
@@ -75,5 +77,12 @@ const results::ViolationResult* headline_violation(const results::CellResult& ce
 // "O-1 ship (warehouse): applied 2 times: T3 at 0.120s, T9 at 4.010s  <-- wrong": one order's
 // effect as a counterexample lists it, in plain text (each writer escapes it for its format).
 std::string effect_line(const results::EffectRecord& effect);
+
+// Which server produced a server engine's verdicts, in one line: "mariadb
+// server 10.11.19-MariaDB-0+deb12u1, innodb_snapshot_isolation=OFF, started
+// by twice" (or "..., at mysql://app@db/pay"). `quoted` writes what the
+// server and the user said (version, setting, URL) for the report's format.
+std::string server_sentence(const results::EngineServer& server,
+                            const std::function<std::string(std::string_view)>& quoted);
 
 }  // namespace twice::reports

@@ -358,6 +358,9 @@ std::string render_html(const results::MatrixResult& m) {
     out += fmt::format("<p class=\"muted\">{} seeds per cell · strategy <code>{}</code> · base seed <code>{}</code> · {} "
                        "handlers × {} scenarios</p>\n",
                        m.seeds, esc(m.strategy), m.base_seed, m.handlers.size(), m.scenarios.size());
+  for (const auto& server : m.servers)
+    out += "<p class=\"muted\">ran on the " +
+           server_sentence(server, [&](std::string_view s) { return "<code>" + esc(s) + "</code>"; }) + "</p>\n";
   if (m.interrupted)
     out += fmt::format("<div class=\"banner warn\">Interrupted: {} of {} cells ran; the matrix is incomplete.</div>\n",
                        run, total);

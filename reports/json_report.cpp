@@ -125,18 +125,32 @@ nlohmann::json to_json(const results::MatrixResult& m) {
       cells.back()["failures"] = failures;
     }
   }
-  return json{{"schema_version", kJsonSchemaVersion},
-              {"tool", "twice"},
-              {"tool_version", TWICE_TOOL_VERSION},
-              {"strategy", m.strategy},
-              {"seeds", m.seeds},
-              {"base_seed", m.base_seed},
-              {"handlers", m.handlers},
-              {"scenarios", m.scenarios},
-              {"interrupted", m.interrupted},
-              {"all_matched", m.all_matched()},
-              {"expected_path", m.expected_path},
-              {"cells", cells}};
+  json out{{"schema_version", kJsonSchemaVersion},
+           {"tool", "twice"},
+           {"tool_version", TWICE_TOOL_VERSION},
+           {"strategy", m.strategy},
+           {"seeds", m.seeds},
+           {"base_seed", m.base_seed},
+           {"handlers", m.handlers},
+           {"scenarios", m.scenarios},
+           {"interrupted", m.interrupted},
+           {"all_matched", m.all_matched()},
+           {"expected_path", m.expected_path},
+           {"cells", cells}};
+  // Only when a server engine ran: a SQLite run's report stays as it was.
+  if (!m.servers.empty()) {
+    json servers = json::array();
+    for (const auto& s : m.servers) {
+      json settings = json::array();
+      for (const auto& [name, value] : s.settings) settings.push_back({{"name", name}, {"value", value}});
+      servers.push_back({{"engine", s.engine},
+                         {"version", s.version},
+                         {"url", s.url.empty() ? json(nullptr) : json(s.url)},
+                         {"settings", settings}});
+    }
+    out["servers"] = std::move(servers);
+  }
+  return out;
 }
 
 Status write_json(const results::MatrixResult& m, const std::string& path) {

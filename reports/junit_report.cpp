@@ -109,6 +109,15 @@ std::string render_junit(const results::MatrixResult& m) {
       out += fmt::format("      <property name=\"base_seed\" value=\"{}\"/>\n", m.base_seed);
     }
     out += fmt::format("      <property name=\"expected_path\" value=\"{}\"/>\n", attr(m.expected_path));
+    // Which server produced the server engines' verdicts: "server.mariadb" its version, then its settings and URL.
+    for (const auto& server : m.servers) {
+      const std::string key = "server." + server.engine;
+      out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", attr(key), attr(server.version));
+      for (const auto& [name, value] : server.settings)
+        out += fmt::format("      <property name=\"{}.{}\" value=\"{}\"/>\n", attr(key), attr(name), attr(value));
+      out += fmt::format("      <property name=\"{}.url\" value=\"{}\"/>\n", attr(key),
+                         attr(server.url.empty() ? "started by twice" : server.url));
+    }
     out += "    </properties>\n" + cases + "  </testsuite>\n";
     tests += suite_tests;
     failures += suite_failures;

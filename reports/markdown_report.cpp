@@ -291,6 +291,8 @@ std::string render_markdown(const results::MatrixResult& m) {
   else
     out += fmt::format("{} seeds per cell · strategy {} · base seed {}\n\n", m.seeds, markdown_code_span(m.strategy),
                        markdown_code_span(std::to_string(m.base_seed)));
+  for (const auto& server : m.servers)
+    out += "Ran on the " + server_sentence(server, [](std::string_view s) { return markdown_cell_code(s); }) + "\n\n";
   out += render_markdown_matrix(m);
   // Only under --strategy exhaustive: what was proved, cell by cell.
   std::string proofs;

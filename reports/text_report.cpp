@@ -171,6 +171,8 @@ std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) 
     out += fmt::format("strategy {}.\n", terminal_text(m.strategy));
   else
     out += fmt::format("{} seeds per cell, strategy {}, base seed {}.\n", m.seeds, terminal_text(m.strategy), m.base_seed);
+  for (const auto& server : m.servers)
+    out += server_sentence(server, [](std::string_view s) { return terminal_text(s); }) + ".\n";
   out += ". = pass, x = a violation it is expected to show, F = the cell failed, - = not run;\n";
   out += "! = differs from " + terminal_text(m.expected_path) + "\n";
   return out;

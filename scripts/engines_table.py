@@ -11,6 +11,51 @@ import json
 import sys
 
 
+# What the table assumes of the servers, and how a run on a server of yours
+# replays: the same words whatever the run found.
+SERVERS = """## Which servers
+
+The table is what twice's own servers give: the throwaway PostgreSQL and MariaDB servers it starts
+from Debian's packages (Debian 12: PostgreSQL 15, MariaDB 10.11). A verdict on a server engine
+depends on the server, so every report names the one its verdicts came from: its version, the
+settings a verdict is known to depend on, and the `--engine-url` if there was one (`servers` in the
+JSON report, a line under the matrix in the text, the Markdown and HTML headers, `server.<engine>`
+properties in JUnit).
+
+### MariaDB's `innodb_snapshot_isolation`
+
+twice starts its MariaDB server with `--loose-innodb-snapshot-isolation=OFF`: OFF is 10.11's
+default, which this table and `scenarios/expected.toml` were written for, and `--loose-` lets a
+server without the variable (before 10.6.18) start all the same. MariaDB 11.8 (Debian 13's
+`mariadb-server`) has it ON by default, and then REPEATABLE READ is snapshot isolation, as on
+PostgreSQL: a transaction that writes a row another one committed after its snapshot gets error 1020
+("Record has changed since last read"), and InnoDB rolls the whole transaction back. twice takes
+1020 for what it is, a serialization failure: `SERIALIZATION FAILURE:` in the trace, and
+`status.is_serialization()` and `status.is_retryable()` in a handler, as PostgreSQL's 40001. So with
+it ON, check-in-txn and rmw-in-txn at mariadb/repeatable-read no longer double-credit or lose
+updates: their second writer gets 1020, and rmw-in-txn runs its transaction again while check-in-txn
+answers 500 for the gateway to retry.
+
+A run on `--engine-url` uses the server's own setting (twice changes no global setting of a server
+it did not start): on an 11.8 server with the default, those cells differ from the expected matrix,
+and the reports say `innodb_snapshot_isolation=ON`. Set it OFF in that server's configuration to
+hold it to this table, or keep your production's value to see what your production does.
+
+### Replaying a run on a server of yours
+
+The replay commands of a run on `--engine-url` name that URL (shell-quoted), so that the replay runs
+on the same server: another server, or another version, can tell another story. A password is
+never printed (reports are kept as CI artifacts): the URL is printed without it, and the command
+ends with a shell comment naming the variable the client library reads it from instead,
+`PGPASSWORD` for PostgreSQL (libpq; a `~/.pgpass` entry works too) or `MYSQL_PWD` for MariaDB
+(Connector/C). Set it, and paste the command as printed:
+
+```sh
+export MYSQL_PWD=...
+twice replay --handler rmw-in-txn --scenario concurrent-topups --seed 3251949076933735 --shrunk --engine mariadb --isolation repeatable-read --engine-url mysql://app@db.internal/pay  # the URL's password is not printed: set MYSQL_PWD
+```"""
+
+
 def engine_of(scenario):
     name, _, engine = scenario.partition("@")
     return name, engine or "sqlite"
@@ -67,6 +112,7 @@ def main():
                 if cell and base and engine != "sqlite" and observed(cell) != observed(base):
                     divergent.append((handler, scenario, engine, cell))
             out.append(f"| {handler} | {scenario} | " + " | ".join(row) + " |")
+    out += [""] + SERVERS.splitlines()
     out += ["", "## Where an engine changes the verdict", ""]
     if not divergent:
         out.append("Nowhere, at these seeds.")

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_url.h"
+
 namespace twice::cli {
 
 void add_engine_options(CLI::App* command, EngineArgs& args) {
@@ -22,7 +24,8 @@ void add_engine_options(CLI::App* command, EngineArgs& args) {
                    "Use this server instead of starting one: postgres://user@host/db or "
                    "mysql://user[:password]@host[:port][?socket=/path]. Its user needs, on PostgreSQL, CREATE DATABASE "
                    "and the right to set deadlock_timeout (a superuser, or GRANT SET ON PARAMETER); on MariaDB, "
-                   "PROCESS and ALL on the twice_% databases it creates (checked before any cell runs)")
+                   "PROCESS and ALL on the twice_% databases it creates (checked before any cell runs). Replay "
+                   "commands name it without its password: set PGPASSWORD or MYSQL_PWD to run them")
       ->check([](const std::string& url) {
         return url.empty() ? std::string("an empty URL: name the server, or leave out --engine-url to start one")
                            : std::string();
@@ -96,6 +99,26 @@ Status EngineSelection::resolve(const EngineArgs& args) {
   }
   choices_ = std::move(unique);
   return Status::OK();
+}
+
+std::vector<results::EngineServer> EngineSelection::servers() const {
+  std::vector<results::EngineServer> out;
+  for (const auto& c : choices_) {
+    const std::string name(engine_name(c.engine));
+    if (c.is_sqlite() || std::any_of(out.begin(), out.end(), [&](const auto& s) { return s.engine == name; })) continue;
+    results::EngineServer server;
+    server.engine = name;
+    if (c.engine == Engine::kPostgres && c.postgres) {
+      server.version = c.postgres->version();
+      server.url = engine::printable_engine_url(c.engine, c.postgres->url()).url;
+    } else if (c.engine == Engine::kMariadb && c.mariadb) {
+      server.version = c.mariadb->version();
+      server.url = engine::printable_engine_url(c.engine, c.mariadb->url()).url;
+      server.settings = c.mariadb->settings();
+    }
+    out.push_back(std::move(server));
+  }
+  return out;
 }
 
 }  // namespace twice::cli

@@ -16,6 +16,7 @@
 #include "engine/engine_choice.h"
 #include "engine/mariadb_cluster.h"
 #include "engine/pg_cluster.h"
+#include "results/model.h"
 #include "twice/status.h"
 
 namespace twice::cli {
@@ -36,6 +37,10 @@ class EngineSelection {
   Status resolve(const EngineArgs& args);
   // In the order the flags name them; sqlite first for `all`.
   const std::vector<engine::EngineChoice>& choices() const { return choices_; }
+  // The servers those choices run on, one per server engine, in the same
+  // order (none for SQLite), as the reports name them: their version, the
+  // settings a verdict depends on, and the URL without its password.
+  std::vector<results::EngineServer> servers() const;
 
  private:
   std::unique_ptr<engine::PgCluster> postgres_;

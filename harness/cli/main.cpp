@@ -509,6 +509,7 @@ int cmd_run(const RunArgs& a) {
   std::signal(SIGTERM, SIG_DFL);
   g_progress_on_tty = false;
   add_plugins_to_replays(m, a.plugin_of);
+  m.servers = engines.servers();
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.
   m.expected_path = shown_path(expected_path);
 

@@ -32,6 +32,10 @@ Status MariadbCluster::ensure_started() {
   if (started_.ok()) {
     const Result v = admin_->query("SELECT VERSION()");
     if (v.ok() && !v.empty()) version_ = v.rows[0][0].as_text();
+    // No row on a server without the variable (before 10.6.18).
+    const Result snapshot = admin_->query("SHOW GLOBAL VARIABLES LIKE 'innodb_snapshot_isolation'");
+    if (snapshot.ok() && !snapshot.empty())
+      settings_.emplace_back(snapshot.rows[0][0].as_text(), snapshot.rows[0][1].as_text());
   }
   if (started_.ok() && !url_.empty()) started_ = check_rights();
   return started_;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/database_pool.h"
@@ -35,8 +36,14 @@ class MariadbCluster {
   void give_back(std::unique_ptr<MariadbDatabase> db);
   // Null when an external server is used or before the start.
   const MariadbServer* server() const { return server_.get(); }
+  // The URL given (with its password, if any); empty for twice's own server.
+  const std::string& url() const { return url_; }
   // "10.11.6-MariaDB-0+deb12u1": the server's version (empty before the start).
   const std::string& version() const { return version_; }
+  // The server's settings a verdict is known to depend on, as it has them:
+  // innodb_snapshot_isolation (where the server has it), which makes a
+  // REPEATABLE READ write to a row changed since the snapshot error 1020.
+  const std::vector<std::pair<std::string, std::string>>& settings() const { return settings_; }
 
  private:
   Status check_rights();
@@ -46,6 +53,7 @@ class MariadbCluster {
   Status started_;
   MariadbAddress address_;
   std::string version_;
+  std::vector<std::pair<std::string, std::string>> settings_;
   std::unique_ptr<MariadbServer> server_;
   std::unique_ptr<MariadbConnection> admin_;
   DatabasePool<MariadbDatabase> databases_;

@@ -255,7 +255,9 @@ Result MariadbDb::take_answer(std::string_view) {
   } else {
     r = take();
   }
-  if (r.status.is_deadlock()) rolled_back_ = true;
+  // A deadlock victim and a snapshot conflict (1020) lose the whole
+  // transaction; a lock wait timeout only its statement.
+  if (r.status.is_deadlock() || r.status.is_serialization()) rolled_back_ = true;
   return r;
 }
 

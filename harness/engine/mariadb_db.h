@@ -126,9 +126,10 @@ class MariadbDb final : public env::TaskDb, public ServerSession {
   int unchecked_waits_ = 0;
   bool has_kept_ = false;
   Result kept_;  // an answer read while cancelling, for take_answer()
-  // InnoDB rolled the whole transaction back (a deadlock victim): the
-  // client's status flags, read from the last OK packet, still say "in a
-  // transaction" until the next statement answers.
+  // InnoDB rolled the whole transaction back (a deadlock victim, or 1020
+  // under innodb_snapshot_isolation): the client's status flags, read from
+  // the last OK packet, still say "in a transaction" until the next
+  // statement answers.
   bool rolled_back_ = false;
 };
 

@@ -197,6 +197,11 @@ Status mariadb_status(unsigned int error_number, std::string message) {
     case 0: return Status::OK();
     case ER_LOCK_DEADLOCK: return Status::deadlock(std::move(message));
     case ER_LOCK_WAIT_TIMEOUT: return Status::lock_timeout(std::move(message));
+    // "Record has changed since last read": under innodb_snapshot_isolation
+    // (ON by default from MariaDB 11.8), a REPEATABLE READ transaction wrote
+    // a row another committed since its snapshot. InnoDB's 40001: the whole
+    // transaction is rolled back, and running it again may succeed.
+    case ER_CHECKREAD: return Status::serialization(std::move(message));
     case ER_DUP_ENTRY:
     case ER_DUP_ENTRY_WITH_KEY_NAME:
     case ER_DUP_KEY:

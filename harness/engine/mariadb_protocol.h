@@ -43,8 +43,10 @@ MYSQL* connect_mariadb(const MariadbAddress& at, const std::string& database, bo
 std::string mariadb_inline_parameters(std::string_view sql, const std::vector<Value>& params);
 
 // MariaDB error number -> Status: 1213 deadlock, 1205 lock wait timeout,
-// duplicate keys / CHECK / NOT NULL / foreign keys a constraint, anything
-// else an error. The message is the server's.
+// 1020 (a row changed since the transaction's snapshot, under
+// innodb_snapshot_isolation) a serialization failure, duplicate keys /
+// CHECK / NOT NULL / foreign keys a constraint, anything else an error. The
+// message is the server's.
 Status mariadb_status(unsigned int error_number, std::string message);
 
 // The Status of the last call on `conn` (OK when mysql_errno is 0).

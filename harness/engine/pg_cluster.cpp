@@ -65,6 +65,10 @@ Status PgCluster::ensure_started() {
     PQconninfoFree(options);
   }
   started_ = PgConnection::open(server_ ? server_->conninfo("postgres") : url_, admin_);
+  if (started_.ok()) {
+    const Result v = admin_->query("SHOW server_version");
+    if (v.ok() && !v.empty()) version_ = v.rows[0][0].as_text();
+  }
   if (started_.ok() && !url_.empty()) started_ = check_rights();
   return started_;
 }

@@ -36,6 +36,10 @@ class PgCluster {
   void give_back(std::unique_ptr<PgDatabase> db);
   // Null when an external server is used or before the start.
   const PostgresServer* server() const { return server_.get(); }
+  // The URL given (with its password, if any); empty for twice's own server.
+  const std::string& url() const { return url_; }
+  // "15.14 (Debian 15.14-0+deb12u1)": the server's version (empty before the start).
+  const std::string& version() const { return version_; }
 
  private:
   std::string conninfo_for(const std::string& dbname) const;
@@ -45,6 +49,7 @@ class PgCluster {
   std::string url_;
   bool tried_ = false;
   Status started_;
+  std::string version_;
   std::unique_ptr<PostgresServer> server_;
   std::unique_ptr<PgConnection> admin_;
   DatabasePool<PgDatabase> databases_;

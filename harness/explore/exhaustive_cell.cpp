@@ -110,9 +110,7 @@ std::string schedule_replay_command(const std::string& handler, const gateway::S
                                     const std::vector<std::uint64_t>& choices, const engine::EngineChoice& engine) {
   std::string cmd = fmt::format("twice replay --handler {} {} --strategy exhaustive --schedule {}",
                                 shell_quote(handler), scenario_replay_args(scenario), schedule_text(choices));
-  if (!engine.is_sqlite())
-    cmd += fmt::format(" --engine {} --isolation {}", engine_name(engine.engine), engine::isolation_name(engine.isolation));
-  return cmd;
+  return cmd + engine_replay_args(engine);
 }
 
 int count_preemptions(const run::RunSpec& spec, const std::vector<std::uint64_t>& choices) {

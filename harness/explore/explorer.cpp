@@ -9,6 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_url.h"
+#include "engine/mariadb_cluster.h"
+#include "engine/pg_cluster.h"
 #include "explore/exhaustive_cell.h"
 #include "explore/shell_quote.h"
 #include "explore/shrink.h"
@@ -28,6 +31,20 @@ std::string scenario_replay_args(const gateway::Scenario& scenario) {
   return args;
 }
 
+std::string engine_replay_args(const engine::EngineChoice& engine) {
+  if (engine.is_sqlite()) return "";
+  std::string args =
+      fmt::format(" --engine {} --isolation {}", engine_name(engine.engine), engine::isolation_name(engine.isolation));
+  const std::string* url = engine.postgres ? &engine.postgres->url() : engine.mariadb ? &engine.mariadb->url() : nullptr;
+  if (!url || url->empty()) return args;
+  const engine::PrintableUrl printable = engine::printable_engine_url(engine.engine, *url);
+  args += " --engine-url " + shell_quote(printable.url);
+  // A shell comment: the command still runs as pasted, where the variable is set.
+  if (!printable.password_variable.empty())
+    args += fmt::format("  # the URL's password is not printed: set {}", printable.password_variable);
+  return args;
+}
+
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget,
                            const engine::EngineChoice& engine, const std::string& invariant) {
@@ -38,9 +55,7 @@ std::string replay_command(const std::string& handler, const gateway::Scenario& 
   if (shrunk) cmd += " --shrunk";
   if (shrunk && !invariant.empty()) cmd += " --invariant " + shell_quote(invariant);
   if (shrunk && shrink_budget != kReplayShrinkBudget) cmd += fmt::format(" --shrink-budget {}", shrink_budget);
-  if (!engine.is_sqlite())
-    cmd += fmt::format(" --engine {} --isolation {}", engine_name(engine.engine), engine::isolation_name(engine.isolation));
-  return cmd;
+  return cmd + engine_replay_args(engine);
 }
 
 run::RunResult run_in_cell(const run::RunSpec& spec) {

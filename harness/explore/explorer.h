@@ -88,8 +88,14 @@ std::string matrix_strategy_name(const ExploreOptions& options);
 // replay command, so that the replay shows the same steps.
 inline constexpr int kReplayShrinkBudget = 500;
 
+// What a replay command says to run on `engine` as the run did: "" for SQLite, else
+// " --engine E --isolation I", and " --engine-url U" for a server --engine-url named: U shell-quoted,
+// without its password, and then a shell comment naming the variable to set for it (PGPASSWORD,
+// MYSQL_PWD), so that the command is pasted whole, and runs where that is set.
+std::string engine_replay_args(const engine::EngineChoice& engine);
+
 // "twice replay --handler H --scenario S [--reconciler] --seed N [--strategy pct --pct-depth D] [--shrunk
-//  [--invariant V] [--shrink-budget B]] [--engine E --isolation I]". `invariant`: the violation
+//  [--invariant V] [--shrink-budget B]] [--engine E --isolation I [--engine-url U]]". `invariant`: the violation
 // to shrink for, given only when it is not the run's first (what replay shrinks for unless told).
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget,

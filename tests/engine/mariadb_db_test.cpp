@@ -9,14 +9,18 @@
 #include <mysqld_error.h>
 
 #include <cstdio>
+#include <memory>
 #include <set>
+#include <utility>
 
 #include "engine/mariadb_connection.h"
 #include "engine/mariadb_db.h"
 #include "engine/mariadb_protocol.h"
 #include "engine_environment.h"
+#include "explore/shell_quote.h"
 #include "gateway/scenario.h"
 #include "support.h"
+#include "twice/handler.h"
 
 namespace twice::testing {
 
@@ -59,6 +63,12 @@ TEST(MariadbProtocol, ErrorNumbersBecomeTheSameStatusKindsAsPostgresql) {
   EXPECT_TRUE(engine::mariadb_status(ER_CONSTRAINT_FAILED, "check").is_constraint());
   EXPECT_TRUE(engine::mariadb_status(ER_BAD_NULL_ERROR, "null").is_constraint());
   EXPECT_EQ(engine::mariadb_status(ER_NO_SUCH_TABLE, "no table").code(), Status::Code::kError);
+  // InnoDB's 40001 under innodb_snapshot_isolation (ON by default from 11.8):
+  // worth running the whole transaction again, as PostgreSQL's is.
+  const Status changed = engine::mariadb_status(ER_CHECKREAD, "Record has changed since last read in table 'accounts'");
+  EXPECT_TRUE(changed.is_serialization());
+  EXPECT_TRUE(changed.is_retryable());
+  EXPECT_EQ(changed.to_string(), "SERIALIZATION FAILURE: Record has changed since last read in table 'accounts'");
 }
 
 TEST(MariadbProtocol, UrlsNameASocketOrAHost) {
@@ -197,6 +207,108 @@ TEST(MariadbCluster, AnEngineUrlUserWithoutTheRightsRunsNeedIsRefusedUpFront) {
   EXPECT_EQ(refusal("twice_t_full"), "");
   for (const char* user : {"twice_t_none", "twice_t_noproc", "twice_t_full"})
     EXPECT_TRUE(root->exec_script(fmt::format("DROP USER '{}'@'localhost'", user)).ok());
+}
+
+// A run on --engine-url replays only on that server: its replay command names
+// the URL, and never its password (reports are CI artifacts), and runs as
+// pasted where MYSQL_PWD holds the password, which Connector/C reads instead.
+TEST(MariadbCluster, AnEngineUrlRunsReplayCommandNamesTheServerWithoutThePasswordAndRunsAsPasted) {
+  if (mariadb().server() == nullptr) GTEST_SKIP() << "TWICE_TEST_MARIADB_URL: the test creates a user on its own server";
+  const std::string socket = mariadb().server()->socket();
+  std::unique_ptr<engine::MariadbConnection> root;
+  engine::MariadbAddress at;
+  at.socket = socket;
+  ASSERT_TRUE(engine::MariadbConnection::open(at, "", root).ok());
+  ASSERT_TRUE(root->exec_script("DROP USER IF EXISTS 'twice_t_replay'@'localhost'; CREATE USER "
+                                "'twice_t_replay'@'localhost' IDENTIFIED BY 'p@ss w'; GRANT ALL ON `twice\\_%`.* TO "
+                                "'twice_t_replay'@'localhost'; GRANT PROCESS ON *.* TO 'twice_t_replay'@'localhost'")
+                  .ok());
+  const std::string url = "mysql://twice_t_replay:p%40ss%20w@localhost?socket=" + socket;
+  const CommandOutput run = twice_command(
+      "run --engine mariadb --engine-url " + explore::shell_quote(url) +
+      " --handler rmw-in-txn --scenario concurrent-topups --seeds 5 --shrink-budget 0 --show all --no-report "
+      "--scenarios-dir " + explore::shell_quote(std::string(TWICE_SOURCE_DIR) + "/scenarios"));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output.find("p%40ss"), std::string::npos) << run.output;
+  const std::size_t from = run.output.find("replay this counterexample: twice replay ");
+  ASSERT_NE(from, std::string::npos) << run.output;
+  const std::size_t start = run.output.find("twice replay ", from);
+  const std::string command = run.output.substr(start, run.output.find('\n', start) - start);
+  EXPECT_TRUE(command.ends_with(" --engine mariadb --isolation repeatable-read --engine-url " +
+                                explore::shell_quote("mysql://twice_t_replay@localhost?socket=" + socket) +
+                                "  # the URL's password is not printed: set MYSQL_PWD"))
+      << command;
+  {
+    // Pasted, with the password in the environment: the same lost update, on the same server.
+    ScopedEnv password("MYSQL_PWD", "p@ss w");
+    const CommandOutput replay = twice_command(command.substr(std::string("twice ").size()));
+    EXPECT_EQ(replay.exit_code, 1) << replay.output;  // 1: the run shows a violation
+    EXPECT_NE(replay.output.find("# verdict: lost_update"), std::string::npos) << replay.output;
+  }
+  EXPECT_TRUE(root->exec_script("DROP USER 'twice_t_replay'@'localhost'").ok());
+}
+
+// The value of a global variable of the shared server and where it came
+// from (COMPILE-TIME, COMMAND-LINE, ...); empty when the server has none.
+std::pair<std::string, std::string> global_variable(const std::string& name) {
+  std::unique_ptr<engine::MariadbDatabase> db;
+  if (!mariadb().lease(db).ok()) return {};
+  const Result r = db->checker().query(
+      "SELECT GLOBAL_VALUE, GLOBAL_VALUE_ORIGIN FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME = ?",
+      {name});
+  mariadb().give_back(std::move(db));
+  if (!r.ok() || r.empty()) return {};
+  return {r.rows[0][0].as_text(), r.rows[0][1].as_text()};
+}
+
+// The expected matrix was written for innodb_snapshot_isolation OFF (10.11's
+// default); 11.8 turns it ON by default, so twice's own server says OFF
+// itself. A server without the variable (before 10.6.18) has nothing to pin.
+TEST(MariadbServer, TwicesOwnServerPinsSnapshotIsolationOff) {
+  if (mariadb().server() == nullptr) GTEST_SKIP() << "TWICE_TEST_MARIADB_URL: not a server twice started";
+  const auto [value, origin] = global_variable("INNODB_SNAPSHOT_ISOLATION");
+  if (value.empty()) GTEST_SKIP() << "this MariaDB has no innodb_snapshot_isolation";
+  EXPECT_EQ(value, "OFF");
+  EXPECT_EQ(origin, "COMMAND-LINE");
+}
+
+// rmw-in-txn on a session that asks for innodb_snapshot_isolation, as every
+// session does on MariaDB 11.8: the same bundled handler, one statement first.
+class SnapshotIsolationRmw final : public Handler {
+ public:
+  Reply handle(const Notify& n, Env& env) override {
+    const Result set = env.db().exec("SET SESSION innodb_snapshot_isolation = ON");
+    if (!set.ok()) return Reply::fail(set.status.to_string());
+    return rmw_->handle(n, env);
+  }
+
+ private:
+  std::unique_ptr<Handler> rmw_ = handler("rmw-in-txn").make();
+};
+
+// Under innodb_snapshot_isolation, REPEATABLE READ's lost update becomes
+// error 1020: a serialization failure that rmw-in-txn retries (it gave up with
+// HTTP 500 when 1020 was a plain error), and no update is lost.
+TEST(MariadbRun, ARowChangedSinceTheSnapshotIsASerializationFailureTheHandlerRetries) {
+  if (global_variable("INNODB_SNAPSHOT_ISOLATION").first.empty())
+    GTEST_SKIP() << "this MariaDB has no innodb_snapshot_isolation";
+  const HandlerInfo info{"snapshot-rmw-in-txn", "", [] { return std::make_unique<SnapshotIsolationRmw>(); }};
+  const gateway::Scenario s = bundled_scenario("concurrent-topups");
+  std::string retried;
+  for (std::uint64_t seed = 1; seed <= 20 && retried.empty(); ++seed) {
+    run::RunSpec spec{&s, &info, {}, seed, std::nullopt};
+    spec.engine = on_mariadb(engine::Isolation::kRepeatableRead);
+    const run::RunResult r = run::simulate(spec).value();
+    const std::string trace = trace_text(r);
+    EXPECT_TRUE(r.verdict.violations.empty()) << "seed " << seed << "\n" << trace;
+    EXPECT_EQ(trace.find("ERROR: Record has changed"), std::string::npos) << "seed " << seed << "\n" << trace;
+    if (trace.find("-> SERIALIZATION FAILURE: Record has changed since last read") != std::string::npos) {
+      retried = trace;
+      EXPECT_NE(trace.find("aborted (SERIALIZATION FAILURE: Record has changed since last read"), std::string::npos)
+          << trace;
+    }
+  }
+  EXPECT_FALSE(retried.empty()) << "no seed of 1..20 wrote a row changed since its snapshot";
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 
 #include "../support.h"
 #include "../unique_temp_dir.h"
+#include "engine/mariadb_cluster.h"
+#include "engine/pg_cluster.h"
+#include "explore/exhaustive_cell.h"
 #include "reports/json_report.h"
 #include "sim/choices.h"
 
@@ -189,6 +192,54 @@ TEST(ExpectedMatrix, AMisspeltInvariantIsAnErrorNamingTheLineAndTheInvariants) {
   const StatusOr<ExpectedMatrix> ok = ExpectedMatrix::load(path);
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok->get("cas", "sequential-duplicates").violations, (std::vector<std::string>{"double_credit", "lost_update"}));
+}
+
+// A run on an --engine-url server replays only there: its replay commands name
+// it, shell-quoted, and never with its password (reports are CI artifacts):
+// a shell comment says which variable the client reads it from instead.
+TEST(ReplayCommand, NamesTheEngineUrlWithoutItsPassword) {
+  engine::MariadbCluster maria("mysql://app:s3cr%40t@db.internal:3307/pay");
+  engine::EngineChoice on_maria;
+  on_maria.engine = Engine::kMariadb;
+  on_maria.isolation = engine::Isolation::kRepeatableRead;
+  on_maria.mariadb = &maria;
+  const gateway::Scenario s = testing::concurrent_copies_scenario(1);
+  const std::string cmd = replay_command("rmw-in-txn", s, 42, sim::StrategySpec{}, true, kReplayShrinkBudget, on_maria);
+  EXPECT_EQ(cmd.substr(cmd.find(" --engine ")),
+            " --engine mariadb --isolation repeatable-read --engine-url mysql://app@db.internal:3307/pay"
+            "  # the URL's password is not printed: set MYSQL_PWD");
+  EXPECT_EQ(cmd.find("s3cr"), std::string::npos);
+  // The exhaustive strategy's replay too.
+  const std::string schedule = schedule_replay_command("rmw-in-txn", s, {0, 1}, on_maria);
+  EXPECT_NE(schedule.find(" --engine-url mysql://app@db.internal:3307/pay  # "), std::string::npos) << schedule;
+
+  // No password: no comment; a socket path is quoted.
+  engine::MariadbCluster local("mysql://root@localhost?socket=/run/my sql/s");
+  on_maria.mariadb = &local;
+  EXPECT_EQ(engine_replay_args(on_maria),
+            " --engine mariadb --isolation repeatable-read --engine-url 'mysql://root@localhost?socket=/run/my sql/s'");
+
+  // PostgreSQL: the user's password and a password= parameter go, the other parameters stay.
+  engine::PgCluster pg("postgresql://app:pw@db:5433/pay?sslmode=require&password=other&application_name=x");
+  engine::EngineChoice on_pg;
+  on_pg.engine = Engine::kPostgres;
+  on_pg.isolation = engine::Isolation::kSerializable;
+  on_pg.postgres = &pg;
+  EXPECT_EQ(engine_replay_args(on_pg),
+            " --engine postgres --isolation serializable --engine-url "
+            "'postgresql://app@db:5433/pay?sslmode=require&application_name=x'  # the URL's password is not printed: "
+            "set PGPASSWORD");
+  // A parameter spelt so that the text does not show it is a password (an
+  // encoded key): libpq's own reading, without it.
+  engine::PgCluster encoded("postgres://app@db/pay?pass%77ord=pw");
+  on_pg.postgres = &encoded;
+  EXPECT_EQ(engine_replay_args(on_pg),
+            " --engine postgres --isolation serializable --engine-url "
+            "'postgresql://?user=app&dbname=pay&host=db'  # the URL's password is not printed: set PGPASSWORD");
+  // Twice's own server: no URL at all.
+  engine::PgCluster own;
+  on_pg.postgres = &own;
+  EXPECT_EQ(engine_replay_args(on_pg), " --engine postgres --isolation serializable");
 }
 
 }  // namespace

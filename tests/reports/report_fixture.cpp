@@ -89,6 +89,8 @@ MatrixResult hostile_matrix() {
   m.seeds = 200;
   m.base_seed = 1;
   m.interrupted = true;
+  // What a server says of itself and the URL a user gave reach every header.
+  m.servers = {{"mariadb", kPayload, kPayload, {{"innodb_snapshot_isolation", kPayload}}}};
 
   // A known bug caught, as expected: the payload is in its SQL.
   CellResult caught = cell("check-then-act", "concurrent-duplicates", "random");

@@ -22,7 +22,8 @@ extern const std::string kExpectedPath;
 // caught (with a counterexample whose SQL carries kPayload), a regression
 // (kPayload in the detail and the replay command), a canary no longer caught,
 // a PCT cell, and a cell missing because the run was interrupted. Handler and
-// scenario names carry markup too, and its expected_path is kExpectedPath.
+// scenario names carry markup too, its expected_path is kExpectedPath, and
+// it ran on a MariaDB server whose version, URL and setting are kPayload.
 results::MatrixResult hostile_matrix();
 
 // A realistic, well-behaved matrix: the check-then-act double credit as the

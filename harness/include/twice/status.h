@@ -20,7 +20,7 @@ class Status {
     kCrashed,     // the process is going down; nothing more will run
     // Server engines only (PostgreSQL, MariaDB); each is worth retrying the
     // WHOLE transaction for, after its ROLLBACK:
-    kSerialization,  // SQLSTATE 40001: the transaction could not be serialized
+    kSerialization,  // SQLSTATE 40001 / MySQL 1020 (innodb_snapshot_isolation): the transaction could not be serialized
     kDeadlock,       // SQLSTATE 40P01 / MySQL 1213: the engine chose this transaction as a deadlock victim
     kLockTimeout,    // SQLSTATE 55P03 / MySQL 1205: a lock wait outlasted lock_timeout
   };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace twice::results {
@@ -145,6 +146,16 @@ struct CellResult {
   bool proof_missing() const;
 };
 
+// A database server the cells of a server engine ran on: which one produced
+// their verdicts (none for SQLite). Its settings are those a verdict is known
+// to depend on (MariaDB's innodb_snapshot_isolation), as the server had them.
+struct EngineServer {
+  std::string engine;   // "postgres", "mariadb"
+  std::string version;  // as the server says it: "15.14 (Debian 15.14-0+deb12u1)", "10.11.19-MariaDB-0+deb12u1"
+  std::string url;      // --engine-url without its password; empty: the server twice started
+  std::vector<std::pair<std::string, std::string>> settings;  // {"innodb_snapshot_isolation", "OFF"}
+};
+
 struct MatrixResult {
   std::vector<std::string> handlers;
   std::vector<std::string> scenarios;
@@ -155,6 +166,7 @@ struct MatrixResult {
   bool interrupted = false;        // stopped early (Ctrl-C): the cells here are complete, others missing
   // The expected matrix this result was compared with, as the user should read it.
   std::string expected_path = "scenarios/expected.toml";
+  std::vector<EngineServer> servers;  // one per server engine the cells ran on, in run order; none on SQLite
   bool all_matched() const;
   // The one place a cell joins the matrix: `cell` is what came of it (none:
   // it never ran or did not finish, because of a stop). A missing cell marks
