@@ -50,6 +50,46 @@ TEST(Explorer, CellCountsFailuresAndShrinksTheFirstOne) {
             "twice replay --handler check-then-act --scenario test --seed " + std::to_string(v.seed));
 }
 
+// The shrinker keeps a candidate only if it shows the violation it shrinks
+// for, not any violation. This handler double-credits on every delivery, and
+// puts the balance off its ledger only on a second one: shrinking for
+// lost_update must keep the network's copy; a shrinker that took any failing
+// candidate drops the copy (a shorter sequence, still double_credit) and
+// names a counterexample that shows no lost_update (a mutant that did so
+// survived every test until this one).
+TEST(Explorer, AShrunkCounterexampleShowsTheViolationItWasShrunkFor) {
+  struct TwoBugs final : Handler {
+    Reply handle(const Notify& n, Env& env) override {
+      Db& db = env.db();
+      db.exec("BEGIN IMMEDIATE");
+      const Result seen = db.exec("SELECT COUNT(*) FROM ledger WHERE order_no = ?", {n.out_trade_no});
+      const bool again = seen.ok() && !seen.empty() && seen.rows[0][0].as_int() > 0;
+      db.exec("UPDATE orders SET status = 'PAID' WHERE order_no = ?", {n.out_trade_no});
+      for (int i = 0; i < 2; ++i) {
+        db.exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, 'alice', ?)", {n.out_trade_no, n.amount});
+        db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = 'alice'", {n.amount});
+      }
+      if (again) db.exec("UPDATE accounts SET balance = balance + 1 WHERE user_id = 'alice'");
+      db.exec("COMMIT");
+      return Reply::ack(n);
+    }
+  };
+  static const HandlerInfo info{"two-bugs", "", [] { return std::make_unique<TwoBugs>(); }};
+  const auto s = testing::concurrent_copies_scenario(1, 0.5);
+  std::uint64_t seed = 0;
+  for (std::uint64_t i = 0; i < 200 && seed == 0; ++i) {
+    const std::uint64_t candidate = sim::derive_seed(1, i);
+    const auto r = run::simulate(run::RunSpec{&s, &info, {}, candidate, std::nullopt}).value();
+    if (r.has("lost_update") && r.has("double_credit")) seed = candidate;
+  }
+  ASSERT_NE(seed, 0u) << "no seed of 200 delivered a copy";
+  const Counterexample cex = shrink_counterexample(s, info, {}, seed, "lost_update", kReplayShrinkBudget);
+  run::RunSpec replayed{&s, &info, {}, seed, cex.choices};
+  const auto r = run::simulate(replayed).value();
+  EXPECT_TRUE(r.has("lost_update")) << "the shrunk counterexample shows no lost_update";
+  EXPECT_TRUE(r.has("double_credit"));
+}
+
 TEST(Explorer, SameOptionsSameResult) {
   const auto s = testing::concurrent_copies_scenario(2);
   ExploreOptions o;
