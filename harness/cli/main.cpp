@@ -469,9 +469,10 @@ int cmd_run(const RunArgs& a) {
     options.engine = choice;
     ++part_number;
     // Which pass of the run a progress line is about, when it is not the one default.
-    std::string pass = choice.is_sqlite() ? std::string("sqlite") : choice.cell_suffix().substr(1);
-    if (parts > 1) pass += fmt::format(", {} of {}", part_number, parts);
-    if (parts == 1 && choice.is_sqlite()) pass.clear();
+    std::string pass;
+    if (parts > 1) pass = fmt::format("{}, {} of {}", choice.is_sqlite() ? "sqlite" : choice.cell_suffix().substr(1),
+                                      part_number, parts);
+    else if (!choice.is_sqlite()) pass = choice.cell_suffix().substr(1);
     cli::Progress progress(tty, a.quiet, handlers.size(), scenarios.size(), pass);
     options.on_cell = [&progress](const explore::CellResult& c, int done, int total) {
       ++g_cells_done;
