@@ -37,6 +37,7 @@
 #include "explore/explorer.h"
 #include "explore/schedule_text.h"
 #include "process/child_io.h"
+#include "process/signal_safe_text.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "gateway/scenario_ref.h"
@@ -94,16 +95,7 @@ void say_cells_dropped(int cells) {
   };
   const bool one = cells == 1;
   put("\ntwice: stopped at once: ");
-  char digits[12];
-  int d = 0;
-  do {
-    digits[d++] = static_cast<char>('0' + cells % 10);
-    cells /= 10;
-  } while (cells > 0 && d < 11);
-  while (d > 0) {
-    --d;
-    if (n < sizeof text) text[n++] = digits[d];
-  }
+  n += process::put_decimal(static_cast<unsigned long>(cells), text + n, sizeof text - n);
   put(one ? " finished cell is" : " finished cells are");
   put(" not reported (one Ctrl-C writes them)\n");
   [[maybe_unused]] const auto w = ::write(STDERR_FILENO, text, n);

@@ -22,6 +22,7 @@
 #include "env/run_database.h"
 #include "env/sqlite_db.h"
 #include "process/child_io.h"
+#include "process/signal_safe_text.h"
 #include "sim/heartbeat.h"
 
 namespace twice::explore {
@@ -53,16 +54,9 @@ void forget_child(pid_t pid) {
 
 // "twice-<pid>-" into `out` (at least 32 bytes), async-signal-safe; its length.
 std::size_t database_prefix(pid_t pid, char* out) {
-  char digits[16];
-  std::size_t n = 0;
-  auto value = static_cast<unsigned long>(pid);
-  do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0 && n < sizeof digits);
   std::size_t length = 0;
   for (const char c : {'t', 'w', 'i', 'c', 'e', '-'}) out[length++] = c;
-  while (n > 0) out[length++] = digits[--n];
+  length += process::put_decimal(static_cast<unsigned long>(pid), out + length, 24);
   out[length++] = '-';
   return length;
 }
