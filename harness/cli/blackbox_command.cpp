@@ -69,11 +69,11 @@ std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, st
 // action). SIGTERM (a CI job's timeout) is taken the same way. Only
 // async-signal-safe calls here.
 std::atomic<bool> g_blackbox_stop{false};
-std::atomic<std::int64_t> g_blackbox_first_stop_ns{0};  // cli/stop_signal.h
+StopCount g_blackbox_stops;  // cli/stop_signal.h
 extern "C" void on_blackbox_sigint(int signal) {
-  const StopSignal kind = classify_stop(g_blackbox_stop, g_blackbox_first_stop_ns);
+  const StopSignal kind = classify_stop(g_blackbox_stop, g_blackbox_stops);
   if (kind == StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
-  if (kind == StopSignal::kSecond) {
+  if (kind != StopSignal::kFirst) {
     std::signal(signal, SIG_DFL);
     std::raise(signal);
     return;

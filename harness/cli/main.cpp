@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <map>
 #include <cstring>
 #include <cstdio>
@@ -63,13 +65,19 @@ using cli::kExitInterrupted;
 using cli::kExitUsage;
 
 std::atomic<bool> g_stop{false};
+// A second stop came: the cells under way are killed or end between two runs.
+std::atomic<bool> g_stop_now{false};
 // The progress line is being rewritten on a terminal: a message must clear it first.
 std::atomic<bool> g_progress_on_tty{false};
-// The first Ctrl-C lets the cells under way finish and writes what is done;
-// a second one stops at once (the default action), for a person who will not
-// wait. SIGTERM (a cancelled CI job, `timeout`) is taken the same way, so a
-// cancelled run still leaves its finished cells and drops the databases it
-// made on a server. Only async-signal-safe calls here.
+// The first Ctrl-C lets the cells under way finish and writes what is done.
+// A second one, for a person who will not wait, kills the cells under way
+// (their process groups and database files; the cells in this process end
+// between two runs) and still writes the finished ones; the main thread does
+// that, within kStopNowSeconds (an alarm) or twice stops at once. A third
+// stops at once (the default action). SIGTERM (a cancelled CI job, `timeout`)
+// is taken the same way, so a cancelled run still leaves its finished cells
+// and drops the databases it made on a server. Only async-signal-safe calls
+// here.
 //
 // Stopping at once ends the contained processes first (the cells' and a
 // replay's: their process groups, and their database files), which the
@@ -80,33 +88,83 @@ extern "C" void on_stop_now(int sig) {
   std::raise(sig);
 }
 
-std::atomic<std::int64_t> g_first_stop_ns{0};  // cli/stop_signal.h
-// Cells of `twice run` finished so far: a stop at once says how many it drops.
+cli::StopCount g_stops;  // cli/stop_signal.h
+// Cells of `twice run` started and finished so far: a stop says what it keeps and drops.
+std::atomic<int> g_cells_started{0};
 std::atomic<int> g_cells_done{0};
+// After a second stop, how long twice may take to end the cells under way and
+// write the finished ones (a report folder on a dead network mount would
+// take for ever); then it stops at once. $TWICE_STOP_NOW_SECONDS, read at start.
+constexpr unsigned kStopNowSeconds = 30;
+unsigned g_stop_now_seconds = kStopNowSeconds;
+std::atomic<int> g_stop_now_signal{SIGINT};  // the second stop's signal, which the alarm ends twice by
 
-// "twice: stopped at once: 12 finished cells are not reported\n", with
-// async-signal-safe calls only.
-void say_cells_dropped(int cells) {
-  char text[128];
-  std::size_t n = 0;
-  const auto put = [&](std::string_view part) {
+// A line on stderr, built of parts and counts with async-signal-safe calls only.
+class SignalLine {
+ public:
+  SignalLine& put(std::string_view part) {
     for (char c : part)
-      if (n < sizeof text) text[n++] = c;
-  };
-  const bool one = cells == 1;
-  put("\ntwice: stopped at once: ");
-  n += process::put_decimal(static_cast<unsigned long>(cells), text + n, sizeof text - n);
-  put(one ? " finished cell is" : " finished cells are");
-  put(" not reported (one Ctrl-C writes them)\n");
-  [[maybe_unused]] const auto w = ::write(STDERR_FILENO, text, n);
+      if (n_ < sizeof text_) text_[n_++] = c;
+    return *this;
+  }
+  SignalLine& count(int value) {
+    n_ += process::put_decimal(static_cast<unsigned long>(std::max(value, 0)), text_ + n_, sizeof text_ - n_);
+    return *this;
+  }
+  void write() const { [[maybe_unused]] const auto w = ::write(STDERR_FILENO, text_, n_); }
+
+ private:
+  char text_[256];
+  std::size_t n_ = 0;
+};
+
+// "twice: stopped at once: 12 finished cells are not reported ...\n".
+void say_cells_dropped(int cells) {
+  SignalLine()
+      .put("\ntwice: stopped at once: ")
+      .count(cells)
+      .put(cells == 1 ? " finished cell is" : " finished cells are")
+      .put(" not reported (one or two Ctrl-Cs write them)\n")
+      .write();
+}
+
+// The alarm a second stop set went off: the finished cells are not written yet.
+extern "C" void on_stop_now_overdue(int) {
+  SignalLine()
+      .put("\ntwice: stopped at once: writing took more than ")
+      .count(static_cast<int>(g_stop_now_seconds))
+      .put(" s after the second stop ($TWICE_STOP_NOW_SECONDS); what it had not written is lost\n")
+      .write();
+  on_stop_now(g_stop_now_signal.load());
 }
 
 extern "C" void on_sigint(int sig) {
-  const cli::StopSignal kind = cli::classify_stop(g_stop, g_first_stop_ns);
-  if (kind == cli::StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
-  if (kind == cli::StopSignal::kSecond) {
+  const cli::StopSignal kind = cli::classify_stop(g_stop, g_stops);
+  if (kind == cli::StopSignal::kRepeat) return;  // `timeout`'s second copy of the last
+  if (kind == cli::StopSignal::kLater) {
     say_cells_dropped(g_cells_done.load());
     on_stop_now(sig);
+    return;
+  }
+  if (kind == cli::StopSignal::kSecond) {
+    g_stop_now_signal = sig;
+    g_stop_now = true;
+    explore::kill_contained_now();
+    std::signal(SIGALRM, on_stop_now_overdue);
+    ::alarm(g_stop_now_seconds);
+    const int done = g_cells_done.load();
+    const int under_way = g_cells_started.load() - done;
+    SignalLine line;
+    if (g_progress_on_tty.load()) line.put("\r\x1b[K");
+    line.put("twice: stopping now: the ")
+        .count(done)
+        .put(done == 1 ? " finished cell is" : " finished cells are")
+        .put(" written; ")
+        .count(under_way)
+        .put(under_way == 1 ? " cell under way is" : " cells under way are")
+        .put(" dropped")
+        .put(sig == SIGTERM ? "\n" : " (Ctrl-C again to stop at once, writing nothing)\n")
+        .write();
     return;
   }
   static constexpr char kClear[] = "\r\x1b[K";
@@ -440,6 +498,8 @@ int cmd_run(const RunArgs& a) {
   options.shrink = a.shrink_budget > 0;
   options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.stop = &g_stop;
+  options.stop_now = &g_stop_now;
+  options.on_cell_start = [] { ++g_cells_started; };
   const bool tty = ::isatty(STDERR_FILENO) && !a.quiet;
   g_progress_on_tty = tty;
 
@@ -449,6 +509,8 @@ int cmd_run(const RunArgs& a) {
   // Said once every argument has been checked, just before the cells run.
   if (!fs::exists(expected_status))
     std::cerr << fmt::format("twice: no {}: every cell is expected to pass\n", expected_path);
+  if (const char* seconds = std::getenv("TWICE_STOP_NOW_SECONDS"))
+    g_stop_now_seconds = static_cast<unsigned>(std::clamp(std::atoi(seconds), 1, 3600));
   std::signal(SIGINT, on_sigint);
   std::signal(SIGTERM, on_sigint);
   explore::IsolationLimits limits;
@@ -498,8 +560,13 @@ int cmd_run(const RunArgs& a) {
           if (c.handler == h) cells.push_back(std::move(c));
     m.cells = std::move(cells);
   }
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  // With no stop taken, a Ctrl-C from here ends twice at once, as any
+  // program's; after one, the next stop is taken as its handler says (a
+  // third stops at once).
+  if (!g_stop.load()) {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
   g_progress_on_tty = false;
   add_plugins_to_replays(m, a.plugin_of);
   m.servers = engines.servers();
@@ -774,7 +841,8 @@ int main(int argc, char** argv) {
       "twice-report/twice-report.{md,json,junit.xml,html} (see docs/ci.md; --no-report to skip).\n"
       "Exit status: 0 the observed matrix equals scenarios/expected.toml; 1 it differs (a regression, or a\n"
       "known-buggy handler no longer caught); 2 a usage or input error; 3 an internal error of twice;\n"
-      "130 interrupted (Ctrl-C or SIGTERM: the finished cells are reported).\n"
+      "130 interrupted (Ctrl-C or SIGTERM: the cells under way finish and the finished cells are reported;\n"
+      "again: the cells under way are dropped and the finished ones still reported; a third: at once).\n"
       "Examples:\n"
       "  twice run\n"
       "  twice run --handler check-then-act --scenario concurrent-duplicates --json r.json\n"

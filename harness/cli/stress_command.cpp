@@ -84,12 +84,12 @@ std::atomic<int> g_signal{0};
 std::atomic<bool> g_runs_started{false};
 std::atomic<bool> g_progress_on_tty{false};
 
-std::atomic<std::int64_t> g_stress_first_stop_ns{0};  // cli/stop_signal.h
+StopCount g_stress_stops;  // cli/stop_signal.h
 
 extern "C" void on_stress_signal(int sig) {
-  const StopSignal kind = classify_stop(g_stop, g_stress_first_stop_ns);
+  const StopSignal kind = classify_stop(g_stop, g_stress_stops);
   if (kind == StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
-  if (kind == StopSignal::kSecond) {
+  if (kind != StopSignal::kFirst) {  // a second one, or any later: kill the run under way
     if (!g_runs_started.load()) {
       ::signal(sig, SIG_DFL);
       ::raise(sig);

@@ -317,6 +317,7 @@ struct Child {
   Clock::time_point started;
   CellFailure under_way;
   bool killed_as_hung = false;
+  bool killed_by_stop = false;  // by the parent, at a stop now (the signal handler may have been first)
   bool out_of_memory = false;
   std::optional<CellResult> cell;
   std::optional<std::vector<std::string>> observed;
@@ -371,6 +372,14 @@ class CellSupervisor {
       if (running_.empty()) break;
       if (options_.stop && options_.stop->load())
         for (const Child& c : running_) slot_at(c.slot).stop.store(true);
+      // The signal handler kills the children at once; a child forked since
+      // it ran is killed here.
+      if (stopping_now())
+        for (Child& c : running_)
+          if (!c.killed_by_stop) {
+            kill_contained(c.pid);
+            c.killed_by_stop = true;
+          }
       tell_progress();
       wait_for_children();
     }
@@ -409,9 +418,13 @@ class CellSupervisor {
     }
   }
 
+  bool stopping_now() const { return options_.stop_now && options_.stop_now->load(); }
+
   // Starts the next piece of work; false when there is none to start. After
-  // Ctrl-C no new cell starts, but the re-checks of cells under way do.
+  // Ctrl-C no new cell starts, but the re-checks of cells under way do; after
+  // a second one, nothing does.
   bool start_next() {
+    if (stopping_now()) return false;
     auto it = queue_.begin();
     if (options_.stop && options_.stop->load())
       it = std::find_if(queue_.begin(), queue_.end(), [](const Work& w) { return w.kind == Work::Kind::kRecheck; });
@@ -459,6 +472,7 @@ class CellSupervisor {
       c.under_way = CellFailure{{}, {}, "re-checking " + v.invariant, v.schedules_to_first, v.seed, {}};
     }
     running_.push_back(std::move(c));
+    if (work.kind == Work::Kind::kExplore && options_.on_cell_start) options_.on_cell_start();
   }
 
   void run_in_child(const Work& work) {
@@ -468,6 +482,8 @@ class CellSupervisor {
       ExploreOptions o = options_;
       o.jobs = 1;
       o.on_cell = nullptr;
+      o.on_cell_start = nullptr;
+      o.stop_now = nullptr;  // the parent kills this process instead
       Slot& mine = slot_at(slot_of_child_);
       o.on_run = [&mine](std::string_view phase, int run, std::uint64_t seed) { record_run(mine, phase, run, seed); };
       o.stop = &mine.stop;
@@ -669,10 +685,19 @@ class CellSupervisor {
                                      WTERMSIG(c.status) == SIGHUP);
   }
 
+  // A child a stop now killed (a second Ctrl-C) before it sent its result:
+  // its work is unfinished, neither a crash nor a verdict of its handler.
+  bool stopped_now(const Child& c) const {
+    if (!stopping_now() || c.cell || c.observed || c.error || c.killed_as_hung) return false;
+    return WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGKILL;
+  }
+
   void finish(Child& c) {
     const std::size_t i = c.work.cell;
     const HandlerInfo& h = handler_of(i);
     const gateway::Scenario& s = scenario_of(i);
+    // Its cell is not finished (nor one whose re-check this was): not reported.
+    if (stopped_now(c)) return;
     if (c.work.kind == Work::Kind::kExplore && interrupted(c)) return;  // not run: the matrix is incomplete
     if (c.work.kind == Work::Kind::kExplore) {
       if (c.cell) {

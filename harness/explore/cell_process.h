@@ -16,7 +16,8 @@
 // a process group of its own, killed when twice dies, its stdout on twice's
 // stderr. A cell's result is taken when its process exits, and whatever it
 // left running in its group is killed then. A cell that the user's interrupt
-// ended while twice was stopping is not run, not failed.
+// ended while twice was stopping is not run, not failed; so is one that a
+// stop now (ExploreOptions::stop_now) killed.
 //
 // Threads: call from one thread. The parent forks and waits from that thread
 // only and starts no other (see cell_process.cpp for why); `options.jobs`

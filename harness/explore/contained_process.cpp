@@ -162,6 +162,11 @@ int reap_contained(pid_t pid, bool remove_databases) {
   return status;
 }
 
+void kill_contained_now() {
+  for (auto& slot : g_children)
+    if (const pid_t pid = slot.load(); pid > 0) kill_contained(pid);
+}
+
 void stop_contained_now() {
   pid_t pids[kMaxChildren];
   int count = 0;

@@ -17,8 +17,8 @@
 //   lines in the child).
 //
 // Threads: fork_contained() and reap_contained() from one thread of a parent
-// that starts no other (see cell_process.cpp); stop_contained_now() from a
-// signal handler.
+// that starts no other (see cell_process.cpp); kill_contained_now() and
+// stop_contained_now() from a signal handler.
 #pragma once
 
 #include <sys/types.h>
@@ -48,7 +48,13 @@ int reap_contained(pid_t pid, bool remove_databases);
 // Kills a contained child and its group now (hung, or its parent is giving up).
 void kill_contained(pid_t pid);
 
-// For a signal handler about to end twice at once (a second Ctrl-C): kills
+// For a signal handler of a stop that still writes what is finished (a
+// second Ctrl-C): kills every contained child and its group, and returns.
+// Their parent reaps them as it would any child (reap_contained() removes
+// their run databases) and counts their work unfinished. Async-signal-safe.
+void kill_contained_now();
+
+// For a signal handler about to end twice at once (a third Ctrl-C): kills
 // every contained child and its group, waits for them, and removes their run
 // databases and this process's own. Async-signal-safe.
 void stop_contained_now();

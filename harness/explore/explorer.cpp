@@ -58,7 +58,30 @@ std::string replay_command(const std::string& handler, const gateway::Scenario& 
   return cmd + engine_replay_args(engine);
 }
 
+namespace {
+
+// The stop_now of the explore_cell() under way on this thread: run_in_cell()
+// is the one place every run of a cell starts, and most of its callers
+// (shrinking) know nothing of the cell's options.
+thread_local const std::atomic<bool>* t_stop_now = nullptr;
+
+class StopNowScope {
+ public:
+  explicit StopNowScope(const std::atomic<bool>* stop_now) : outer_(t_stop_now) {
+    if (stop_now) t_stop_now = stop_now;
+  }
+  ~StopNowScope() { t_stop_now = outer_; }
+  StopNowScope(const StopNowScope&) = delete;
+  StopNowScope& operator=(const StopNowScope&) = delete;
+
+ private:
+  const std::atomic<bool>* outer_;
+};
+
+}  // namespace
+
 run::RunResult run_in_cell(const run::RunSpec& spec) {
+  if (t_stop_now && t_stop_now->load()) throw CellStopped{};
   StatusOr<run::RunResult> r = run::simulate(spec);
   if (!r.ok()) throw CellError(r.status().message());
   return std::move(r).value();
@@ -159,6 +182,7 @@ CellResult cell_heading(const gateway::Scenario& scenario, const HandlerInfo& ha
 
 CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& handler, const ExploreOptions& given,
                         const Expectation& expected) {
+  const StopNowScope stop_now(given.stop_now);
   if (given.strategy.kind == sim::StrategyKind::kExhaustive)
     return explore_cell_exhaustively(scenario, handler, given, expected);
   const auto started = std::chrono::steady_clock::now();
@@ -260,6 +284,10 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
       if (i >= total) return;
       const HandlerInfo& h = *handlers[i / scenarios.size()];
       const gateway::Scenario& s = scenarios[i % scenarios.size()];
+      if (options.on_cell_start) {
+        std::lock_guard lock(report_mutex);
+        options.on_cell_start();
+      }
       // The harness may throw on a cell (a handler's schema that does not
       // parse): that cell says so, the others go on.
       CellFailure under_way;
@@ -284,6 +312,8 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
       CellResult c;
       try {
         c = explore_cell(s, h, cell_options, e);
+      } catch (const CellStopped&) {
+        return;  // stopped now: not finished, so not reported (the matrix is interrupted)
       } catch (const std::exception& ex) {
         under_way.verdict = fmt::format("error: {}", ex.what());
         under_way.detail = fmt::format("the harness stopped on this cell: {}", ex.what());

@@ -38,8 +38,17 @@ struct ExploreOptions {
   std::string stop_at_invariant;       // ... with this invariant (empty: any)
   // Called after each cell, from any thread (serialised by the explorer).
   std::function<void(const CellResult&, int done, int total)> on_cell;
+  // Called as each cell starts (not its re-checks), from any thread
+  // (serialised as on_cell is): with on_cell, what is under way.
+  std::function<void()> on_cell_start;
   // Set (e.g. by SIGINT) to stop after the cells under way.
   const std::atomic<bool>* stop = nullptr;
+  // Set (a second SIGINT) to stop now: a cell under way ends between two of
+  // its runs (in a child process: the child is killed) and is not reported,
+  // neither as finished with fewer runs nor as a failure of its handler. The
+  // cells finished are. For explore_matrix(), explore_matrix_isolated() and
+  // explore_cell(), which throws CellStopped.
+  const std::atomic<bool>* stop_now = nullptr;
   // Called before each run of a cell, on the thread exploring it: `phase` is
   // "exploring" or "shrinking <invariant>", `run` the 1-based index of the
   // run (of the run shrunk from, while shrinking). A cell's child process
@@ -107,7 +116,13 @@ std::string replay_command(const std::string& handler, const gateway::Scenario& 
 struct CellError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-// simulate(), throwing CellError on its error.
+// A cell ended by ExploreOptions::stop_now: not a std::exception, so that no
+// handler of errors takes it for a verdict; caught by explore_matrix().
+struct CellStopped {};
+// simulate(), throwing CellError on its error; throws CellStopped instead of
+// starting the run once the stop_now of the explore_cell() under way on this
+// thread is set (every run of a cell comes through here: its seeds, PCT's
+// measure, shrinking, an exhaustive search).
 run::RunResult run_in_cell(const run::RunSpec& spec);
 
 // `start` shrunk for `invariant` within `budget` candidate runs of `spec`

@@ -255,6 +255,17 @@ class SignalDefaults final : public twice::Handler {
   }
 };
 
+// Takes 100 ms of real time over each notify, then handles as plugin-cas: a
+// cell of many runs that is still under way when tests/hostile/signals_test.sh
+// stops twice, in a child process or in twice's own.
+class Slow final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    ::usleep(100'000);
+    return credit_once(n, env);
+  }
+};
+
 // Double-credits the first 3 deliveries of the first process to run it (the
 // one that creates ./hostile-first-process), then handles as plugin-cas: run
 // 1 of a cell shows double_credit, the same run in a fresh process does not.
@@ -292,6 +303,7 @@ TWICE_REGISTER_HANDLER(Print, "hostile-print", "prints to stdout and stderr");
 TWICE_REGISTER_HANDLER(CloseFds, "hostile-close-fds", "closes every file descriptor from 3 up");
 TWICE_REGISTER_HANDLER(SigTerm, "hostile-sigterm", "raises SIGTERM");
 TWICE_REGISTER_HANDLER(SignalDefaults, "hostile-signal-defaults", "puts SIGINT and SIGTERM back to their defaults, waits for ./hostile-go");
+TWICE_REGISTER_HANDLER(Slow, "hostile-slow", "takes 100 ms of real time over each notify");
 TWICE_REGISTER_HANDLER(FirstProcess, "hostile-first-process",
                        "double-credits the first deliveries of the first process to run it (a file says which)");
 // Its name and description carry a colour, a window title and a newline: `twice list` shows them escaped.

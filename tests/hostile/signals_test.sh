@@ -2,8 +2,10 @@
 # Ctrl-C against cells in child processes (tests/hostile/hostile_plugin.cpp).
 # twice runs in a session of its own, and the signals go to its process group,
 # as a terminal sends them:
-# - twice, stopped at once by a second Ctrl-C, takes its cells with it (a
-#   handler that spins would spin for ever) and leaves no database file;
+# - a second Ctrl-C kills the cells under way (a handler that spins would spin
+#   for ever; cells in twice's own process end between two runs) and still
+#   writes the finished ones, with the others not run, and leaves no database
+#   file; when writing them hangs, an alarm or a third Ctrl-C ends twice;
 # - one Ctrl-C does not reach the cells (a handler that put SIGINT back to its
 #   default is not killed, nor reported as crashed by SIGINT); the cells under
 #   way finish, except an exhaustive search, which ends early and says so.
@@ -30,7 +32,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # start ARGS...: twice in a session of its own; $tp its pid, once its two cells are under way.
 start() {
   setsid "$twice" run --plugin "$plugin" --scenario concurrent-duplicates,sequential-duplicates -j 2 -q "$@" \
-    >out.txt 2>err.txt &
+    >"${stdout:-out.txt}" 2>err.txt &
   tp=$!
   for _ in $(seq 200); do
     [ "$(pgrep -c -P "$tp")" -ge 2 ] && [ -n "$(ls -A db)" ] && return 0
@@ -38,6 +40,45 @@ start() {
   done
   fail "the cells did not start: $(cat err.txt)"
   return 1
+}
+# start_after_cas ARGS...: twice on `cas` and then a slow handler's cells, in
+# that order, two at a time; $tp its pid, once both cells of `cas` are
+# finished (its progress line says so) and the next two under way.
+start_after_cas() {
+  setsid "$twice" run --plugin "$plugin" --scenario concurrent-duplicates,sequential-duplicates -j 2 --handler cas \
+    "$@" >out.txt 2>err.txt &
+  tp=$!
+  for _ in $(seq 400); do
+    grep -q '] cas: 2 cells' err.txt && [ -n "$(ls -A db)" ] && return 0
+    kill -0 "$tp" 2>/dev/null || break
+    sleep 0.05
+  done
+  fail "the cells of cas did not finish: $(cat err.txt)"
+  return 1
+}
+# ended_within SECONDS: waits for twice to end; its exit status in $rc, or fails (and kills it).
+ended_within() {
+  for _ in $(seq $(($1 * 20))); do kill -0 "$tp" 2>/dev/null || break; sleep 0.05; done
+  if kill -0 "$tp" 2>/dev/null; then
+    fail "$2: twice still running $1 s later: $(cat err.txt)"
+    kill -9 -- "-$tp" "$tp" 2>/dev/null
+  fi
+  wait "$tp"
+  rc=$?
+  tp=
+}
+# finished_cas FILE: the JSON report holds the two cells of cas, finished and
+# clean, the others not run, and says the run was interrupted.
+finished_cas() {
+  python3 - "$1" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+cells = j["cells"]
+shown = [(c["handler"], c["scenario"], c["seeds_run"], c.get("failures")) for c in cells]
+if not j["interrupted"] or len(cells) != 2 or any(c["handler"] != "cas" or c.get("failures") for c in cells):
+    print("interrupted:", j["interrupted"], "cells:", shown)
+    sys.exit(1)
+PY
 }
 # until_said TEXT: waits until twice said TEXT on stderr (it took the first signal).
 until_said() {
@@ -48,25 +89,103 @@ until_said() {
   fail "twice did not say '$1': $(cat err.txt)"
 }
 
-# A second Ctrl-C: twice stops at once, and its cells (one spinning for ever) with it.
-if start --handler hostile-spin --handler cas --seeds 1000000 --cell-timeout 600; then
-  cells=$(pgrep -P "$tp" | tr '\n' ' ')
+# A second Ctrl-C (more than 100 ms after the first: one within is the first
+# one sent twice, as `timeout` does) kills the cells under way, one spinning
+# for ever, and writes the two finished ones, under each strategy.
+for strategy in random pct exhaustive; do
+  rm -rf rep two.json
+  bound=(--seeds 20)
+  [ "$strategy" = exhaustive ] && bound=(--budget 20)
+  if start_after_cas --handler hostile-spin --strategy "$strategy" "${bound[@]}" --cell-timeout 600 \
+    --json two.json --report-dir rep; then
+    until [ "$(pgrep -c -P "$tp")" -ge 2 ] || ! kill -0 "$tp" 2>/dev/null; do sleep 0.05; done
+    cells=$(pgrep -P "$tp" | tr '\n' ' ')
+    kill -INT -- "-$tp"
+    until_said "stopping after the cells under way"
+    sleep 0.3
+    kill -INT -- "-$tp"
+    ended_within 60 "second Ctrl-C ($strategy)"
+    [ "$rc" -eq 130 ] || fail "second Ctrl-C ($strategy): exit $rc, wanted 130: $(cat err.txt)"
+    for pid in $cells; do
+      ! alive "$pid" || fail "second Ctrl-C ($strategy): cell process $pid outlived twice"
+    done
+    [ -z "$(ls -A db)" ] || fail "second Ctrl-C ($strategy): files left in the database folder: $(ls -A db)"
+    grep -q "twice: stopping now: the 2 finished cells are written; 2 cells under way are dropped" err.txt ||
+      fail "second Ctrl-C ($strategy): no line says what is written and dropped: $(cat err.txt)"
+    ! grep -q "stopped at once" err.txt || fail "second Ctrl-C ($strategy): stopped at once: $(cat err.txt)"
+    finished_cas two.json || fail "second Ctrl-C ($strategy): the JSON (above)"
+    # The reports too, the spinning handler's cells not run (not crashed, not hung).
+    grep -q "hostile-spin.*not run" rep/twice-report.md || fail "second Ctrl-C ($strategy): no report: $(ls rep)"
+    ! grep -Eq "crashed|hung|SIGKILL" out.txt rep/twice-report.md ||
+      fail "second Ctrl-C ($strategy): a killed cell reported as a failure: $(grep -E 'crashed|hung|SIGKILL' out.txt)"
+    grep -q "cas" out.txt || fail "second Ctrl-C ($strategy): no text report: $(cat out.txt)"
+  fi
+done
+
+# The same in twice's own process (--in-process, as the server engines run):
+# the slow cells end between two runs and are not run, not finished with
+# fewer seeds.
+if start_after_cas --handler hostile-slow --in-process --seeds 20 --json in.json; then
   kill -INT -- "-$tp"
   until_said "stopping after the cells under way"
-  sleep 0.3  # a person's second Ctrl-C: one within 100 ms is the first one sent twice (timeout does)
+  sleep 0.3
   kill -INT -- "-$tp"
-  wait "$tp"
-  rc=$?
-  tp=
-  [ "$rc" -eq 130 ] || fail "second Ctrl-C: exit $rc, wanted 130"
-  for pid in $cells; do
-    ! alive "$pid" || fail "second Ctrl-C: cell process $pid outlived twice"
-  done
-  [ -z "$(ls -A db)" ] || fail "second Ctrl-C: files left in the database folder: $(ls -A db)"
-  # It says what it drops: no cell had finished (both run for ever).
-  grep -q "twice: stopped at once: 0 finished cells are not reported (one Ctrl-C writes them)" err.txt ||
-    fail "second Ctrl-C: no line says which finished cells are dropped: $(cat err.txt)"
+  ended_within 60 "second Ctrl-C in process"
+  [ "$rc" -eq 130 ] || fail "second Ctrl-C in process: exit $rc, wanted 130: $(cat err.txt)"
+  grep -q "twice: stopping now: the 2 finished cells are written; 2 cells under way are dropped" err.txt ||
+    fail "second Ctrl-C in process: no line says what is written and dropped: $(cat err.txt)"
+  finished_cas in.json || fail "second Ctrl-C in process: the JSON (above)"
+  [ -z "$(ls -A db)" ] || fail "second Ctrl-C in process: files left in the database folder: $(ls -A db)"
 fi
+
+# Writing the finished cells hangs (here the text, on a pipe nobody reads, as
+# on a dead network mount): an alarm ends twice after $TWICE_STOP_NOW_SECONDS,
+# or a third Ctrl-C at once, its cells killed and no database file left.
+mkfifo full
+exec 3<>full  # the pipe's reader, which never reads
+python3 - <<'PY'
+import os
+fd = os.open("full", os.O_WRONLY | os.O_NONBLOCK)
+for size in (4096, 1):
+    try:
+        while True:
+            os.write(fd, b"x" * size)
+    except BlockingIOError:
+        pass
+PY
+for ender in alarm third; do
+  rm -f hung.json
+  if [ "$ender" = alarm ]; then export TWICE_STOP_NOW_SECONDS=1; else unset TWICE_STOP_NOW_SECONDS; fi
+  if stdout=full start --handler hostile-spin --seeds 20 --cell-timeout 600 --no-report --json hung.json; then
+    cells=$(pgrep -P "$tp" | tr '\n' ' ')
+    kill -INT -- "-$tp"
+    until_said "stopping after the cells under way"
+    sleep 0.3
+    kill -INT -- "-$tp"
+    until_said "stopping now"
+    for _ in $(seq 400); do [ -e hung.json ] && break; sleep 0.05; done
+    [ -e hung.json ] || fail "hung writing ($ender): no JSON written: $(cat err.txt)"
+    if [ "$ender" = third ]; then
+      sleep 0.3
+      kill -INT -- "-$tp"
+    fi
+    ended_within 20 "hung writing ($ender)"
+    [ "$rc" -eq 130 ] || fail "hung writing ($ender): exit $rc, wanted 130 (by SIGINT): $(cat err.txt)"
+    if [ "$ender" = alarm ]; then
+      grep -q "twice: stopped at once: writing took more than 1 s after the second stop" err.txt ||
+        fail "hung writing ($ender): no line says the alarm stopped it: $(cat err.txt)"
+    else
+      grep -q "twice: stopped at once: 0 finished cells are not reported" err.txt ||
+        fail "hung writing ($ender): no line says what a third Ctrl-C drops: $(cat err.txt)"
+    fi
+    for pid in $cells; do
+      ! alive "$pid" || fail "hung writing ($ender): cell process $pid outlived twice"
+    done
+    [ -z "$(ls -A db)" ] || fail "hung writing ($ender): files left in the database folder: $(ls -A db)"
+  fi
+done
+unset TWICE_STOP_NOW_SECONDS
+exec 3>&-
 
 # One Ctrl-C: the cells under way (their handler waits for ./hostile-go, made
 # once twice took the signal) finish, SIGINT at its default in the handler or
