@@ -244,7 +244,8 @@ pid_t fork_contained() {
       if (action.sa_handler == SIG_DFL || action.sa_handler == SIG_IGN) continue;
       ::signal(sig, SIG_DFL);
     }
-    if (const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC); null >= 0) {
+    // (With twice's stdin closed, /dev/null opens as 0, and stays.)
+    if (const int null = ::open("/dev/null", O_RDONLY); null > STDIN_FILENO) {
       ::dup2(null, STDIN_FILENO);
       ::close(null);
     }

@@ -255,6 +255,21 @@ class DaemonSpin final : public twice::Handler {
   }
 };
 
+// Reads its standard input once per process: at end of file at once it
+// handles as plugin-cas; anything else read (or an error) aborts.
+class ReadsStdin final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    static bool read_once = false;
+    if (!read_once) {
+      read_once = true;
+      char c = 0;
+      if (::read(STDIN_FILENO, &c, 1) != 0) std::abort();
+    }
+    return credit_once(n, env);
+  }
+};
+
 // Prints to stdout (a line, raw bytes, an escape sequence) and to stderr.
 class Print final : public twice::Handler {
  public:
@@ -337,6 +352,7 @@ TWICE_REGISTER_HANDLER(Fork, "hostile-fork", "forks a process that sleeps for 30
 TWICE_REGISTER_HANDLER(Print, "hostile-print", "prints to stdout and stderr");
 TWICE_REGISTER_HANDLER(Daemon, "hostile-daemon", "starts a daemon (fork, setsid, fork) that sleeps for 300 s");
 TWICE_REGISTER_HANDLER(DaemonSpin, "hostile-daemon-spin", "starts a daemon, then spins without an Env call");
+TWICE_REGISTER_HANDLER(ReadsStdin, "hostile-stdin", "reads its standard input; aborts unless at end of file");
 TWICE_REGISTER_HANDLER(CloseFds, "hostile-close-fds", "closes every file descriptor from 3 up");
 TWICE_REGISTER_HANDLER(SigTerm, "hostile-sigterm", "raises SIGTERM");
 TWICE_REGISTER_HANDLER(SignalDefaults, "hostile-signal-defaults", "puts SIGINT and SIGTERM back to their defaults, waits for ./hostile-go");

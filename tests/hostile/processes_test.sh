@@ -3,7 +3,9 @@
 # its cell or its replay: a daemon (fork, setsid, fork) started by a cell that
 # finishes, by one that hangs, by a replay, and by a run stopped at once by a
 # second Ctrl-C, is gone when twice returns, and the cell's result (or the
-# replay's stderr) says how many processes were left and killed.
+# replay's stderr) says how many processes were left and killed. And a handler
+# that reads its stdin, while twice's stdin is a pipe nobody writes to or
+# closes, or is closed, sees end of file at once.
 #   processes_test.sh TWICE HOSTILE_PLUGIN
 set -uo pipefail
 twice=$1 plugin=$2
@@ -14,6 +16,7 @@ tp=
 cleanup() {
   set +e
   [ -n "$tp" ] && kill -9 -- "-$tp" "$tp" 2>/dev/null
+  exec 7>&- 2>/dev/null
   for pid in $(pgrep -f -- "$HOSTILE_MARKER"); do kill -9 "$pid" 2>/dev/null; done
   rm -rf "$work"
 }
@@ -97,6 +100,36 @@ tp=
 [ -z "$started" ] || [ "$rc" -eq 130 ] || fail "stop: exit $rc, wanted 130: $(cat err.txt)"
 no_daemon "stop"
 [ -z "$(ls -A db)" ] || fail "files left in the database folder: $(ls -A db)"
+
+# stdin: a pipe that is never written to nor closed (a FIFO this script holds
+# open), then closed. The handler aborts unless it reads end of file; a cell
+# blocked on the read would be reported hung after its 120 s.
+mkfifo stdin.fifo
+exec 7<>stdin.fifo
+for how in pipe closed; do
+  if [ "$how" = pipe ]; then
+    "$twice" run --plugin "$plugin" --handler hostile-stdin --handler cas --scenario concurrent-duplicates --seeds 5 \
+      -j 2 --cell-timeout 120 --json stdin.json -q --no-report <stdin.fifo >out.txt 2>err.txt
+  else
+    "$twice" run --plugin "$plugin" --handler hostile-stdin --handler cas --scenario concurrent-duplicates --seeds 5 \
+      -j 2 --cell-timeout 120 --json stdin.json -q --no-report <&- >out.txt 2>err.txt
+  fi
+  rc=$?
+  [ "$rc" -eq 0 ] || fail "stdin ($how): exit $rc, wanted 0: $(cat out.txt err.txt)"
+  python3 -c 'import json,sys; c=[c for c in json.load(open(sys.argv[1]))["cells"] if c["handler"]=="hostile-stdin"][0]; sys.exit(0 if c["matched"] and not c.get("failures") else 1)' \
+    stdin.json || fail "stdin ($how): the cell did not pass: $(grep -A2 '"verdict"' stdin.json | head -6)"
+  if [ "$how" = pipe ]; then
+    "$twice" replay --plugin "$plugin" --handler hostile-stdin --scenario concurrent-duplicates --seed 7 \
+      --cell-timeout 120 <stdin.fifo >replay.txt 2>err.txt
+  else
+    "$twice" replay --plugin "$plugin" --handler hostile-stdin --scenario concurrent-duplicates --seed 7 \
+      --cell-timeout 120 <&- >replay.txt 2>err.txt
+  fi
+  rc=$?
+  [ "$rc" -eq 0 ] || fail "stdin replay ($how): exit $rc, wanted 0: $(tail -1 replay.txt) $(cat err.txt)"
+  tail -1 replay.txt | grep -q "^# verdict: no violation" || fail "stdin replay ($how): last line $(tail -1 replay.txt)"
+done
+exec 7>&-
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
