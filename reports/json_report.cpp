@@ -112,6 +112,8 @@ nlohmann::json to_json(const results::MatrixResult& m) {
           {"preemption_bound", r->preemption_bound < 0 ? json(nullptr) : json(r->preemption_bound)},
           {"max_faults", r->max_faults},
           {"proved", !c.proof_missing()}};
+    // Only on a cell whose handler left processes running, so that every other report stays as it was.
+    if (c.processes_left > 0) cells.back()["processes_left"] = c.processes_left;
     // Only on a cell that failed, so that every other report stays as it was.
     if (!c.failures.empty()) {
       json failures = json::array();

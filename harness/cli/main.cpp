@@ -774,6 +774,10 @@ int cmd_replay(const ReplayArgs& a) {
   });
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  if (end.processes_left > 0)
+    std::cerr << fmt::format("twice: the handler left {} process{} running when the replay ended; twice killed {}\n",
+                             end.processes_left, end.processes_left == 1 ? "" : "es",
+                             end.processes_left == 1 ? "it" : "them");
   if (end.finished) return end.status;
   std::cout << fmt::format("# verdict: {}: {}\n", end.verdict, end.detail) << std::flush;
   return kExitMismatch;

@@ -140,7 +140,8 @@ json to_wire(const CellResult& c) {
                       c.max_tasks, c.max_steps, violations, c.expected, c.expected_reason, c.expectation_listed,
                       c.matched, failures, c.seconds, to_wire(c.exhaustive), c.distinct_schedules,
                       c.proof_required ? json::array({c.proof_required->preemption_bound, c.proof_required->max_faults})
-                                       : json(nullptr)});
+                                       : json(nullptr),
+                      c.processes_left});
 }
 
 void from_wire(const json& j, CellResult& c) {
@@ -177,6 +178,7 @@ void from_wire(const json& j, CellResult& c) {
   c.distinct_schedules = j.at(16).get<int>();
   if (!j.at(17).is_null())
     c.proof_required = results::ProofRequirement{j.at(17).at(0).get<int>(), j.at(17).at(1).get<int>()};
+  c.processes_left = j.at(18).get<int>();
 }
 
 std::string cbor(const json& j) {
@@ -240,14 +242,19 @@ template <class Body>
     std::set_new_handler(on_out_of_memory);
   }
   int code = 0;
+  bool returned = false;
   try {
     body();
+    returned = true;
   } catch (const std::exception& e) {
     send(Message::kError, e.what());
   } catch (...) {
     send(Message::kError, "an exception that is not a std::exception");
     code = 1;
   }
+  // Whatever the handler forked and left, so that nothing outlives the cell
+  // (a body that returned ended them itself, to count them in its result).
+  if (!returned) end_descendants();
   // The runs' database file kept for this thread (env/run_database.h) is the
   // child's own: removed here, since _exit() runs no thread_local destructor.
   env::RunDatabase::of_this_thread().remove_before_exit();
@@ -325,6 +332,7 @@ struct Child {
   bool garbled = false;  // a message that does not decode
   bool unsent = false;   // the child could not send its result
   int status = 0;        // as waitpid() reported it
+  int processes_left = 0;  // what it left running, adopted and ended by the parent (reap_contained())
 };
 
 
@@ -356,7 +364,7 @@ class CellSupervisor {
     // them down, their files with them.
     for (auto& c : running_) {
       kill_contained(c.pid);
-      reap_contained(c.pid, true);
+      reap_contained(c.pid, false);
       if (c.fd >= 0) ::close(c.fd);
       if (c.pidfd >= 0) ::close(c.pidfd);
     }
@@ -487,7 +495,9 @@ class CellSupervisor {
       Slot& mine = slot_at(slot_of_child_);
       o.on_run = [&mine](std::string_view phase, int run, std::uint64_t seed) { record_run(mine, phase, run, seed); };
       o.stop = &mine.stop;
-      send(Message::kCell, cbor(to_wire(explore_cell(s, h, o, expected_.get(h.name, s.name)))));
+      CellResult cell = explore_cell(s, h, o, expected_.get(h.name, s.name));
+      cell.processes_left = end_descendants();
+      send(Message::kCell, cbor(to_wire(cell)));
       return;
     }
     // A counterexample's seed alone, in a process that ran nothing before,
@@ -499,6 +509,7 @@ class CellSupervisor {
     const run::RunResult r = run_in_cell(run::RunSpec{&s, &h, resolve_strategy(options_.strategy, s, h), v.seed,
                                                       exhaustive ? std::optional(v.counterexample.choices) : std::nullopt,
                                                       false});
+    end_descendants();  // not counted: the cell's own runs were
     json observed = json::array();
     for (const auto& v : r.verdict.violations) observed.push_back(v.invariant);
     send(Message::kObserved, cbor(observed));
@@ -630,7 +641,7 @@ class CellSupervisor {
     if (c.work.kind == Work::Kind::kExplore && r.run > 0) c.under_way = CellFailure{{}, {}, r.phase, r.run, r.seed, {}};
     c.unsent = slot.unsent.load();
     const bool normal = (c.cell || c.observed) && info.si_code == CLD_EXITED && info.si_status == 0;
-    c.status = reap_contained(c.pid, !normal);
+    c.status = reap_contained(c.pid, normal, &c.processes_left);
     c.pid = -1;
     return true;
   }
@@ -702,6 +713,7 @@ class CellSupervisor {
     if (c.work.kind == Work::Kind::kExplore) {
       if (c.cell) {
         cells_[i] = std::move(*c.cell);
+        cells_[i]->processes_left += c.processes_left;
         // Each counterexample is checked from fresh state before it is reported.
         for (std::size_t v = 0; v < cells_[i]->violations.size(); ++v) {
           queue_.push_front(Work{Work::Kind::kRecheck, i, v});
@@ -709,6 +721,7 @@ class CellSupervisor {
         }
       } else {
         cells_[i] = unfinished_cell(s, h, options_, expected_.get(h.name, s.name), failure_of(c, h, s));
+        cells_[i]->processes_left = c.processes_left;
       }
     } else {
       const ViolationResult& v = cells_[i]->violations[c.work.violation];
@@ -802,6 +815,8 @@ MatrixResult explore_matrix_isolated(const std::vector<const HandlerInfo*>& hand
   // twice-unix VFS): made in each child, it was page faults and work every
   // cell repeated. No database is opened here.
   (void)env::journal_vfs();
+  // What a cell's process leaves when it dies (a crash, a kill) comes here, to be ended.
+  const OrphanAdoption adoption;
   CellSupervisor supervisor(handlers, scenarios, options, limits, expected);
   return supervisor.run();
 }

@@ -5,6 +5,7 @@
 // containment of cells must hold for plugins too. tests/hostile/hostile_test.sh
 // runs them and checks each cell's verdict.
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -209,6 +210,66 @@ class Fork final : public twice::Handler {
   }
 };
 
+// Starts a daemon once per process, as a handler might start a helper: fork,
+// setsid(), fork again, and the grandchild, out of the cell's process group
+// and session, becomes `sleep 300` named $HOSTILE_MARKER (for `pgrep -f`;
+// "twice-hostile-daemon" when unset), its stdio on /dev/null.
+void start_daemon_once() {
+  static bool started = false;
+  if (started) return;
+  started = true;
+  const char* marker = std::getenv("HOSTILE_MARKER");
+  if (!marker) marker = "twice-hostile-daemon";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::setsid();
+    if (::fork() == 0) {
+      const int null = ::open("/dev/null", O_RDWR);
+      for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+      ::execl("/bin/sleep", marker, "300", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::_exit(0);
+  }
+  if (child > 0) ::waitpid(child, nullptr, 0);
+}
+
+class Daemon final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    start_daemon_once();
+    return credit_once(n, env);
+  }
+};
+
+// Starts the daemon, then spins: a cell that times out.
+class DaemonSpin final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify&, twice::Env&) override {
+    start_daemon_once();
+    volatile unsigned long spins = 0;
+    for (;;) {
+      const unsigned long seen = spins;
+      spins = seen + 1;
+    }
+  }
+};
+
+// Reads its standard input once per process: at end of file at once it
+// handles as plugin-cas; anything else read (or an error) aborts.
+class ReadsStdin final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    static bool read_once = false;
+    if (!read_once) {
+      read_once = true;
+      char c = 0;
+      if (::read(STDIN_FILENO, &c, 1) != 0) std::abort();
+    }
+    return credit_once(n, env);
+  }
+};
+
 // Prints to stdout (a line, raw bytes, an escape sequence) and to stderr.
 class Print final : public twice::Handler {
  public:
@@ -300,6 +361,9 @@ TWICE_REGISTER_HANDLER(Attach, "hostile-attach", "attaches a database file of it
 TWICE_REGISTER_HANDLER(StaticState, "hostile-static-state", "keeps a count of deliveries in a static");
 TWICE_REGISTER_HANDLER(Fork, "hostile-fork", "forks a process that sleeps for 300 s");
 TWICE_REGISTER_HANDLER(Print, "hostile-print", "prints to stdout and stderr");
+TWICE_REGISTER_HANDLER(Daemon, "hostile-daemon", "starts a daemon (fork, setsid, fork) that sleeps for 300 s");
+TWICE_REGISTER_HANDLER(DaemonSpin, "hostile-daemon-spin", "starts a daemon, then spins without an Env call");
+TWICE_REGISTER_HANDLER(ReadsStdin, "hostile-stdin", "reads its standard input; aborts unless at end of file");
 TWICE_REGISTER_HANDLER(CloseFds, "hostile-close-fds", "closes every file descriptor from 3 up");
 TWICE_REGISTER_HANDLER(SigTerm, "hostile-sigterm", "raises SIGTERM");
 TWICE_REGISTER_HANDLER(SignalDefaults, "hostile-signal-defaults", "puts SIGINT and SIGTERM back to their defaults, waits for ./hostile-go");

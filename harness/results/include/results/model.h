@@ -139,6 +139,10 @@ struct CellResult {
   // Set on exhaustive cells the expected matrix requires proved (other
   // strategies cannot prove, so they are judged on their violations alone).
   std::optional<ProofRequirement> proof_required;
+  // Processes the handler forked and left running when the cell's runs ended
+  // (a daemon, a forgotten child): twice killed them. Not a verdict: a cell
+  // that leaks processes still passes or fails on its invariants.
+  int processes_left = 0;
   std::vector<std::string> observed() const;
   // True for a cell required proved that this run did not prove: a
   // violation, the budget ran out, the cell failed, or its bounds were
