@@ -5,11 +5,12 @@
 # So is a plugin with one file compiled against another version (a stale
 # object): its library-wide version is right, that file's registration is not.
 # And plugins whose registrations are refused: a job named like twice's own,
-# a handler with no name, one handler name registered twice.
+# a handler with no name, one handler name registered twice. And a plugin
+# whose own macro registers two handlers and a job on one line: all three load.
 #   plugin_test.sh TWICE GOOD_PLUGIN OTHER_VERSION_PLUGIN NOT_A_PLUGIN MIXED_VERSION_PLUGIN \
-#                  TAKEN_JOB_PLUGIN EMPTY_NAME_PLUGIN TWICE_NAMED_PLUGIN
+#                  TAKEN_JOB_PLUGIN EMPTY_NAME_PLUGIN TWICE_NAMED_PLUGIN FAMILY_PLUGIN
 set -uo pipefail
-twice=$1 good=$2 other=$3 notplugin=$4 mixed=$5 taken_job=$6 empty_name=$7 twice_named=$8
+twice=$1 good=$2 other=$3 notplugin=$4 mixed=$5 taken_job=$6 empty_name=$7 twice_named=$8 family=$9
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -73,6 +74,12 @@ expect_refusal "job name taken" "job 'reconciler' is already registered (by twic
 expect_refusal "empty handler name" "registers a handler with an empty name: give it one" list --plugin "$empty_name"
 expect_refusal "one name twice in one plugin" "registers the handler 'plugin-twice-named' twice: rename one of them" \
   list --plugin "$twice_named"
+
+# Registrations expanded on one line (a macro of the plugin's) are all made.
+"$twice" list --plugin "$family" >out.txt 2>err.txt || fail "family: list: exit $?: $(cat err.txt)"
+for name in plugin-family-acks plugin-family-refuses plugin-family-idle; do
+  grep -q "^  $name " out.txt || fail "family: list does not show $name: $(cat out.txt)"
+done
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"

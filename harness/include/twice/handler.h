@@ -61,7 +61,7 @@ using HandlerRegistry = Registry<HandlerInfo>;
 extern "C" bool twice_register_handler(int api_version, const char* name, const char* description,
                                        ::twice::Handler* (*make)());
 
-#define TWICE_REGISTER_HANDLER(Class, name, description)                                  \
-  [[maybe_unused]] static const bool TWICE_CONCAT(twice_handler_registration_, __LINE__) = \
-      ::twice_register_handler(TWICE_API_VERSION, name, description,                        \
+#define TWICE_REGISTER_HANDLER(Class, name, description)                                      \
+  [[maybe_unused]] static const bool TWICE_CONCAT(twice_handler_registration_, __COUNTER__) = \
+      ::twice_register_handler(TWICE_API_VERSION, name, description,                          \
                                []() -> ::twice::Handler* { return new Class(); })

@@ -48,6 +48,6 @@ struct JobRegistration {
 
 }  // namespace twice
 
-#define TWICE_REGISTER_JOB(Class, name, description)                                               \
-  static const ::twice::detail::JobRegistration TWICE_CONCAT(twice_job_registration_, __LINE__)( \
+#define TWICE_REGISTER_JOB(Class, name, description)                                                \
+  static const ::twice::detail::JobRegistration TWICE_CONCAT(twice_job_registration_, __COUNTER__)( \
       name, description, [](::twice::Micros age) { return std::unique_ptr<::twice::Job>(new Class(age)); })
