@@ -5,28 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "text/utf8.h"
+
 namespace twice::reports {
 namespace {
 
-constexpr char32_t kReplacement = 0xFFFD;
+using text::append_utf8;
 
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+constexpr char32_t kReplacement = 0xFFFD;
 
 // Decodes one code point at s[i], advancing i; malformed input (overlong,
 // surrogate, out of range, truncated) yields U+FFFD and skips one byte.

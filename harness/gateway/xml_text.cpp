@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "text/utf8.h"
+
 namespace twice::gateway {
 namespace {
 
@@ -12,24 +14,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && space(s.front())) s.remove_prefix(1);
   while (!s.empty() && space(s.back())) s.remove_suffix(1);
   return s;
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // Character data with its references decoded; nullopt for a reference no
@@ -63,7 +47,7 @@ std::optional<std::string> decode(std::string_view text) {
         cp = cp * (hex ? 16 : 10) + static_cast<std::uint32_t>(d);
       }
       if (cp == 0 || cp > 0x10FFFF) return std::nullopt;
-      append_utf8(out, cp);
+      text::append_utf8(out, static_cast<char32_t>(cp));
     } else {
       return std::nullopt;
     }
