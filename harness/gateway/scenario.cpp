@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "gateway/retry_profile.h"
+#include "gateway/scenario_profile.h"
 #include "gateway/scenario_reader.h"
 #include "gateway/toml_error.h"
 
@@ -153,7 +154,10 @@ void read_services(const Reader& r, const toml::node& node, Scenario& s) {
 }
 
 void read(const Reader& r, const toml::table& root, Scenario& s) {
-  r.only(root, {"description", "profile", "network", "faults", "attacks", "merchant", "services", "checks", "orders"},
+  scenario_toml::refuse_gateway_keys(r, root, "the top level");
+  r.only(root,
+         {"description", "profile", "gateway", "network", "faults", "attacks", "merchant", "services", "checks",
+          "orders"},
          "the top level");
   if (auto* v = root.get("services")) read_services(r, *v, s);
   if (auto* d = root.get("description")) {
@@ -174,14 +178,17 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
       r.fail(p->source(), fmt::format("unknown profile '{}'; allowed: {}", s.profile, names));
     }
   }
+  if (auto* g = root.get("gateway")) scenario_toml::read_gateway(r, *g, s);
   if (auto* n = root.get("network")) {
     const auto& t = r.table(*n, "network");
+    scenario_toml::refuse_gateway_keys(r, t, "[network]");
     r.only(t, {"latency", "delay"}, "[network]");
     if (auto* v = t.get("latency")) std::tie(s.latency_min, s.latency_max) = r.duration_range(*v, "latency");
     if (auto* v = t.get("delay")) std::tie(s.delay_min, s.delay_max) = r.duration_range(*v, "delay");
   }
   if (auto* f = root.get("faults")) {
     const auto& t = r.table(*f, "faults");
+    scenario_toml::refuse_gateway_keys(r, t, "[faults]");
     r.only(t,
            {"duplicate", "max_copies", "duplicate_delay", "ack_loss", "max_attempts", "request_loss", "pause",
             "pause_duration", "crash", "restart_after", "mq_redelivery", "mq_delay", "second_signal",
@@ -194,14 +201,19 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
     if (auto* v = t.get("ack_loss")) s.ack_loss = r.probability(*v, "ack_loss");
     if (auto* v = t.get("max_attempts")) {
       s.max_attempts = static_cast<int>(r.integer(*v, "max_attempts", 1, 100));
-      // It can only cut the profile's schedule short: the gateway never
-      // sends more than its own schedule holds (Alipay 8 notifications).
-      const RetryProfile& profile = *find_profile(s.profile);
+      // It can only cut the schedule short: the gateway never sends more
+      // than its schedule holds (Alipay 8 notifications, or [gateway]'s).
+      const RetryProfile profile = *profile_of(s);
       const int most = static_cast<int>(profile.retry_after.size()) + 1;
       if (s.max_attempts > most)
-        r.fail(v->source(), fmt::format("'max_attempts' is {}, but profile '{}' sends at most {} attempts; write "
-                                        "max_attempts = {} or less, or omit it for the whole schedule",
-                                        s.max_attempts, profile.name, most, most));
+        r.fail(v->source(),
+               s.gateway.retry_intervals
+                   ? fmt::format("'max_attempts' is {}, but [gateway] retry_intervals holds {} wait{}, so at most {} "
+                                 "attempt{}; write max_attempts = {} or less, or add waits to retry_intervals",
+                                 s.max_attempts, most - 1, most == 2 ? "" : "s", most, most == 1 ? "" : "s", most)
+                   : fmt::format("'max_attempts' is {}, but profile '{}' sends at most {} attempts; write "
+                                 "max_attempts = {} or less, or omit it for the whole schedule",
+                                 s.max_attempts, profile.name, most, most));
     }
     if (auto* v = t.get("request_loss")) s.request_loss = r.probability(*v, "request_loss");
     if (auto* v = t.get("pause")) s.pause = r.probability(*v, "pause");

@@ -1,8 +1,8 @@
 // The scenario loader's TOML reading: one-line errors naming the file, the
 // line, the key and what is allowed, thrown as Invalid and turned into an
 // error Status by load_scenario(). Internal to harness/gateway: shared by
-// scenario.cpp and the tables read in files of their own. Single-threaded,
-// as loading is.
+// scenario.cpp and the tables read in files of their own
+// (scenario_profile.cpp's [gateway]). Single-threaded, as loading is.
 #pragma once
 
 #include <algorithm>
@@ -138,5 +138,12 @@ class Reader {
  private:
   std::string path_;
 };
+
+// The tables read in files of their own. [gateway] (scenario_profile.cpp):
+// into s.gateway, before [faults], whose max_attempts it bounds.
+void read_gateway(const Reader& r, const toml::node& node, Scenario& s);
+// `timeout` or `retry_intervals` in table `t` (`where`: "[faults]"), a
+// natural slip, is refused with where they go.
+void refuse_gateway_keys(const Reader& r, const toml::table& t, std::string_view where);
 
 }  // namespace twice::gateway::scenario_toml
