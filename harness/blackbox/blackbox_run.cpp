@@ -14,6 +14,7 @@
 #include "blackbox/http_post.h"
 #include "blackbox/wire_format.h"
 #include "gateway/retry_profile.h"
+#include "gateway/scenario_profile.h"
 
 namespace twice::blackbox {
 namespace {
@@ -68,7 +69,7 @@ struct AttemptState {
 class Player final : public LedgerView {
  public:
   explicit Player(const BlackboxOptions& o)
-      : options_(o), scenario_(*o.scenario), profile_(*gateway::find_profile(o.scenario->profile)),
+      : options_(o), scenario_(*o.scenario), profile_(*gateway::profile_of(*o.scenario)),
         timeout_(request_timeout(o)) {}
 
   void plan() {
@@ -355,7 +356,7 @@ class Player final : public LedgerView {
 
   const BlackboxOptions& options_;
   const gateway::Scenario& scenario_;
-  const gateway::RetryProfile& profile_;
+  const gateway::RetryProfile profile_;  // the scenario's: its [gateway] figures in place of the profile's
   const Micros timeout_;
   SteadyClock::time_point start_;
   std::vector<Planned> planned_;
@@ -376,7 +377,7 @@ class Player final : public LedgerView {
 }  // namespace
 
 Micros request_timeout(const BlackboxOptions& o) {
-  const gateway::RetryProfile* p = gateway::find_profile(o.scenario->profile);
+  const std::optional<gateway::RetryProfile> p = gateway::profile_of(*o.scenario);
   const Micros scaled = p ? static_cast<Micros>(static_cast<double>(p->timeout) / o.time_scale) : 0;
   return std::max(scaled, o.min_timeout > 0 ? o.min_timeout : kSecond);
 }

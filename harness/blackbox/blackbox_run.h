@@ -100,7 +100,8 @@ struct BlackboxRun {
   Micros elapsed = 0;  // wall clock, from the first request's time to quiescence
 };
 
-// The request timeout of a run: the profile's, compressed, at least min_timeout.
+// The request timeout of a run: the scenario's (its [gateway] timeout, else its
+// profile's), compressed, at least min_timeout.
 Micros request_timeout(const BlackboxOptions& options);
 
 // Checks what the options ask for before anything is sent: a wire format for

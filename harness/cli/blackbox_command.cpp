@@ -29,6 +29,7 @@
 #include "cli/stop_signal.h"
 #include "explore/shell_quote.h"
 #include "gateway/retry_profile.h"
+#include "gateway/scenario_profile.h"
 #include "reports/escape.h"
 
 namespace twice::cli {
@@ -260,6 +261,9 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
         "the operating system's\n  time scale {} (retry gaps and delays divided by it), request timeout {} (the whole "
         "request), keys in {}/\n",
         a.time_scale, seconds(blackbox::request_timeout(o)), shown(a.keys_dir));
+    // The figures the run plays in place of the profile's, as `twice list` says them.
+    if (const std::string departs = gateway::gateway_departures(scenario); !departs.empty())
+      std::cout << "  " << departs << "\n";
     if (service)
       std::cout << fmt::format("  twice started the service ({}, its output in {}); {}\n", shown(a.endpoint_command),
                                shown(a.service_log),

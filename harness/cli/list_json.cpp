@@ -2,6 +2,7 @@
 
 #include "check/invariant.h"
 #include "gateway/retry_profile.h"
+#include "gateway/scenario_profile.h"
 #include "twice/handler.h"
 #include "twice/job.h"
 #include "twice/version.h"
@@ -10,6 +11,21 @@
 namespace twice::cli {
 
 namespace {
+
+// scenarios[].gateway: the figures its runs play, each with whether the gateway
+// publishes its own and whether the scenario's [gateway] departs from it.
+nlohmann::json gateway_json(const gateway::Scenario& s) {
+  const std::optional<gateway::PlayedGateway> played = gateway::played_gateway(s);
+  if (!played) return nullptr;  // only a Scenario built in code names no profile
+  nlohmann::json waits = nlohmann::json::array();
+  for (const Micros w : played->profile.retry_after) waits.push_back(gateway::exact_duration(w));
+  return {{"timeout", gateway::exact_duration(played->profile.timeout)},
+          {"timeout_published", played->timeout.published},
+          {"timeout_departs", played->timeout.departs},
+          {"retry_intervals", waits},
+          {"retry_intervals_published", played->retry_intervals.published},
+          {"retry_intervals_departs", played->retry_intervals.departs}};
+}
 
 const char* phase_name(check::Phase phase) {
   switch (phase) {
@@ -34,7 +50,11 @@ nlohmann::json list_as_json(const std::string& scenarios_dir, const std::vector<
     nlohmann::json jobs = nlohmann::json::array();
     if (s.reconciler) jobs.push_back("reconciler");
     if (s.close_after > 0) jobs.push_back("order-closer");
-    listed.push_back({{"name", s.name}, {"description", s.description}, {"profile", s.profile}, {"jobs", jobs}});
+    listed.push_back({{"name", s.name},
+                      {"description", s.description},
+                      {"profile", s.profile},
+                      {"gateway", gateway_json(s)},
+                      {"jobs", jobs}});
   }
   auto& invariants = out["invariants"] = nlohmann::json::array();
   for (const auto& i : check::invariants())

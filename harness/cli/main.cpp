@@ -42,6 +42,7 @@
 #include "process/signal_safe_text.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
+#include "gateway/scenario_profile.h"
 #include "gateway/scenario_ref.h"
 #include "reports/escape.h"
 #include "reports/json_report.h"
@@ -798,14 +799,18 @@ int cmd_list(const std::string& scenarios_dir, bool json) {
   for (const auto* h : HandlerRegistry::instance().all())
     std::cout << fmt::format("  {:<22} {}\n", reports::terminal_text(h->name), reports::terminal_text(h->description));
   std::cout << "\nscenarios (" << reports::terminal_text(dir) << "):\n";
-  for (const auto& s : scenarios)
+  for (const auto& s : scenarios) {
     std::cout << fmt::format("  {:<24} {}\n", reports::terminal_text(s.name), reports::terminal_text(s.description));
+    // A gateway unlike its profile's (a timeout or schedule of the file's own) is said under it.
+    if (const std::string departs = gateway::gateway_departures(s); !departs.empty())
+      std::cout << fmt::format("  {:<24} {}\n", "", departs);
+  }
   std::cout << "\ninvariants:\n";
   for (const auto& i : check::invariants()) std::cout << fmt::format("  {:<22} {}\n", i.name, i.violated_when);
   std::cout << "\nbackground jobs (scenario [merchant] section):\n";
   for (const auto* j : JobRegistry::instance().all())
     std::cout << fmt::format("  {:<22} {}\n", reports::terminal_text(j->name), reports::terminal_text(j->description));
-  std::cout << "\ngateway profiles:\n";
+  std::cout << "\ngateway profiles (a scenario's [gateway] table sets its own timeout and retry intervals):\n";
   for (const auto& p : gateway::all_profiles()) {
     std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);
     std::cout << fmt::format("  {:<22} events: paid {}{}, refund {}, close {}\n", "", p.paid_event_type,
@@ -993,6 +998,10 @@ int main(int argc, char** argv) {
 
   std::string list_dir;
   auto* list = app.add_subcommand("list", "List handlers, scenarios, invariants and gateway profiles");
+  list->footer(
+      "\nUnder a scenario, a line says where its [gateway] table departs from its profile's published (or\n"
+      "default) timeout and retry intervals (docs/scenarios.md); --json gives every scenario's figures.\n"
+      "Exit status: 0; 2 when the folder or a scenario in it cannot be read (one line on stderr).");
   list->add_option("--scenarios-dir", list_dir, scenarios_dir_help);
   bool list_json = false;
   list->add_flag("--json", list_json, "Print the lists as one JSON object (docs/cli-json.md)");

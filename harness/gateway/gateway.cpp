@@ -21,14 +21,14 @@ std::string transaction_id(std::string_view prefix, std::size_t n) {
 
 }  // namespace
 
-Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Transport& transport,
+Gateway::Gateway(const Scenario& scenario, RetryProfile profile, sim::Scheduler& scheduler, Transport& transport,
                  fault::FaultPlan& faults)
     : scenario_(scenario),
-      profile_(profile),
+      profile_(std::move(profile)),
       scheduler_(scheduler),
       transport_(transport),
       faults_(faults),
-      secret_("whsec_twice_" + profile.name) {
+      secret_("whsec_twice_" + profile_.name) {
   for (std::size_t i = 0; i < scenario.orders.size(); ++i) {
     PaymentRecord p;
     p.order = scenario.orders[i];

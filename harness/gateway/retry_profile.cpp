@@ -70,10 +70,21 @@ std::vector<Micros> adyen_schedule() {
   return out;
 }
 
+// Marks the figures a gateway does not publish: Alipay's, Stripe's and
+// PayPal's timeouts, Stripe's intervals ("exponential backoff"), PayPal's
+// spacing of its 25 retries. Their figures above are the model's defaults.
+std::vector<RetryProfile> with_unpublished_figures(std::vector<RetryProfile> profiles) {
+  for (RetryProfile& p : profiles) {
+    p.timeout_published = p.name != "alipay" && p.name != "stripe" && p.name != "paypal";
+    p.retry_after_published = p.name != "stripe" && p.name != "paypal";
+  }
+  return profiles;
+}
+
 }  // namespace
 
 const std::vector<RetryProfile>& all_profiles() {
-  static const std::vector<RetryProfile> kProfiles = {
+  static const std::vector<RetryProfile> kProfiles = with_unpublished_figures({
       {"wechat-v3", "WeChat Pay v3: 15 retries over 24h4m; 200/204 is an ack whatever the body; 5 s timeout",
        "TRANSACTION.SUCCESS", "", "REFUND.SUCCESS", "", wechat_schedule(), 5 * kSecond, ack_wechat_v3, false,
        5 * kMinute},
@@ -96,7 +107,7 @@ const std::vector<RetryProfile>& all_profiles() {
        "Adyen: 9s, 18s, 27s, then 2m..8h and every 8h for 30 days; 200/202 (whatever the body); 10 s timeout; "
        "head-of-line: later notifications wait behind a failing one",
        "AUTHORISATION", "", "REFUND", "OFFER_CLOSED", adyen_schedule(), 10 * kSecond, ack_adyen, true},
-  };
+  });
   return kProfiles;
 }
 

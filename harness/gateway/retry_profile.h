@@ -2,7 +2,9 @@
 // delivery that was not acknowledged, how long it waits for an answer, what
 // counts as an acknowledgement, and whether later notifications wait behind a
 // failing one (Adyen's head-of-line queue). Figures from each gateway's published notify documentation;
-// the ones a gateway does not publish are defaults, said so in `description`.
+// the ones a gateway does not publish are defaults, said so in `description`
+// and marked below, and a scenario's [gateway] table sets them (profile_of()
+// in gateway/scenario_profile.h gives the profile a run plays).
 #pragma once
 
 #include <string>
@@ -33,6 +35,11 @@ struct RetryProfile {
   // gateway's scheme signs no time (Alipay, Adyen, WeChat v2), or PayPal's,
   // which signs its transmission time but publishes no tolerance.
   Micros signature_tolerance = 0;
+  // Whether the gateway publishes its timeout and its retry intervals
+  // (/work/shared/GATEWAYS.md); false: the figure above is the model's
+  // default, a parameter a scenario's [gateway] sets, and `twice list` says so.
+  bool timeout_published = true;
+  bool retry_after_published = true;
 
   bool is_ack(const Reply& reply) const { return refusal(reply) == nullptr; }
 };

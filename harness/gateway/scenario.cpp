@@ -15,129 +15,17 @@
 #include <toml++/toml.h>
 
 #include "gateway/retry_profile.h"
+#include "gateway/scenario_profile.h"
+#include "gateway/scenario_reader.h"
 #include "gateway/toml_error.h"
 
 namespace twice::gateway {
 namespace {
 
+using scenario_toml::Invalid;
+using scenario_toml::Reader;
+
 constexpr std::uintmax_t kMaxScenarioBytes = 1 << 20;
-
-// Thrown inside this file only, turned into an error Status at the boundary.
-struct Invalid {
-  std::string message;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const toml::source_region& where, const std::string& what) const {
-    throw Invalid{fmt::format("{}:{}: {}", path_, where.begin.line, what)};
-  }
-
-  // Rejects keys not in `allowed`, naming the ones that are.
-  void only(const toml::table& table, std::initializer_list<std::string_view> allowed,
-            std::string_view where) const {
-    for (auto&& [key, value] : table) {
-      if (std::find(allowed.begin(), allowed.end(), key.str()) != allowed.end()) continue;
-      std::string list;
-      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      fail(key.source(), fmt::format("unknown key '{}' in {}; allowed: {}", key.str(), where, list));
-    }
-  }
-
-  std::string text(const toml::node& n, std::string_view name) const {
-    if (auto v = n.value<std::string>(); v && n.is_string()) return *v;
-    fail(n.source(), fmt::format("'{}' must be a string, got {}", name, type_of(n)));
-  }
-
-  std::int64_t integer(const toml::node& n, std::string_view name, std::int64_t lo, std::int64_t hi) const {
-    if (!n.is_integer()) fail(n.source(), fmt::format("'{}' must be an integer, got {}", name, type_of(n)));
-    const auto v = *n.value<std::int64_t>();
-    if (v < lo || v > hi) fail(n.source(), fmt::format("'{}' is {}; allowed: {} to {}", name, v, lo, hi));
-    return v;
-  }
-
-  bool boolean(const toml::node& n, std::string_view name) const {
-    if (!n.is_boolean()) fail(n.source(), fmt::format("'{}' must be true or false, got {}", name, type_of(n)));
-    return *n.value<bool>();
-  }
-
-  const toml::table& table(const toml::node& n, std::string_view name) const {
-    const auto* t = n.as_table();
-    if (!t) fail(n.source(), fmt::format("'{}' must be a table: write [{}]", name, name));
-    return *t;
-  }
-
-  double probability(const toml::node& n, std::string_view name) const {
-    if (!n.is_number()) fail(n.source(), fmt::format("'{}' must be a number from 0 to 1, got {}", name, type_of(n)));
-    const double v = *n.value<double>();
-    if (!(v >= 0.0 && v <= 1.0))
-      fail(n.source(), fmt::format("'{}' is {}; a probability must be from 0 to 1", name, v));
-    return v;
-  }
-
-  Micros duration(const toml::node& n, std::string_view name) const {
-    const std::string s = text(n, name);
-    auto d = parse_duration(s);
-    if (!d && looks_like_duration(s))
-      fail(n.source(), fmt::format("'{}' is \"{}\", longer than any run can be; durations are at most {}", name, s,
-                                   format_duration(kMaxDuration)));
-    if (!d) fail(n.source(), fmt::format("'{}' is \"{}\", not a duration; write e.g. \"250ms\", \"15s\", \"3m\", \"1h30m\" (units from the largest down, each once)", name, s));
-    if (*d > kMaxDuration)
-      fail(n.source(), fmt::format("'{}' is \"{}\"; durations are at most {} (docs/scenarios.md)", name, s,
-                                   format_duration(kMaxDuration)));
-    return *d;
-  }
-
-  // Digits and units, as parse_duration() reads them: text it refused only for its size.
-  static bool looks_like_duration(std::string_view s) {
-    if (s.empty()) return false;
-    static constexpr std::string_view kUnits[] = {"d", "h", "m", "s", "ms", "us"};  // largest first
-    std::size_t i = 0;
-    std::size_t next_unit = 0;  // units go from the largest down, each once
-    while (i < s.size()) {
-      const std::size_t digits = i;
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-      const std::size_t unit = i;
-      while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
-      const std::string_view u = s.substr(unit, i - unit);
-      if (unit == digits) return false;
-      const auto* at = std::find(std::begin(kUnits) + static_cast<std::ptrdiff_t>(next_unit), std::end(kUnits), u);
-      if (at == std::end(kUnits)) return false;
-      next_unit = static_cast<std::size_t>(at - std::begin(kUnits)) + 1;
-    }
-    return true;
-  }
-
-  // ["5ms", "50ms"]: a range of durations, lo <= hi.
-  std::pair<Micros, Micros> duration_range(const toml::node& n, std::string_view name) const {
-    const auto* arr = n.as_array();
-    if (!arr || arr->size() != 2)
-      fail(n.source(), fmt::format("'{}' must be a pair of durations like [\"5ms\", \"50ms\"]", name));
-    const Micros lo = duration(*arr->get(0), name);
-    const Micros hi = duration(*arr->get(1), name);
-    if (lo > hi) fail(n.source(), fmt::format("'{}': the first duration must not exceed the second", name));
-    return {lo, hi};
-  }
-
-  static std::string type_of(const toml::node& n) {
-    switch (n.type()) {
-      case toml::node_type::string: return "a string";
-      case toml::node_type::integer: return "an integer";
-      case toml::node_type::floating_point: return "a number";
-      case toml::node_type::boolean: return "a boolean";
-      case toml::node_type::array: return "an array";
-      case toml::node_type::table: return "a table";
-      default: return "a date or time";
-    }
-  }
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 void read_orders(const Reader& r, const toml::node& node, Scenario& s) {
   const auto* arr = node.as_array();
@@ -266,7 +154,10 @@ void read_services(const Reader& r, const toml::node& node, Scenario& s) {
 }
 
 void read(const Reader& r, const toml::table& root, Scenario& s) {
-  r.only(root, {"description", "profile", "network", "faults", "attacks", "merchant", "services", "checks", "orders"},
+  scenario_toml::refuse_gateway_keys(r, root, "the top level");
+  r.only(root,
+         {"description", "profile", "gateway", "network", "faults", "attacks", "merchant", "services", "checks",
+          "orders"},
          "the top level");
   if (auto* v = root.get("services")) read_services(r, *v, s);
   if (auto* d = root.get("description")) {
@@ -287,14 +178,17 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
       r.fail(p->source(), fmt::format("unknown profile '{}'; allowed: {}", s.profile, names));
     }
   }
+  if (auto* g = root.get("gateway")) scenario_toml::read_gateway(r, *g, s);
   if (auto* n = root.get("network")) {
     const auto& t = r.table(*n, "network");
+    scenario_toml::refuse_gateway_keys(r, t, "[network]");
     r.only(t, {"latency", "delay"}, "[network]");
     if (auto* v = t.get("latency")) std::tie(s.latency_min, s.latency_max) = r.duration_range(*v, "latency");
     if (auto* v = t.get("delay")) std::tie(s.delay_min, s.delay_max) = r.duration_range(*v, "delay");
   }
   if (auto* f = root.get("faults")) {
     const auto& t = r.table(*f, "faults");
+    scenario_toml::refuse_gateway_keys(r, t, "[faults]");
     r.only(t,
            {"duplicate", "max_copies", "duplicate_delay", "ack_loss", "max_attempts", "request_loss", "pause",
             "pause_duration", "crash", "restart_after", "mq_redelivery", "mq_delay", "second_signal",
@@ -307,14 +201,19 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
     if (auto* v = t.get("ack_loss")) s.ack_loss = r.probability(*v, "ack_loss");
     if (auto* v = t.get("max_attempts")) {
       s.max_attempts = static_cast<int>(r.integer(*v, "max_attempts", 1, 100));
-      // It can only cut the profile's schedule short: the gateway never
-      // sends more than its own schedule holds (Alipay 8 notifications).
-      const RetryProfile& profile = *find_profile(s.profile);
+      // It can only cut the schedule short: the gateway never sends more
+      // than its schedule holds (Alipay 8 notifications, or [gateway]'s).
+      const RetryProfile profile = *profile_of(s);
       const int most = static_cast<int>(profile.retry_after.size()) + 1;
       if (s.max_attempts > most)
-        r.fail(v->source(), fmt::format("'max_attempts' is {}, but profile '{}' sends at most {} attempts; write "
-                                        "max_attempts = {} or less, or omit it for the whole schedule",
-                                        s.max_attempts, profile.name, most, most));
+        r.fail(v->source(),
+               s.gateway.retry_intervals
+                   ? fmt::format("'max_attempts' is {}, but [gateway] retry_intervals holds {} wait{}, so at most {} "
+                                 "attempt{}; write max_attempts = {} or less, or add waits to retry_intervals",
+                                 s.max_attempts, most - 1, most == 2 ? "" : "s", most, most == 1 ? "" : "s", most)
+                   : fmt::format("'max_attempts' is {}, but profile '{}' sends at most {} attempts; write "
+                                 "max_attempts = {} or less, or omit it for the whole schedule",
+                                 s.max_attempts, profile.name, most, most));
     }
     if (auto* v = t.get("request_loss")) s.request_loss = r.probability(*v, "request_loss");
     if (auto* v = t.get("pause")) s.pause = r.probability(*v, "pause");

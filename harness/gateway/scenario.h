@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,16 @@ struct ServiceSpec {
   int line = 0;  // where the scenario declared (or changed) it; 0: built in
 };
 
+// [gateway]: the profile's figures a scenario sets in place of the profile's
+// own (docs/scenarios.md): the ones a gateway does not publish (Alipay's
+// timeout, Stripe's intervals), or a published one the user's gateway account
+// does not keep, or an incident's (a 3 s timeout). Unset: the profile's.
+// gateway/scenario_profile.h gives the profile a run of the scenario plays.
+struct GatewaySettings {
+  std::optional<Micros> timeout;                       // no answer by then: the attempt failed
+  std::optional<std::vector<Micros>> retry_intervals;  // the wait before retry i (after attempt i+1 failed)
+};
+
 // warehouse (ship), mail (mail), inventory (decrement): no faults, keys honoured.
 const std::vector<ServiceSpec>& builtin_services();
 
@@ -78,6 +89,7 @@ struct Scenario {
   std::string description;  // one line, for `twice list`
   std::string source;       // the file it came from, for messages
   std::string profile = "wechat-v3";
+  GatewaySettings gateway;  // [gateway]
   std::vector<OrderSpec> orders;
 
   // Network: each scheduling point (a statement, a lock call) takes a latency in this range.
@@ -131,6 +143,7 @@ const std::vector<ServiceSpec>& services_of(const Scenario& s);
 inline constexpr Micros kMaxDuration = 30 * 24 * kHour;  // any one duration: 30 days
 inline constexpr std::size_t kMaxOrders = 200;           // [[orders]] entries
 inline constexpr int kMaxAttacksOfAKind = 100;           // each count in [attacks]
+inline constexpr std::size_t kMaxRetryIntervals = 99;    // [gateway] retry_intervals: 100 attempts, max_attempts' most
 
 // Loading reports errors as an error Status whose message is one line,
 // "scenarios/x.toml:12: ... ; allowed: ...": never by throwing.

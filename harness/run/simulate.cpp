@@ -19,6 +19,7 @@
 #include "env/sqlite_db.h"
 #include "fault/fault_plan.h"
 #include "gateway/gateway.h"
+#include "gateway/scenario_profile.h"
 #include "net/network.h"
 #include "services/services.h"
 #include "sim/scheduler.h"
@@ -137,7 +138,7 @@ class Simulation final : public endpoint::ReplySink {
         services_(gateway::services_of(scenario_), scheduler_, faults_),
         locks_(scheduler_),
         network_(scheduler_, faults_, endpoint_),
-        gateway_(scenario_, *gateway::find_profile(scenario_.profile), scheduler_, network_, faults_),
+        gateway_(scenario_, *gateway::profile_of(scenario_), scheduler_, network_, faults_),
         endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_, server_run_.get(), &services_},
                   faults_,
                   *this),

@@ -392,6 +392,33 @@ TEST(BlackboxRun, AServiceThatNeverAcksIsRetriedToTheEndOfTheSchedule) {
   EXPECT_EQ(r->verdict.violations[0].invariant, "lost_payment");
 }
 
+// A scenario's [gateway] retry_intervals are the schedule black-box mode
+// plays too: a service that never acks gets one attempt per wait, plus the
+// first, where Stripe's default schedule would make 15.
+TEST(BlackboxRun, TheScenariosRetryIntervalsAreTheSchedulePlayed) {
+  RunFixture f("gateway-intervals");
+  f.scenario.gateway.retry_intervals = std::vector<Micros>{kMinute, 2 * kMinute};
+  FakeService service((f.dir / "shop.sqlite").string(), /*fail_first=*/1000, false);
+  StatusOr<BlackboxRun> r = run_blackbox(f.options(service.port()));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->payments[0].attempts, 3);
+  EXPECT_EQ(service.requests(), 3);
+  EXPECT_EQ(r->fault_plan.size(), 3u);
+}
+
+// ... and its timeout is the request timeout, compressed like the profile's.
+TEST(BlackboxRun, TheScenariosTimeoutIsTheRequestTimeout) {
+  RunFixture f("gateway-timeout");
+  BlackboxOptions o = f.options(9);  // nothing is sent
+  o.time_scale = 1.0;
+  o.min_timeout = kMillisecond;
+  EXPECT_EQ(request_timeout(o), 15 * kSecond) << "Stripe's default";
+  f.scenario.gateway.timeout = 3 * kSecond;
+  EXPECT_EQ(request_timeout(o), 3 * kSecond);
+  o.time_scale = 100.0;
+  EXPECT_EQ(request_timeout(o), 30 * kMillisecond);
+}
+
 TEST(BlackboxRun, LostAcksAreRetriedAndDuplicatesCaught) {
   RunFixture f("lost-acks");
   f.scenario.ack_loss = 1.0;  // every answer lost: each attempt of the schedule goes out

@@ -168,6 +168,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "unknown key 'duplicates' in [faults]; allowed: duplicate, max_copies, duplicate_delay, ack_loss, "
                   "max_attempts, request_loss, pause, pause_duration, crash, restart_after, mq_redelivery, mq_delay, "
                   "second_signal, second_signal_delay"},
+        // A scenario's [gateway] (session 19's gateway probe, finding #7): the timeout put
+        // among the faults, where a user reaches for it first.
+        Malformed{"timeout_in_faults", "description = \"d\"\n[faults]\ntimeout = \"3s\"\n", 3,
+                  "'timeout' belongs in [gateway], not [faults]: it is how long the gateway waits for an answer; "
+                  "write [gateway] then timeout = \"3s\""},
+        Malformed{"gateway_unknown_key", "description = \"d\"\n[gateway]\nretries = [\"1m\"]\n", 3,
+                  "unknown key 'retries' in [gateway]; allowed: timeout, retry_intervals"},
         Malformed{"wrong_type", "description = \"d\"\n[faults]\nmax_copies = \"two\"\n", 3,
                   "'max_copies' must be an integer, got a string"},
         Malformed{"probability", "description = \"d\"\n\n[faults]\nack_loss = 1.5\n", 4,
@@ -327,6 +334,39 @@ TEST(Cli, ListJsonHoldsWhatListPrints) {
   EXPECT_EQ(find("invariants", "double_credit")["phase"], "at_quiescence");
   EXPECT_EQ(find("profiles", "wechat-v3")["events"]["paid"], "TRANSACTION.SUCCESS");
   EXPECT_FALSE(find("jobs", "reconciler").is_null());
+}
+
+// A scenario's [gateway] that departs from its profile's figures gets a line
+// under it in `twice list`, and its figures in `twice list --json`; one that
+// sets none (or the profile's own) gets no line.
+TEST(Cli, ListSaysWhereAScenariosGatewayDepartsFromItsProfile) {
+  const std::string dir = temp_path("gateway-scenarios");
+  std::filesystem::create_directories(dir);
+  const std::string order = "[[orders]]\norder_no = \"O-1\"\nuser = \"u\"\namount = 100\n";
+  std::ofstream(dir + "/three-seconds.toml") << "description = \"an incident's 3 s timeout\"\n[gateway]\n"
+                                                "timeout = \"3s\"\nretry_intervals = [\"15s\", \"1m30s\"]\n"
+                                             << order;
+  std::ofstream(dir + "/as-published.toml") << "description = \"the profile's own\"\nprofile = \"alipay\"\n"
+                                               "[gateway]\ntimeout = \"15s\"\n"
+                                            << order;
+  const auto text = twice("list --scenarios-dir " + dir);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("  as-published             the profile's own\n"
+                          "  three-seconds            an incident's 3 s timeout\n"
+                          "                           [gateway] timeout 3s instead of wechat-v3's published 5s; "
+                          "retry_intervals 15s, 1m30s (2 waits, 1m45s in all) instead of wechat-v3's published 15s, "
+                          "15s, 30s, 3m, 10m, … (15 waits, 24h4m in all)\n\n"),
+            std::string::npos)
+      << text.out;
+
+  const auto j = nlohmann::json::parse(twice_stdout("list --json --scenarios-dir " + dir).out);
+  ASSERT_EQ(j["scenarios"].size(), 2u);
+  EXPECT_EQ(j["scenarios"][0]["gateway"], nlohmann::json::parse(R"({"timeout": "15s", "timeout_published": false,
+      "timeout_departs": false, "retry_intervals": ["4m", "10m", "10m", "1h", "2h", "6h", "15h"],
+      "retry_intervals_published": true, "retry_intervals_departs": false})"));
+  EXPECT_EQ(j["scenarios"][1]["gateway"], nlohmann::json::parse(R"({"timeout": "3s", "timeout_published": true,
+      "timeout_departs": true, "retry_intervals": ["15s", "1m30s"], "retry_intervals_published": true,
+      "retry_intervals_departs": true})"));
 }
 
 // "violations[].name": every key path of `j`, arrays of objects as "[]".

@@ -74,6 +74,58 @@ TEST(Gateway, NoAnswerWithinTheTimeoutIsAFailedAttempt) {
   EXPECT_NE(trace.find("late reply to notify O-1 TRANSACTION.SUCCESS attempt 1 ignored"), std::string::npos) << trace;
 }
 
+// Takes `step` of virtual time (one clock sleep), then acks.
+class SlowAck final : public Handler {
+ public:
+  explicit SlowAck(Micros step) : step_(step) {}
+  Reply handle(const Notify& n, Env& env) override {
+    env.clock().sleep(step_);
+    return Reply::ack(n);
+  }
+
+ private:
+  Micros step_;
+};
+
+std::vector<Micros> slow_ack_deliveries(const gateway::Scenario& s, Micros step) {
+  HandlerInfo info{"slow-ack", "", [step] { return std::make_unique<SlowAck>(step); }};
+  return delivery_times(run::simulate(run::RunSpec{&s, &info, {}, 1, std::nullopt}).value());
+}
+
+// A scenario's [gateway] timeout is the one the gateway waits: a 4 s handler
+// step is in time for WeChat's published 5 s, and too late for an incident's 3 s.
+TEST(Gateway, TheScenariosTimeoutDecidesWhetherASlowHandlerTimesOut) {
+  auto s = testing::one_order_scenario();
+  s.latency_min = s.latency_max = 0;
+  s.max_attempts = 2;
+  const auto published = slow_ack_deliveries(s, 4 * kSecond);
+  EXPECT_EQ(published.size(), 1u) << "acked within 5 s";
+  s.gateway.timeout = 3 * kSecond;
+  const auto incident = slow_ack_deliveries(s, 4 * kSecond);
+  ASSERT_EQ(incident.size(), 2u) << "no answer within 3 s: retried";
+  EXPECT_EQ(incident[1] - incident[0], 3 * kSecond + 15 * kSecond) << "the 3 s timeout, then WeChat's first wait";
+  // And the reverse: a 6 s step is too late for 5 s, in time for 10 s.
+  s.gateway.timeout.reset();
+  EXPECT_EQ(slow_ack_deliveries(s, 6 * kSecond).size(), 2u);
+  s.gateway.timeout = 10 * kSecond;
+  EXPECT_EQ(slow_ack_deliveries(s, 6 * kSecond).size(), 1u);
+}
+
+// [gateway] retry_intervals are the waits between attempts, exactly as
+// written, and their number bounds the attempts as the profile's does.
+TEST(Gateway, TheScenariosRetryIntervalsAreTheWaitsBetweenDeliveries) {
+  auto s = testing::one_order_scenario();
+  s.latency_min = s.latency_max = 0;
+  s.profile = "stripe";
+  const std::vector<Micros> waits = {7 * kSecond, 90 * kSecond, 250 * kMillisecond, 3 * kHour};
+  s.gateway.retry_intervals = waits;
+  const auto times = delivery_times(run_with(s, Reply::fail()));
+  ASSERT_EQ(times.size(), waits.size() + 1) << "one notification and a retry per wait";
+  for (std::size_t i = 0; i < waits.size(); ++i) EXPECT_EQ(times[i + 1] - times[i], waits[i]) << i;
+  s.max_attempts = 2;
+  EXPECT_EQ(delivery_times(run_with(s, Reply::fail())).size(), 2u);
+}
+
 TEST(Gateway, PayloadIsJsonWithTheOrderFieldsEvenWhenTheyNeedEscaping) {
   auto s = testing::one_order_scenario();
   s.orders[0].order_no = "O-\"quoted\"<script>";
