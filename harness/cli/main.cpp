@@ -33,6 +33,7 @@
 #include "cli/stop_signal.h"
 #include "cli/list_json.h"
 #include "cli/stress_command.h"
+#include "engine/engine_url.h"
 #include "explore/expected.h"
 #include "explore/cell_process.h"
 #include "explore/contained_process.h"
@@ -816,6 +817,14 @@ int cmd_list(const std::string& scenarios_dir, bool json) {
   return 0;
 }
 
+// CLI11's message about the command line may quote an argument whole: an
+// --engine-url or --db given to a command that does not take it, or after a
+// misspelt flag. A URL's password is shown there as it is everywhere else.
+std::string without_argument_passwords(std::string message, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) message = engine::without_url_passwords(message, argv[i]);
+  return message;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1056,7 +1065,7 @@ int main(int argc, char** argv) {
                       : fmt::format("{} does not take {}; {} is an option of {}", where, given, option, owners);
       }
     }
-    std::cerr << fmt::format("twice: {} (see {} --help)\n", message, where);
+    std::cerr << fmt::format("twice: {} (see {} --help)\n", without_argument_passwords(message, argc, argv), where);
     return kExitUsage;
   }
   run_args.show_all = show == "all";

@@ -216,11 +216,13 @@ TEST(Cli, EngineSetupErrorsExitTwoWithOneClearLine) {
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_EQ(o.out, "twice: --engine-url 'mysql://root@localhost/x' is not a PostgreSQL URL (postgres://user@host/db)\n");
 
-  // A server that is not there: libpq's reason, on one line.
+  // A server that is not there: which one, and libpq's reason, on one line.
   o = twice("run --handler cas --scenario concurrent-duplicates --engine postgres "
             "--engine-url postgres://nobody@/twice?host=/nonexistent-socket-dir");
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_TRUE(o.out.starts_with("twice: cannot connect to PostgreSQL: ")) << o.out;
+  EXPECT_TRUE(o.out.starts_with("twice: --engine-url 'postgres://nobody@/twice?host=/nonexistent-socket-dir': cannot "
+                                "connect to PostgreSQL: "))
+      << o.out;
   EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
 }
 

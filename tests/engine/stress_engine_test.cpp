@@ -323,7 +323,10 @@ TEST(TwiceStress, AWrongUrlIsOneLineAndExitTwo) {
       twice_command("stress --handler cas --engine postgres --engine-url postgres://nobody@/nodb?host=/nonexistent "
                     "--orders 10 --quiet");
   EXPECT_EQ(out.exit_code, 2) << out.output;
-  EXPECT_NE(out.output.find("twice: stress: cannot connect to PostgreSQL"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("twice: stress: --engine-url 'postgres://nobody@/nodb?host=/nonexistent': cannot connect to "
+                            "PostgreSQL"),
+            std::string::npos)
+      << out.output;
 }
 
 }  // namespace
