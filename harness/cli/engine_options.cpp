@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_url.h"
+#include "explore/explorer.h"
 
 namespace twice::cli {
 
@@ -107,19 +108,10 @@ Status EngineSelection::resolve(const EngineArgs& args) {
 std::vector<results::EngineServer> EngineSelection::servers() const {
   std::vector<results::EngineServer> out;
   for (const auto& c : choices_) {
-    const std::string name(engine_name(c.engine));
-    if (c.is_sqlite() || std::any_of(out.begin(), out.end(), [&](const auto& s) { return s.engine == name; })) continue;
-    results::EngineServer server;
-    server.engine = name;
-    if (c.engine == Engine::kPostgres && c.postgres) {
-      server.version = c.postgres->version();
-      server.url = engine::printable_engine_url(c.engine, c.postgres->url()).url;
-    } else if (c.engine == Engine::kMariadb && c.mariadb) {
-      server.version = c.mariadb->version();
-      server.url = engine::printable_engine_url(c.engine, c.mariadb->url()).url;
-      server.settings = c.mariadb->settings();
-    }
-    out.push_back(std::move(server));
+    const std::optional<results::EngineServer> server = explore::engine_server(c);
+    if (!server || std::any_of(out.begin(), out.end(), [&](const auto& s) { return s.engine == server->engine; }))
+      continue;
+    out.push_back(*server);
   }
   return out;
 }

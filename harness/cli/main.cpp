@@ -44,6 +44,7 @@
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "gateway/scenario_ref.h"
+#include "reports/cell_verdict.h"
 #include "reports/escape.h"
 #include "reports/json_report.h"
 #include "reports/report_dir.h"
@@ -730,6 +731,9 @@ int cmd_replay(const ReplayArgs& a) {
         out(fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name,
                         terminal_text(scenario.name), spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
                         a.shrunk ? " (shrunk counterexample)" : ""));
+      // Another server, or another version, can tell another story: say which one this is.
+      if (const auto server = explore::engine_server(spec.engine))
+        out("# on the " + reports::server_sentence(*server, [](std::string_view s) { return terminal_text(s); }) + "\n");
     };
     spec.on_event = [&](const sim::TraceEvent& e) {
       head();

@@ -367,6 +367,8 @@ TEST(Cli, ListAndStressJsonWriteExactlyTheDocumentedFields) {
   flatten(nlohmann::json::parse(twice_stdout("stress --handler check-then-act --deliveries 2000 -q --json -").out), "",
           written);
   written.insert({"violations[].name", "violations[].subject", "violations[].detail"});  // when none was found
+  written.insert({"server", "server.engine", "server.version", "server.url", "server.settings",  // a server engine's
+                  "server.settings[].name", "server.settings[].value"});
   EXPECT_EQ(written, documented_fields("## `twice stress --json FILE`"));
 }
 

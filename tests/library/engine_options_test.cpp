@@ -39,6 +39,9 @@ TEST(TestingApiOnEngines, CheckInTxnDoubleCreditsOnPostgresReadCommitted) {
   ASSERT_EQ(r.violations.size(), 1u) << r.message;
   EXPECT_EQ(r.violations.front(), "concurrent-duplicates@postgres/read-committed: double_credit");
   EXPECT_TRUE(contains(r.message, "on postgres/read-committed")) << r.message;
+  // Which server the verdict came from: another server, or version, can tell another story.
+  EXPECT_TRUE(contains(r.message, "; ran on the postgres server ")) << r.message;
+  EXPECT_TRUE(contains(r.message, ", started by twice\n")) << r.message;
   // The counterexample replays on the same engine and level.
   EXPECT_TRUE(contains(r.message, "--engine postgres --isolation read-committed")) << r.message;
   // The shrunk story: both copies read WAIT_PAY in their transactions, both credit.
@@ -53,6 +56,9 @@ TEST(TestingApiOnEngines, CheckRunTakesTheEngineToo) {
   const Report r = twice::testing::check_run("check-in-txn", {"concurrent-duplicates", 6337990874401953},
                                              concurrent_duplicates_on("postgres", "serializable"));
   EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_TRUE(contains(r.message, "check-in-txn: exactly once on concurrent-duplicates@postgres/serializable seed "
+                                  "6337990874401953; ran on the postgres server "))
+      << r.message;
 }
 
 // Options::engine_url's password never reaches Report::message, which a test
