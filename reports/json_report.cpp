@@ -142,17 +142,20 @@ nlohmann::json to_json(const results::MatrixResult& m) {
   // Only when a server engine ran: a SQLite run's report stays as it was.
   if (!m.servers.empty()) {
     json servers = json::array();
-    for (const auto& s : m.servers) {
-      json settings = json::array();
-      for (const auto& [name, value] : s.settings) settings.push_back({{"name", name}, {"value", value}});
-      servers.push_back({{"engine", s.engine},
-                         {"version", s.version},
-                         {"url", s.url.empty() ? json(nullptr) : json(s.url)},
-                         {"settings", settings}});
-    }
+    for (const auto& s : m.servers) servers.push_back(server_json(s));
     out["servers"] = std::move(servers);
   }
   return out;
+}
+
+nlohmann::json server_json(const results::EngineServer& server) {
+  using nlohmann::json;
+  json settings = json::array();
+  for (const auto& [name, value] : server.settings) settings.push_back({{"name", name}, {"value", value}});
+  return {{"engine", server.engine},
+          {"version", server.version},
+          {"url", server.url.empty() ? json(nullptr) : json(server.url)},
+          {"settings", settings}};
 }
 
 Status write_json(const results::MatrixResult& m, const std::string& path) {

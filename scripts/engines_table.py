@@ -20,7 +20,10 @@ from Debian's packages (Debian 12: PostgreSQL 15, MariaDB 10.11). A verdict on a
 depends on the server, so every report names the one its verdicts came from: its version, the
 settings a verdict is known to depend on, and the `--engine-url` if there was one (`servers` in the
 JSON report, a line under the matrix in the text, the Markdown and HTML headers, `server.<engine>`
-properties in JUnit).
+properties in JUnit). So do the others: the second line of a `twice replay` on a server engine
+(`# on the mariadb server 10.11.19-MariaDB-0+deb12u1, innodb_snapshot_isolation=OFF, started by
+twice`), the `server` line of `twice stress`'s text and its JSON's `server`, and the messages of
+`check_exactly_once()` and `check_run()` (`; ran on the postgres server ...`).
 
 ### MariaDB's `innodb_snapshot_isolation`
 
@@ -45,15 +48,28 @@ hold it to this table, or keep your production's value to see what your producti
 
 The replay commands of a run on `--engine-url` name that URL (shell-quoted), so that the replay runs
 on the same server: another server, or another version, can tell another story. A password is
-never printed (reports are kept as CI artifacts): the URL is printed without it, and the command
-ends with a shell comment naming the variable the client library reads it from instead,
-`PGPASSWORD` for PostgreSQL (libpq; a `~/.pgpass` entry works too) or `MYSQL_PWD` for MariaDB
-(Connector/C). Set it, and paste the command as printed:
+never printed (reports are kept as CI artifacts, and CI logs are often public): the URL is printed
+without it, and the command ends with a shell comment naming the variable the client library reads
+it from instead, `PGPASSWORD` for PostgreSQL (libpq; a `~/.pgpass` entry works too) or `MYSQL_PWD`
+for MariaDB (Connector/C). Set it, and paste the command as printed:
 
 ```sh
 export MYSQL_PWD=...
 twice replay --handler rmw-in-txn --scenario concurrent-topups --seed 3251949076933735 --shrunk --engine mariadb --isolation repeatable-read --engine-url mysql://app@db.internal/pay  # the URL's password is not printed: set MYSQL_PWD
-```"""
+```
+
+The same holds for every error about the URL (a server that does not answer, a URL that does not
+parse, a user without the rights a run needs) and for black-box mode's `--db`: the message names
+the server as `user@host:port/db`, without the password, and what libpq or Connector/C says is shown
+with any password the URL holds masked as `***` (libpq quotes a URI it cannot read whole, and reads
+a port out of a password written with a `/` in it):
+
+```
+twice: --engine-url 'postgresql://app@db.internal/pay': cannot connect to PostgreSQL: invalid integer value "***" for connection option "port"
+```
+
+Write a password that holds `@`, `/`, `?`, `:` or `&` percent-encoded (`%40`, `%2F`, ...), or leave
+it out of the URL and set the variable."""
 
 
 def engine_of(scenario):

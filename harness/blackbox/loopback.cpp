@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_url.h"
+
 namespace twice::blackbox {
 namespace {
 
@@ -119,8 +121,12 @@ Status check_database_is_local(const std::string& db) {
       postgres = scheme != "mysql://";
     }
   if (rest.data() == nullptr) return Status::OK();  // a SQLite file
+  // The URL as every message shows it, without its password; a host read out
+  // of a password written unencoded ("pa/ss") is masked too.
+  const std::string shown = engine::engine_url_for_message(db);
   const auto refuse = [&](std::string_view what, std::string_view host) {
-    return Status::error(fmt::format("--db {}: {} '{}' is not loopback: {}", db, what, host, kOnlyLoopback));
+    return Status::error(fmt::format("--db {}: {} '{}' is not loopback: {}", shown, what,
+                                     engine::without_url_passwords(host, db), kOnlyLoopback));
   };
   std::string_view authority = rest.substr(0, rest.find_first_of("/?"));
   if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) authority = authority.substr(at + 1);
@@ -161,7 +167,7 @@ Status check_database_is_local(const std::string& db) {
     if (names_service || !env("PGSERVICE").empty())
       return Status::error(fmt::format("--db {}: a connection service (service= or PGSERVICE) can name any host; give the "
                                        "host in the URL instead, and unset PGSERVICE",
-                                       db));
+                                       shown));
     if (!names_host)
       for (std::string_view h : split(env("PGHOST"), ','))
         if (!pg_host_is_local(h)) return refuse("PGHOST", h);

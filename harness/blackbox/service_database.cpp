@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "blackbox/loopback.h"
+#include "engine/engine_url.h"
 #include "engine/mariadb_connection.h"
 #include "engine/mariadb_protocol.h"
 #include "engine/pg_connection.h"
@@ -32,27 +33,26 @@ Status ServiceDatabase::open(const std::string& db, std::unique_ptr<ServiceDatab
   if (db.empty()) return Status::error("--db is missing: name the service's database (a SQLite file, postgres://..., mysql://...)");
   if (Status s = check_database_is_local(db); !s.ok()) return s;
   std::unique_ptr<ServiceDatabase> d(new ServiceDatabase());
+  // An error names the database as every message names a URL: without its
+  // password, which the client library's text does not show either.
+  const std::string shown = engine::engine_url_for_message(db);
   if (db.starts_with("postgres://") || db.starts_with("postgresql://")) {
     std::unique_ptr<engine::PgConnection> pg;
     if (Status s = engine::PgConnection::open(db, pg); !s.ok())
-      return Status::error(fmt::format("--db {}: cannot connect: {}", db, s.message()));
+      return Status::error(fmt::format("--db {}: cannot connect: {}", shown, s.message()));
     engine::quiet_notices(pg->handle());
     d->raw_ = std::move(pg);
   } else if (db.starts_with("mysql://")) {
     engine::MariadbAddress at;
     std::string error;
-    if (!engine::parse_mariadb_url(db, at, error)) {
-      // The parser is the engine's, which names its own option: here the URL is --db's.
-      if (const std::size_t quoted = error.find("--engine-url '" + db + "'"); quoted != std::string::npos)
-        error.replace(quoted, 14 + db.size() + 1, "the URL");
-      return Status::error(fmt::format("--db {}: {}", db, error));
-    }
+    if (!engine::parse_mariadb_url(db, at, error))
+      return Status::error(fmt::format("--db {}: {}", shown, engine::without_url_passwords(error, db)));
     std::unique_ptr<engine::MariadbConnection> maria;
     if (Status s = engine::MariadbConnection::open(at, at.database, maria); !s.ok())
-      return Status::error(fmt::format("--db {}: cannot connect: {}", db, s.message()));
+      return Status::error(fmt::format("--db {}: cannot connect: {}", shown, s.message()));
     d->raw_ = std::move(maria);
   } else if (db.find("://") != std::string::npos) {
-    return Status::error(fmt::format("--db {}: unknown scheme; give a SQLite file, postgres://... or mysql://...", db));
+    return Status::error(fmt::format("--db {}: unknown scheme; give a SQLite file, postgres://... or mysql://...", shown));
   } else {
     if (sqlite3_open_v2(db.c_str(), &d->sqlite_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
       const std::string why = d->sqlite_ ? sqlite3_errmsg(d->sqlite_) : "out of memory";

@@ -27,6 +27,7 @@
 #include "cli/argument_checks.h"
 #include "cli/exit_status.h"
 #include "cli/stop_signal.h"
+#include "engine/engine_url.h"
 #include "explore/shell_quote.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario_profile.h"
@@ -51,8 +52,14 @@ std::string shown(std::string_view untrusted) { return reports::terminal_text(re
 std::string seconds(Micros m) { return fmt::format("{:.2f}s", static_cast<double>(m) / kSecond); }
 
 // Every option that shapes a run, so that the command repeats the same run.
+// A --db URL's password is left out, as in `twice run`'s replay commands:
+// a shell comment at the end names the variable the client library reads it from.
 std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, std::uint64_t seed, int kills) {
   using explore::shell_quote;
+  const Engine kind = a.db.starts_with("mysql://") ? Engine::kMariadb
+                      : a.db.starts_with("postgres://") || a.db.starts_with("postgresql://") ? Engine::kPostgres
+                                                                                              : Engine::kSqlite;
+  const engine::PrintableUrl db = engine::printable_engine_url(kind, a.db);
   std::string options;
   if (!a.endpoint_command.empty())
     options += fmt::format(" --endpoint-command {} --service-log {} --kills {} --kill-window {}",
@@ -61,8 +68,10 @@ std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, st
   return fmt::format(
       "twice run --endpoint {}{} --db {} --oracle {} --keys-dir {} --time-scale {} --min-timeout {} --scenario {} --seed {} "
       "--seeds 1",
-      shell_quote(a.endpoint), options, shell_quote(a.db), shell_quote(a.oracle), shell_quote(a.keys_dir), a.time_scale,
-      a.min_timeout_seconds, shell_quote(s.source.empty() ? s.name : s.source), seed);
+      shell_quote(a.endpoint), options, shell_quote(db.url), shell_quote(a.oracle), shell_quote(a.keys_dir), a.time_scale,
+      a.min_timeout_seconds, shell_quote(s.source.empty() ? s.name : s.source), seed) +
+         (db.password_variable.empty() ? ""
+                                       : fmt::format("  # the URL's password is not printed: set {}", db.password_variable));
 }
 
 // The first Ctrl-C lets the run under way finish and writes what is done, as

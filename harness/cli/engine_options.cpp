@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine_url.h"
+#include "explore/explorer.h"
 
 namespace twice::cli {
 
@@ -24,8 +25,9 @@ void add_engine_options(CLI::App* command, EngineArgs& args) {
                    "Use this server instead of starting one: postgres://user@host/db or "
                    "mysql://user[:password]@host[:port][?socket=/path]. Its user needs, on PostgreSQL, CREATE DATABASE "
                    "and the right to set deadlock_timeout (a superuser, or GRANT SET ON PARAMETER); on MariaDB, "
-                   "PROCESS and ALL on the twice_% databases it creates (checked before any cell runs). Replay "
-                   "commands name it without its password: set PGPASSWORD or MYSQL_PWD to run them")
+                   "PROCESS and ALL on the twice_% databases it creates (checked before any cell runs). Reports, "
+                   "errors and replay commands name it without its password: set PGPASSWORD or MYSQL_PWD to run "
+                   "the replays")
       ->check([](const std::string& url) {
         return url.empty() ? std::string("an empty URL: name the server, or leave out --engine-url to start one")
                            : std::string();
@@ -60,8 +62,9 @@ Status EngineSelection::resolve(const EngineArgs& args) {
       choices_.push_back(engine::EngineChoice{});
     } else if (name == "mariadb") {
       if (!args.url.empty() && !args.url.starts_with("mysql://"))
-        return Status::error(fmt::format(
-            "--engine-url '{}' is not a MariaDB URL (mysql://user@host[:port][/db][?socket=/path])", args.url));
+        return Status::error(
+            fmt::format("--engine-url '{}' is not a MariaDB URL (mysql://user@host[:port][/db][?socket=/path])",
+                        engine::engine_url_for_message(args.url)));
       if (!mariadb_) {
         mariadb_ = std::make_unique<engine::MariadbCluster>(args.url);
         if (Status s = mariadb_->ensure_started(); !s.ok()) return s;
@@ -75,7 +78,8 @@ Status EngineSelection::resolve(const EngineArgs& args) {
       }
     } else if (name == "postgres") {
       if (!args.url.empty() && !args.url.starts_with("postgres://") && !args.url.starts_with("postgresql://"))
-        return Status::error(fmt::format("--engine-url '{}' is not a PostgreSQL URL (postgres://user@host/db)", args.url));
+        return Status::error(fmt::format("--engine-url '{}' is not a PostgreSQL URL (postgres://user@host/db)",
+                                         engine::engine_url_for_message(args.url)));
       if (!postgres_) {
         postgres_ = std::make_unique<engine::PgCluster>(args.url);
         if (Status s = postgres_->ensure_started(); !s.ok()) return s;
@@ -104,19 +108,10 @@ Status EngineSelection::resolve(const EngineArgs& args) {
 std::vector<results::EngineServer> EngineSelection::servers() const {
   std::vector<results::EngineServer> out;
   for (const auto& c : choices_) {
-    const std::string name(engine_name(c.engine));
-    if (c.is_sqlite() || std::any_of(out.begin(), out.end(), [&](const auto& s) { return s.engine == name; })) continue;
-    results::EngineServer server;
-    server.engine = name;
-    if (c.engine == Engine::kPostgres && c.postgres) {
-      server.version = c.postgres->version();
-      server.url = engine::printable_engine_url(c.engine, c.postgres->url()).url;
-    } else if (c.engine == Engine::kMariadb && c.mariadb) {
-      server.version = c.mariadb->version();
-      server.url = engine::printable_engine_url(c.engine, c.mariadb->url()).url;
-      server.settings = c.mariadb->settings();
-    }
-    out.push_back(std::move(server));
+    const std::optional<results::EngineServer> server = explore::engine_server(c);
+    if (!server || std::any_of(out.begin(), out.end(), [&](const auto& s) { return s.engine == server->engine; }))
+      continue;
+    out.push_back(*server);
   }
   return out;
 }

@@ -33,6 +33,7 @@
 #include "cli/stop_signal.h"
 #include "cli/list_json.h"
 #include "cli/stress_command.h"
+#include "engine/engine_url.h"
 #include "explore/expected.h"
 #include "explore/cell_process.h"
 #include "explore/contained_process.h"
@@ -44,6 +45,7 @@
 #include "gateway/scenario.h"
 #include "gateway/scenario_profile.h"
 #include "gateway/scenario_ref.h"
+#include "reports/cell_verdict.h"
 #include "reports/escape.h"
 #include "reports/json_report.h"
 #include "reports/report_dir.h"
@@ -730,6 +732,9 @@ int cmd_replay(const ReplayArgs& a) {
         out(fmt::format("# twice replay: {} on {}{}, strategy {}, seed {}{}\n", handler->name,
                         terminal_text(scenario.name), spec.engine.cell_suffix(), sim::strategy_name(strategy), a.seed,
                         a.shrunk ? " (shrunk counterexample)" : ""));
+      // Another server, or another version, can tell another story: say which one this is.
+      if (const auto server = explore::engine_server(spec.engine))
+        out("# on the " + reports::server_sentence(*server, [](std::string_view s) { return terminal_text(s); }) + "\n");
     };
     spec.on_event = [&](const sim::TraceEvent& e) {
       head();
@@ -819,6 +824,14 @@ int cmd_list(const std::string& scenarios_dir, bool json) {
                              p.closed_event_type.empty() ? "(none)" : p.closed_event_type);
   }
   return 0;
+}
+
+// CLI11's message about the command line may quote an argument whole: an
+// --engine-url or --db given to a command that does not take it, or after a
+// misspelt flag. A URL's password is shown there as it is everywhere else.
+std::string without_argument_passwords(std::string message, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) message = engine::without_url_passwords(message, argv[i]);
+  return message;
 }
 
 }  // namespace
@@ -1065,7 +1078,7 @@ int main(int argc, char** argv) {
                       : fmt::format("{} does not take {}; {} is an option of {}", where, given, option, owners);
       }
     }
-    std::cerr << fmt::format("twice: {} (see {} --help)\n", message, where);
+    std::cerr << fmt::format("twice: {} (see {} --help)\n", without_argument_passwords(message, argc, argv), where);
     return kExitUsage;
   }
   run_args.show_all = show == "all";

@@ -27,7 +27,10 @@
 #include "cli/engine_options.h"
 #include "cli/exit_status.h"
 #include "cli/stop_signal.h"
+#include "explore/explorer.h"
+#include "reports/cell_verdict.h"
 #include "reports/escape.h"
+#include "reports/json_report.h"
 #include "stress/stress_database.h"
 #include "stress/stress_process.h"
 #include "stress/stress_runner.h"
@@ -154,23 +157,28 @@ std::string judged_list() {
   return out;
 }
 
-nlohmann::json header_json(const std::string& handler, const std::string& database) {
-  return {{"schema_version", 1},
-          {"tool", "twice"},
-          {"tool_version", TWICE_TOOL_VERSION},
-          {"handler", handler},
-          {"database", database}};
+// `server`: the one a server engine ran on, named as `twice run`'s report names
+// it (its URL without its password); none on SQLite, whose report stays as it was.
+nlohmann::json header_json(const std::string& handler, const std::string& database,
+                           const std::optional<results::EngineServer>& server) {
+  nlohmann::json j = {{"schema_version", 1},
+                      {"tool", "twice"},
+                      {"tool_version", TWICE_TOOL_VERSION},
+                      {"handler", handler},
+                      {"database", database}};
+  if (server) j["server"] = reports::server_json(*server);
+  return j;
 }
 
 // The report as JSON (docs/cli-json.md): the same figures as the text,
 // and the first kViolationsListed violations.
-nlohmann::json report_json(const stress::StressReport& r) {
+nlohmann::json report_json(const stress::StressReport& r, const std::optional<results::EngineServer>& server) {
   nlohmann::json violations = nlohmann::json::array();
   for (const auto& v : r.verdict.violations) {
     if (violations.size() == kViolationsListed) break;
     violations.push_back({{"name", v.invariant}, {"subject", v.subject}, {"detail", v.detail}});
   }
-  nlohmann::json j = header_json(r.handler, r.database);
+  nlohmann::json j = header_json(r.handler, r.database, server);
   j.update({{"redeliveries", r.redeliveries},
             {"threads", r.threads},
             {"duplicates", r.duplicates},
@@ -191,11 +199,15 @@ nlohmann::json report_json(const stress::StressReport& r) {
   return j;
 }
 
-void print_report(const stress::StressReport& r, std::ostream& out) {
+void print_report(const stress::StressReport& r, const std::optional<results::EngineServer>& server, std::ostream& out) {
   const double seconds = static_cast<double>(r.elapsed) / kSecond;
   out << fmt::format("twice stress: {} on {} threads, {} of each order released together, {}\n",
                      reports::terminal_text(r.handler), r.threads,
                      r.duplicates == 1 ? std::string("1 copy") : fmt::format("{} copies", r.duplicates), r.database);
+  // Another server, or another version, can give other counts: say which one this was.
+  if (server)
+    out << fmt::format("  server       {}\n",
+                       reports::server_sentence(*server, [](std::string_view s) { return reports::terminal_text(s); }));
   std::string stopped;
   if (r.stopped_by == "interrupted") stopped = fmt::format(", interrupted ({} planned)", count(r.orders_planned, "order"));
   else if (!r.stopped_by.empty())
@@ -443,6 +455,7 @@ int run_stress_command(const StressArgs& a) {
       break;
     }
     options.engine = choice;
+    const std::optional<results::EngineServer> server = explore::engine_server(choice);
     stress::StressReport report;
     const stress::ContainedRun run = stress::run_stress_contained(options, &g_stop_now, kStopGrace, report);
     if (tty) {
@@ -451,9 +464,9 @@ int run_stress_command(const StressArgs& a) {
     }
     using Outcome = stress::ContainedRun::Outcome;
     if (run.outcome == Outcome::kReport) {
-      print_report(report, text);
+      print_report(report, server, text);
       text.flush();
-      entries.push_back(report_json(report));
+      entries.push_back(report_json(report, server));
       any_result = true;
       if (!report.verdict.violations.empty()) violations = true;
       if (report.stopped_by == "interrupted") {
@@ -463,7 +476,7 @@ int run_stress_command(const StressArgs& a) {
       continue;
     }
     const std::string where = several ? fmt::format(" on {}", describe(choice)) : "";
-    nlohmann::json entry = header_json(handler->name, describe(choice));
+    nlohmann::json entry = header_json(handler->name, describe(choice), server);
     entry["error"] = run.status.message();
     if (run.outcome == Outcome::kKilled) {
       std::cerr << fmt::format("twice: stress: stopped now: the run{} was killed; its report is lost\n", where);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_url.h"
+
 namespace twice::engine {
 
 MariadbCluster::MariadbCluster(std::string url) : url_(std::move(url)) {}
@@ -26,9 +28,14 @@ Status MariadbCluster::ensure_started() {
     address_.socket = server_->socket();
   } else {
     std::string error;
-    if (!parse_mariadb_url(url_, address_, error)) return started_ = Status::error(error);
+    // A part of a password written unencoded can read as a port ("pa/ss": 'pa').
+    if (!parse_mariadb_url(url_, address_, error))
+      return started_ = Status::error(
+                 fmt::format("--engine-url '{}': {}", engine_url_for_message(url_), without_url_passwords(error, url_)));
   }
   started_ = MariadbConnection::open(address_, "", admin_);
+  if (!started_.ok() && !url_.empty())
+    started_ = Status::error(fmt::format("--engine-url '{}': {}", engine_url_for_message(url_), started_.message()));
   if (started_.ok()) {
     const Result v = admin_->query("SELECT VERSION()");
     if (v.ok() && !v.empty()) version_ = v.rows[0][0].as_text();
@@ -48,30 +55,31 @@ Status MariadbCluster::ensure_started() {
 Status MariadbCluster::check_rights() {
   const Result who = admin_->query("SELECT CURRENT_USER()");
   const std::string user = who.ok() && !who.empty() ? who.rows[0][0].as_text() : "?";
+  const std::string server = engine_url_for_message(url_);
   if (!admin_->query("SHOW ENGINE INNODB STATUS").ok())
-    return Status::error(fmt::format("--engine-url: user {} may not read SHOW ENGINE INNODB STATUS, which twice reads "
+    return Status::error(fmt::format("--engine-url '{}': user {} may not read SHOW ENGINE INNODB STATUS, which twice reads "
                                      "to tell a statement waiting for a lock from a slow one: GRANT PROCESS ON *.* "
                                      "TO {}",
-                                     user, user));
+                                     server, user, user));
   const std::string probe = fmt::format("twice_{}_rights", ::getpid());
   Status st = admin_->exec_script(fmt::format("CREATE DATABASE `{}`", probe));
   if (!st.ok())
-    return Status::error(fmt::format("--engine-url: user {} may not create databases, and twice creates one per "
+    return Status::error(fmt::format("--engine-url '{}': user {} may not create databases, and twice creates one per "
                                      "worker: GRANT ALL ON `twice\\_%`.* TO {} ({})",
-                                     user, user, st.message()));
+                                     server, user, user, st.message()));
   st = admin_->exec_script(fmt::format("CREATE TABLE `{0}`.t (x INT); CREATE TRIGGER `{0}`.tr AFTER INSERT ON "
                                        "`{0}`.t FOR EACH ROW SET @twice_rights = 1",
                                        probe));
   const Status dropped = admin_->exec_script(fmt::format("DROP DATABASE `{}`", probe));
   if (!st.ok())
-    return Status::error(fmt::format("--engine-url: user {} may not create tables and triggers in the databases it "
+    return Status::error(fmt::format("--engine-url '{}': user {} may not create tables and triggers in the databases it "
                                      "creates (the reference schema keeps a trigger): GRANT ALL ON `twice\\_%`.* TO "
                                      "{} ({})",
-                                     user, user, st.message()));
+                                     server, user, user, st.message()));
   if (!dropped.ok())
-    return Status::error(fmt::format("--engine-url: user {} may not drop the databases it creates: GRANT ALL ON "
+    return Status::error(fmt::format("--engine-url '{}': user {} may not drop the databases it creates: GRANT ALL ON "
                                      "`twice\\_%`.* TO {} ({})",
-                                     user, user, dropped.message()));
+                                     server, user, user, dropped.message()));
   return Status::OK();
 }
 

@@ -29,7 +29,8 @@ class MariadbCluster {
   MariadbCluster& operator=(const MariadbCluster&) = delete;
 
   // Starts the server (once) and checks the connection. The same Status on
-  // every call after a failure.
+  // every call after a failure; on a URL's server it names the URL, without
+  // its password (engine/engine_url.h), and never prints that password.
   Status ensure_started();
   // A database no other run is using, until given back.
   Status lease(std::unique_ptr<MariadbDatabase>& out);

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_url.h"
+
 namespace twice::engine {
 namespace {
 
@@ -48,8 +50,6 @@ Value column_value(const MYSQL_FIELD& field, const char* text, unsigned long len
 
 }  // namespace
 
-namespace {
-
 // A URL's user and password may carry '@', ':' or '/' as %40, %3A, %2F.
 std::string percent_decoded(const std::string& s) {
   std::string out;
@@ -65,13 +65,11 @@ std::string percent_decoded(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
 bool parse_mariadb_url(const std::string& url, MariadbAddress& out, std::string& error) {
   out = MariadbAddress{};
   constexpr std::string_view kScheme = "mysql://";
   if (!url.starts_with(kScheme)) {
-    error = fmt::format("--engine-url '{}' is not a MariaDB URL (mysql://user@host[:port][/db][?socket=/path])", url);
+    error = "not a MariaDB URL (mysql://user@host[:port][/db][?socket=/path])";
     return false;
   }
   std::string rest = url.substr(kScheme.size());
@@ -79,7 +77,7 @@ bool parse_mariadb_url(const std::string& url, MariadbAddress& out, std::string&
     const std::string query = rest.substr(q + 1);
     rest.resize(q);
     if (!query.starts_with("socket=")) {
-      error = fmt::format("--engine-url '{}': the only option is ?socket=/path", url);
+      error = "the only option is ?socket=/path";
       return false;
     }
     out.socket = query.substr(7);
@@ -103,14 +101,14 @@ bool parse_mariadb_url(const std::string& url, MariadbAddress& out, std::string&
     char* end = nullptr;
     const long p = std::strtol(port.c_str(), &end, 10);
     if (port.empty() || *end || p <= 0 || p > 65535) {
-      error = fmt::format("--engine-url '{}': '{}' is not a port", url, port);
+      error = fmt::format("'{}' is not a port", port);
       return false;
     }
     out.port = static_cast<unsigned>(p);
   }
   out.host = rest;
   if (out.host.empty() && out.socket.empty()) {
-    error = fmt::format("--engine-url '{}' names no host (mysql://user@host/db)", url);
+    error = "it names no host (mysql://user@host/db)";
     return false;
   }
   return true;
@@ -133,7 +131,9 @@ MYSQL* connect_mariadb(const MariadbAddress& at, const std::string& database, bo
   const char* socket = at.socket.empty() ? nullptr : at.socket.c_str();
   if (!mysql_real_connect(m, host, at.user.c_str(), at.password.empty() ? nullptr : at.password.c_str(),
                           database.empty() ? nullptr : database.c_str(), at.port, socket, flags)) {
-    error = fmt::format("cannot connect to MariaDB: {}", mysql_error(m));
+    // Connector/C's text names the host or socket; never the password, which
+    // is masked all the same should a message of another version echo it.
+    error = fmt::format("cannot connect to MariaDB: {}", without_password(mysql_error(m), at.password));
     mysql_close(m);
     return nullptr;
   }

@@ -29,8 +29,13 @@ struct MariadbAddress {
 };
 
 // mysql://user[:password]@host[:port][/database][?socket=/path]; false and a
-// one-line `error` when `url` is not one.
+// one-line `error` when `url` is not one, saying what is wrong without
+// quoting the URL: the caller names it, as engine_url_for_message() shows it.
 bool parse_mariadb_url(const std::string& url, MariadbAddress& out, std::string& error);
+
+// `s` with each %XX written as the byte it encodes (a URL's user and
+// password may carry '@', ':' or '/' as %40, %3A, %2F).
+std::string percent_decoded(const std::string& s);
 
 // Connects to `database` ("" for none) with CLIENT_FOUND_ROWS and, when
 // `multi` is set, CLIENT_MULTI_STATEMENTS; `nonblocking` turns on

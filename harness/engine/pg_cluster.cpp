@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 
+#include "engine/engine_url.h"
+
 namespace twice::engine {
 namespace {
 
@@ -58,13 +60,20 @@ Status PgCluster::ensure_started() {
     char* err = nullptr;
     PQconninfoOption* options = PQconninfoParse(url_.c_str(), &err);
     if (!options) {
-      started_ = Status::error(fmt::format("--engine-url '{}' is not a PostgreSQL URL: {}", url_, err ? err : "?"));
+      // libpq's reason may quote the URL whole, password and all.
+      std::string why = err ? err : "?";
       if (err) PQfreemem(err);
-      return started_;
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+      return started_ = Status::error(fmt::format("--engine-url '{}' is not a PostgreSQL URL: {}",
+                                                  engine_url_for_message(url_), without_url_passwords(why, url_)));
     }
     PQconninfoFree(options);
   }
   started_ = PgConnection::open(server_ ? server_->conninfo("postgres") : url_, admin_);
+  // libpq names the host or socket it tried; the error names the URL, which
+  // says the user and database too.
+  if (!started_.ok() && !url_.empty())
+    started_ = Status::error(fmt::format("--engine-url '{}': {}", engine_url_for_message(url_), started_.message()));
   if (started_.ok()) {
     const Result v = admin_->query("SHOW server_version");
     if (v.ok() && !v.empty()) version_ = v.rows[0][0].as_text();
@@ -81,17 +90,18 @@ Status PgCluster::check_rights() {
                                    "pg_roles WHERE rolname = current_user");
   if (!who.ok() || who.empty()) return Status::OK();  // not readable here: the runs will say what fails
   const std::string user = who.at(0, "name").as_text();
+  const std::string server = engine_url_for_message(url_);
   if (who.at(0, "creates").as_int() == 0)
-    return Status::error(fmt::format("--engine-url: user '{}' may not create databases, and twice creates one per "
-                                     "worker: ALTER ROLE {} CREATEDB, or connect as a user who may",
-                                     user, user));
+    return Status::error(fmt::format("--engine-url '{}': user '{}' may not create databases, and twice creates one "
+                                     "per worker: ALTER ROLE {} CREATEDB, or connect as a user who may",
+                                     server, user, user));
   // Each run's connections set deadlock_timeout (PgDatabase::session_options),
   // a superuser's setting unless granted.
   if (Status set = admin_->exec_script("SET deadlock_timeout = '1s'; RESET deadlock_timeout"); !set.ok())
-    return Status::error(fmt::format("--engine-url: user '{}' may not set deadlock_timeout, which twice sets on each "
-                                     "of its connections: connect as a superuser, or GRANT SET ON PARAMETER "
+    return Status::error(fmt::format("--engine-url '{}': user '{}' may not set deadlock_timeout, which twice sets "
+                                     "on each of its connections: connect as a superuser, or GRANT SET ON PARAMETER "
                                      "deadlock_timeout TO {} (PostgreSQL 15 and later)",
-                                     user, user));
+                                     server, user, user));
   return Status::OK();
 }
 

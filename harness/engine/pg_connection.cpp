@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_url.h"
 #include "engine/pg_protocol.h"
 
 namespace twice::engine {
@@ -21,7 +22,8 @@ Status PgConnection::open(const std::string& conninfo, std::unique_ptr<PgConnect
     for (auto& c : msg)
       if (c == '\n') c = ' ';
     PQfinish(conn);
-    return Status::error(fmt::format("cannot connect to PostgreSQL: {}", msg));
+    // libpq's text may quote what it could not read of `conninfo`, a password too.
+    return Status::error(fmt::format("cannot connect to PostgreSQL: {}", without_url_passwords(msg, conninfo)));
   }
   quiet_notices(conn);
   out.reset(new PgConnection(conn));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_url.h"
 #include "engine/pg_protocol.h"
 
 namespace twice::engine {
@@ -188,7 +189,8 @@ Status PgDatabase::acquire(PgSession*& out) {
     const char* values[] = {conninfo_.c_str(), options.c_str(), nullptr};
     PGconn* conn = PQconnectdbParams(keywords, values, 1);
     if (PQstatus(conn) != CONNECTION_OK) {
-      Status s = Status::error(fmt::format("cannot connect to PostgreSQL: {}", PQerrorMessage(conn)));
+      Status s = Status::error(
+          fmt::format("cannot connect to PostgreSQL: {}", without_url_passwords(PQerrorMessage(conn), conninfo_)));
       PQfinish(conn);
       return s;
     }

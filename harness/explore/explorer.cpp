@@ -45,6 +45,22 @@ std::string engine_replay_args(const engine::EngineChoice& engine) {
   return args;
 }
 
+std::optional<results::EngineServer> engine_server(const engine::EngineChoice& engine) {
+  results::EngineServer server;
+  server.engine = engine_name(engine.engine);
+  if (engine.engine == Engine::kPostgres && engine.postgres) {
+    server.version = engine.postgres->version();
+    server.url = engine::printable_engine_url(engine.engine, engine.postgres->url()).url;
+  } else if (engine.engine == Engine::kMariadb && engine.mariadb) {
+    server.version = engine.mariadb->version();
+    server.url = engine::printable_engine_url(engine.engine, engine.mariadb->url()).url;
+    server.settings = engine.mariadb->settings();
+  } else {
+    return std::nullopt;
+  }
+  return server;
+}
+
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget,
                            const engine::EngineChoice& engine, const std::string& invariant) {

@@ -103,6 +103,12 @@ inline constexpr int kReplayShrinkBudget = 500;
 // MYSQL_PWD), so that the command is pasted whole, and runs where that is set.
 std::string engine_replay_args(const engine::EngineChoice& engine);
 
+// The server `engine` runs on, as the reports, a replay's header, stress mode
+// and the test API name it: its version, the settings a verdict is known to
+// depend on, and the --engine-url without its password (empty: twice started
+// it). None for SQLite. Its server must have started (the version is empty before).
+std::optional<results::EngineServer> engine_server(const engine::EngineChoice& engine);
+
 // "twice replay --handler H --scenario S [--reconciler] --seed N [--strategy pct --pct-depth D] [--shrunk
 //  [--invariant V] [--shrink-budget B]] [--engine E --isolation I [--engine-url U]]". `invariant`: the violation
 // to shrink for, given only when it is not the run's first (what replay shrinks for unless told).

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/engine_url.h"
 #include "engine/pg_connection.h"
 #include "engine/pg_protocol.h"
 
@@ -29,7 +30,7 @@ PgWorkerDb::PgWorkerDb(const std::string& conninfo, engine::Isolation isolation,
   if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
     std::string msg = conn_ ? PQerrorMessage(conn_) : "out of memory";
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-    status_ = Status::error("cannot connect to PostgreSQL: " + msg);
+    status_ = Status::error("cannot connect to PostgreSQL: " + engine::without_url_passwords(msg, conninfo));
     return;
   }
   engine::quiet_notices(conn_);

@@ -57,18 +57,25 @@ StatusOr<engine::EngineChoice> engine_of(const Options& o) {
   }
   Servers& s = servers();
   std::lock_guard lock(s.mutex);
+  Status started;
   if (choice.engine == Engine::kPostgres) {
     auto& cluster = s.postgres[o.engine_url];
     if (!cluster) cluster = std::make_unique<engine::PgCluster>(o.engine_url);
-    if (Status st = cluster->ensure_started(); !st.ok()) return st;
+    started = cluster->ensure_started();
     choice.postgres = cluster.get();
   } else {
     auto& cluster = s.mariadb[o.engine_url];
     if (!cluster) cluster = std::make_unique<engine::MariadbCluster>(o.engine_url);
-    if (Status st = cluster->ensure_started(); !st.ok()) return st;
+    started = cluster->ensure_started();
     choice.mariadb = cluster.get();
   }
-  return choice;
+  if (started.ok()) return choice;
+  // The cluster's errors name the command's flag; here the URL is this field
+  // (shown, as there, without its password).
+  constexpr std::string_view kFlag = "--engine-url";
+  std::string message = started.message();
+  if (message.starts_with(kFlag)) message.replace(0, kFlag.size(), "Options::engine_url");
+  return Status::error(message);
 }
 
 }  // namespace twice::testing

@@ -15,7 +15,8 @@ namespace twice::testing {
 
 // The engine choice Options::engine / ::isolation / ::engine_url say, its
 // server started. An unknown engine or level, or a server that cannot be
-// had, is an error naming the field or the server's answer.
+// had, is an error naming the field or the server's answer; the URL, there,
+// without its password.
 StatusOr<engine::EngineChoice> engine_of(const Options& options);
 
 }  // namespace twice::testing

@@ -10,6 +10,8 @@
 
 #include "explore/cell_process.h"
 #include "explore/explorer.h"
+#include "reports/cell_verdict.h"
+#include "reports/escape.h"
 #include "reports/text_report.h"
 #include "run/simulate.h"
 #include "testing/engine_servers.h"
@@ -128,6 +130,17 @@ std::string render_failures(std::vector<explore::CellResult>& cells, const Optio
   return out;
 }
 
+// "; ran on the postgres server 15.14 (...), started by twice" ("..., at
+// postgresql://app@db/pay" on Options::engine_url, without its password): the
+// server a verdict came from, since another server or version can tell
+// another story. "" on SQLite.
+std::string server_clause(const engine::EngineChoice& engine) {
+  const std::optional<results::EngineServer> server = explore::engine_server(engine);
+  if (!server) return "";
+  return "; ran on the " +
+         reports::server_sentence(*server, [](std::string_view s) { return reports::terminal_text(s); });
+}
+
 // Whether this process runs no thread but the caller's (Options::contain).
 bool only_thread() {
   std::error_code ec;
@@ -223,7 +236,8 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   }
   const std::string what = fmt::format("{} scenario{} × {} runs (strategy {}, seed {}){}", scenarios.size(),
                                        scenarios.size() == 1 ? "" : "s", options.seeds, m.strategy, options.seed,
-                                       engine->is_sqlite() ? "" : " on " + engine->cell_suffix().substr(1));
+                                       engine->is_sqlite() ? "" : " on " + engine->cell_suffix().substr(1)) +
+                           server_clause(*engine);
   report.passed = report.violations.empty();
   if (report.passed) {
     report.message = fmt::format("{}: exactly once on {}", handler.name, what);
@@ -274,10 +288,12 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   for (const auto& f : cell.failures) report.violations.push_back(cell.scenario + ": " + f.verdict);
   report.passed = report.violations.empty();
   if (report.passed) {
-    report.message = fmt::format("{}: exactly once on {} seed {}", handler.name, scenario.name, run.seed);
+    report.message = fmt::format("{}: exactly once on {} seed {}{}", handler.name, cell.scenario, run.seed,
+                                 server_clause(*engine));
     return report;
   }
-  report.message = fmt::format("{} is not exactly-once on {} seed {}\n", handler.name, cell.scenario, run.seed) +
+  report.message = fmt::format("{} is not exactly-once on {} seed {}{}\n", handler.name, cell.scenario, run.seed,
+                               server_clause(*engine)) +
                    render_failures(m.cells, options) + replay_hint(options);
   return report;
 }

@@ -43,6 +43,10 @@ expect_usage_error "a public host name" "not loopback" \
   run --endpoint http://pay.example:80/notify --db "$WORK/shop.sqlite" --oracle "$ORACLE" --scenario "$SCENARIO"
 expect_usage_error "non-loopback database" "--db postgres://.*not loopback" \
   run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db postgres://shop@10.0.0.5/shop --oracle "$ORACLE" --scenario "$SCENARIO"
+expect_usage_error "non-loopback database with a password" "^twice: --db postgres://shop@10.0.0.5/shop: host '10.0.0.5' is not loopback" \
+  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db postgres://shop:TWICE-SECRET-4711@10.0.0.5/shop --oracle "$ORACLE" \
+  --scenario "$SCENARIO"
+if grep -q TWICE-SECRET-4711 "$WORK/err"; then echo "FAIL: the --db password was printed"; failures=$((failures + 1)); fi
 expect_usage_error "nothing listening" "nothing listens on http://127.0.0.1:$FREE_PORT/notify .*start the service" \
   run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" --scenario "$SCENARIO" \
   --keys-dir "$WORK/keys"
@@ -111,9 +115,35 @@ if [ -e "$WORK/started" ]; then echo "FAIL: --endpoint-command ran although the 
 python3 "$SRC/tests/blackbox/odd_service.py" "$WORK/odd-port" ok &
 ODD_PID=$!
 for _ in $(seq 50); do [ -s "$WORK/odd-port" ] && break; sleep 0.1; done
-expect_usage_error "a MariaDB URL option" "^twice: --db mysql://root@127.0.0.1/shop\?foo=1: the URL: the only option is \?socket=" \
+expect_usage_error "a MariaDB URL option" "^twice: --db mysql://root@127.0.0.1/shop\?foo=1: the only option is \?socket=" \
   run --endpoint "http://127.0.0.1:$(cat "$WORK/odd-port")/notify" --db "mysql://root@127.0.0.1/shop?foo=1" --oracle "$ORACLE" \
   --scenario "$SCENARIO" --keys-dir "$WORK/keys"
+
+# A --db password is never printed (CI logs are often public); the error
+# names the database without it.
+SECRET="TWICE-SECRET-4711"
+expect_no_secret() {
+  if grep -q -e "$SECRET" "$WORK/out" "$WORK/err"; then
+    echo "FAIL: $1: the password was printed:"
+    cat "$WORK/out" "$WORK/err"
+    failures=$((failures + 1))
+  fi
+}
+expect_usage_error "a --db password, nothing listening" \
+  "^twice: --db postgresql://shop@127.0.0.1:$FREE_PORT/shop: cannot connect: cannot connect to PostgreSQL: " \
+  run --endpoint "http://127.0.0.1:$(cat "$WORK/odd-port")/notify" --db "postgresql://shop:$SECRET@127.0.0.1:$FREE_PORT/shop" \
+  --oracle "$ORACLE" --scenario "$SCENARIO" --keys-dir "$WORK/keys"
+expect_no_secret "a --db password, nothing listening"
+expect_usage_error "a --db password, MariaDB, nothing listening" \
+  "^twice: --db mysql://shop@127.0.0.1:$FREE_PORT/shop: cannot connect: cannot connect to MariaDB: " \
+  run --endpoint "http://127.0.0.1:$(cat "$WORK/odd-port")/notify" --db "mysql://shop:$SECRET@127.0.0.1:$FREE_PORT/shop" \
+  --oracle "$ORACLE" --scenario "$SCENARIO" --keys-dir "$WORK/keys"
+expect_no_secret "a --db password, MariaDB, nothing listening"
+expect_usage_error "a --db password in an option twice does not take" \
+  "^twice: --db mysql://shop@127.0.0.1/shop: the only option is \?socket=" \
+  run --endpoint "http://127.0.0.1:$(cat "$WORK/odd-port")/notify" --db "mysql://shop@127.0.0.1/shop?pass=$SECRET" \
+  --oracle "$ORACLE" --scenario "$SCENARIO" --keys-dir "$WORK/keys"
+expect_no_secret "a --db password in an option twice does not take"
 kill "$ODD_PID"; wait "$ODD_PID" 2>/dev/null || true
 ODD_PID=""
 

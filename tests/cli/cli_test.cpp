@@ -223,11 +223,13 @@ TEST(Cli, EngineSetupErrorsExitTwoWithOneClearLine) {
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_EQ(o.out, "twice: --engine-url 'mysql://root@localhost/x' is not a PostgreSQL URL (postgres://user@host/db)\n");
 
-  // A server that is not there: libpq's reason, on one line.
+  // A server that is not there: which one, and libpq's reason, on one line.
   o = twice("run --handler cas --scenario concurrent-duplicates --engine postgres "
             "--engine-url postgres://nobody@/twice?host=/nonexistent-socket-dir");
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_TRUE(o.out.starts_with("twice: cannot connect to PostgreSQL: ")) << o.out;
+  EXPECT_TRUE(o.out.starts_with("twice: --engine-url 'postgres://nobody@/twice?host=/nonexistent-socket-dir': cannot "
+                                "connect to PostgreSQL: "))
+      << o.out;
   EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
 }
 
@@ -405,6 +407,8 @@ TEST(Cli, ListAndStressJsonWriteExactlyTheDocumentedFields) {
   flatten(nlohmann::json::parse(twice_stdout("stress --handler check-then-act --deliveries 2000 -q --json -").out), "",
           written);
   written.insert({"violations[].name", "violations[].subject", "violations[].detail"});  // when none was found
+  written.insert({"server", "server.engine", "server.version", "server.url", "server.settings",  // a server engine's
+                  "server.settings[].name", "server.settings[].value"});
   EXPECT_EQ(written, documented_fields("## `twice stress --json FILE`"));
 }
 

@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <mysqld_error.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <utility>
@@ -21,6 +24,7 @@
 #include "gateway/scenario.h"
 #include "support.h"
 #include "twice/handler.h"
+#include "unique_temp_dir.h"
 
 namespace twice::testing {
 
@@ -88,7 +92,8 @@ TEST(MariadbProtocol, UrlsNameASocketOrAHost) {
   EXPECT_EQ(a.password, "p@ss:x");
   EXPECT_FALSE(engine::parse_mariadb_url("postgres://x@y/z", a, error));
   EXPECT_FALSE(engine::parse_mariadb_url("mysql://root@host:99999/x", a, error));
-  EXPECT_EQ(error, "--engine-url 'mysql://root@host:99999/x': '99999' is not a port");
+  // What is wrong, without the URL: the caller names it, without its password.
+  EXPECT_EQ(error, "'99999' is not a port");
 }
 
 // A reset leaves every counter as the schema made it, as on a fresh database:
@@ -199,10 +204,14 @@ TEST(MariadbCluster, AnEngineUrlUserWithoutTheRightsRunsNeedIsRefusedUpFront) {
     engine::MariadbCluster cluster("mysql://" + user + ":pw@localhost?socket=" + socket);
     return cluster.ensure_started().message();
   };
+  // Naming the server, without the password.
   EXPECT_EQ(refusal("twice_t_noproc"),
-            "--engine-url: user twice_t_noproc@localhost may not read SHOW ENGINE INNODB STATUS, which twice reads to "
-            "tell a statement waiting for a lock from a slow one: GRANT PROCESS ON *.* TO twice_t_noproc@localhost");
-  EXPECT_NE(refusal("twice_t_none").find("--engine-url: user twice_t_none@localhost may not create databases"),
+            "--engine-url 'mysql://twice_t_noproc@localhost?socket=" + socket +
+                "': user twice_t_noproc@localhost may not read SHOW ENGINE INNODB STATUS, which twice reads to tell a "
+                "statement waiting for a lock from a slow one: GRANT PROCESS ON *.* TO twice_t_noproc@localhost");
+  EXPECT_NE(refusal("twice_t_none")
+                .find("--engine-url 'mysql://twice_t_none@localhost?socket=" + socket +
+                      "': user twice_t_none@localhost may not create databases"),
             std::string::npos);
   EXPECT_EQ(refusal("twice_t_full"), "");
   for (const char* user : {"twice_t_none", "twice_t_noproc", "twice_t_full"})
@@ -244,8 +253,48 @@ TEST(MariadbCluster, AnEngineUrlRunsReplayCommandNamesTheServerWithoutThePasswor
     const CommandOutput replay = twice_command(command.substr(std::string("twice ").size()));
     EXPECT_EQ(replay.exit_code, 1) << replay.output;  // 1: the run shows a violation
     EXPECT_NE(replay.output.find("# verdict: lost_update"), std::string::npos) << replay.output;
+    // Its header says which server told the story, without the password.
+    const std::size_t server = replay.output.find("\n# on the mariadb server ");
+    EXPECT_NE(server, std::string::npos) << replay.output;
+    EXPECT_NE(replay.output.find(", at mysql://twice_t_replay@localhost?socket=" + socket + "\n", server),
+              std::string::npos)
+        << replay.output;
+    EXPECT_EQ(replay.output.find("p%40ss"), std::string::npos) << replay.output;
   }
   EXPECT_TRUE(root->exec_script("DROP USER 'twice_t_replay'@'localhost'").ok());
+}
+
+// `twice stress` on a server of yours says which one, in the text and the
+// JSON, as `twice run`'s reports do: the URL without its password.
+TEST(MariadbCluster, StressOnAnEngineUrlNamesTheServerWithoutThePassword) {
+  if (mariadb().server() == nullptr) GTEST_SKIP() << "TWICE_TEST_MARIADB_URL: the test creates a user on its own server";
+  const std::string socket = mariadb().server()->socket();
+  std::unique_ptr<engine::MariadbConnection> root;
+  engine::MariadbAddress at;
+  at.socket = socket;
+  ASSERT_TRUE(engine::MariadbConnection::open(at, "", root).ok());
+  ASSERT_TRUE(root->exec_script("DROP USER IF EXISTS 'twice_t_stress'@'localhost'; CREATE USER "
+                                "'twice_t_stress'@'localhost' IDENTIFIED BY 'TWICE-SECRET-4711'; GRANT ALL ON "
+                                "`twice\\_%`.* TO 'twice_t_stress'@'localhost'; GRANT PROCESS ON *.* TO "
+                                "'twice_t_stress'@'localhost'")
+                  .ok());
+  const std::string url = "mysql://twice_t_stress:TWICE-SECRET-4711@localhost?socket=" + socket;
+  const std::string shown = "mysql://twice_t_stress@localhost?socket=" + socket;
+  const std::string json_path = (testing::unique_temp_dir() / "stress-on-url.json").string();
+  const CommandOutput out = twice_command("stress --handler cas --engine mariadb --engine-url " +
+                                          explore::shell_quote(url) + " --orders 20 --quiet --json " + json_path);
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output.find("TWICE-SECRET"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("\n  server       mariadb server "), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find(", at " + shown + "\n"), std::string::npos) << out.output;
+  std::ifstream in(json_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("TWICE-SECRET"), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["server"]["engine"], "mariadb");
+  EXPECT_EQ(j["server"]["url"], shown);
+  EXPECT_FALSE(j["server"]["version"].get<std::string>().empty());
+  EXPECT_TRUE(root->exec_script("DROP USER 'twice_t_stress'@'localhost'").ok());
 }
 
 // The value of a global variable of the shared server and where it came

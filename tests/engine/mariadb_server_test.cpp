@@ -151,13 +151,14 @@ TEST(MariadbCli, SetupErrorsExitTwoWithOneLineAndLeaveNothing) {
     // Nothing listens on port 1 of the loopback.
     const auto [out, code] = twice_command(run + "--engine mariadb --engine-url mysql://root@127.0.0.1:1/x");
     EXPECT_EQ(code, 2) << out;
-    EXPECT_EQ(out.rfind("twice: cannot connect to MariaDB: ", 0), 0u) << out;
+    EXPECT_EQ(out.rfind("twice: --engine-url 'mysql://root@127.0.0.1:1/x': cannot connect to MariaDB: ", 0), 0u) << out;
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   }
   {
     const auto [out, code] = twice_command(run + "--engine mariadb --engine-url mysql://root@/x?socket=/nonexistent/s");
     EXPECT_EQ(code, 2) << out;
-    EXPECT_EQ(out.rfind("twice: cannot connect to MariaDB: ", 0), 0u) << out;
+    EXPECT_EQ(out.rfind("twice: --engine-url 'mysql://root@/x?socket=/nonexistent/s': cannot connect to MariaDB: ", 0), 0u)
+        << out;
   }
   EXPECT_TRUE(dir.entries().empty());
 }

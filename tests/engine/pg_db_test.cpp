@@ -223,17 +223,21 @@ TEST(PgCluster, AnEngineUrlUserWithoutTheRightsRunsNeedIsRefusedUpFront) {
                   ->exec_script("DROP ROLE IF EXISTS twice_test_nocreate; DROP ROLE IF EXISTS twice_test_creator; "
                                 "CREATE ROLE twice_test_nocreate LOGIN; CREATE ROLE twice_test_creator LOGIN CREATEDB")
                   .ok());
+  const auto url = [&](const std::string& user) { return postgres().server()->conninfo("postgres") + " user=" + user; };
   const auto refusal = [&](const std::string& user) {
-    engine::PgCluster cluster(postgres().server()->conninfo("postgres") + " user=" + user);
+    engine::PgCluster cluster(url(user));
     return cluster.ensure_started().message();
   };
+  // Naming the server (a URL without a password, as given).
   EXPECT_EQ(refusal("twice_test_nocreate"),
-            "--engine-url: user 'twice_test_nocreate' may not create databases, and twice creates one per worker: "
-            "ALTER ROLE twice_test_nocreate CREATEDB, or connect as a user who may");
+            "--engine-url '" + url("twice_test_nocreate") +
+                "': user 'twice_test_nocreate' may not create databases, and twice creates one per worker: ALTER ROLE "
+                "twice_test_nocreate CREATEDB, or connect as a user who may");
   EXPECT_EQ(refusal("twice_test_creator"),
-            "--engine-url: user 'twice_test_creator' may not set deadlock_timeout, which twice sets on each of its "
-            "connections: connect as a superuser, or GRANT SET ON PARAMETER deadlock_timeout TO twice_test_creator "
-            "(PostgreSQL 15 and later)");
+            "--engine-url '" + url("twice_test_creator") +
+                "': user 'twice_test_creator' may not set deadlock_timeout, which twice sets on each of its "
+                "connections: connect as a superuser, or GRANT SET ON PARAMETER deadlock_timeout TO twice_test_creator "
+                "(PostgreSQL 15 and later)");
   ASSERT_TRUE(admin->exec_script("GRANT SET ON PARAMETER deadlock_timeout TO twice_test_creator").ok());
   EXPECT_EQ(refusal("twice_test_creator"), "");
   EXPECT_EQ(refusal("postgres"), "");

@@ -320,6 +320,10 @@ TEST_P(TwiceReplay, TwiceGivesByteIdenticalOutput) {
   EXPECT_EQ(first, second);
   EXPECT_NE(first.find("# verdict: double_credit"), std::string::npos) << first;
   EXPECT_NE(first.find("concurrent-duplicates@" + e().name + "/" + level), std::string::npos) << first;
+  // The header's second line names the server the story came from.
+  const std::size_t server = first.find("\n# on the " + e().name + " server ");
+  EXPECT_EQ(server, first.find('\n')) << first;
+  EXPECT_NE(first.find(", started by twice\n", server), std::string::npos) << first;
 }
 
 INSTANTIATE_TEST_SUITE_P(ServerEngines, ServerDatabase, ::testing::Values(kPostgres, kMariadb), engine_name);

@@ -315,6 +315,10 @@ TEST(TwiceStress, OnPostgresReportsTheDoubleCreditAndExitsOne) {
   EXPECT_EQ(out.exit_code, 1) << out.output;
   EXPECT_NE(out.output.find("2 copies of each order released together, PostgreSQL read-committed"), std::string::npos)
       << out.output;
+  // Which server: its version, and that twice started it.
+  const std::size_t server = out.output.find("\n  server       postgres server ");
+  EXPECT_NE(server, std::string::npos) << out.output;
+  EXPECT_NE(out.output.find(", started by twice\n", server), std::string::npos) << out.output;
   EXPECT_NE(out.output.find("double_credit"), std::string::npos) << out.output;
 }
 
@@ -323,7 +327,10 @@ TEST(TwiceStress, AWrongUrlIsOneLineAndExitTwo) {
       twice_command("stress --handler cas --engine postgres --engine-url postgres://nobody@/nodb?host=/nonexistent "
                     "--orders 10 --quiet");
   EXPECT_EQ(out.exit_code, 2) << out.output;
-  EXPECT_NE(out.output.find("twice: stress: cannot connect to PostgreSQL"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("twice: stress: --engine-url 'postgres://nobody@/nodb?host=/nonexistent': cannot connect to "
+                            "PostgreSQL"),
+            std::string::npos)
+      << out.output;
 }
 
 }  // namespace

@@ -89,7 +89,8 @@ struct Options {
   // check of the process and stopped at exit (docs/writing-a-handler.md, 11), or
   // `engine_url` names one (postgres://..., mysql://...). A field, not an
   // environment variable: which engine a test holds a handler to is part of
-  // what the test asserts, so it is written in the test.
+  // what the test asserts, so it is written in the test. Report::message
+  // names the server a verdict came from, and never shows the URL's password.
   std::string engine = "sqlite";
   std::string isolation;
   std::string engine_url;
