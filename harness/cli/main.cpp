@@ -43,6 +43,7 @@
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "gateway/scenario_ref.h"
+#include "reports/cell_verdict.h"
 #include "reports/escape.h"
 #include "reports/json_report.h"
 #include "reports/report_dir.h"
@@ -774,10 +775,8 @@ int cmd_replay(const ReplayArgs& a) {
   });
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  if (end.processes_left > 0)
-    std::cerr << fmt::format("twice: the handler left {} process{} running when the replay ended; twice killed {}\n",
-                             end.processes_left, end.processes_left == 1 ? "" : "es",
-                             end.processes_left == 1 ? "it" : "them");
+  if (const std::string left = reports::processes_left_sentence(end.processes_left, "replay"); !left.empty())
+    std::cerr << "twice: " << left << "\n";
   if (end.finished) return end.status;
   std::cout << fmt::format("# verdict: {}: {}\n", end.verdict, end.detail) << std::flush;
   return kExitMismatch;

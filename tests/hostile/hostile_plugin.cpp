@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -215,9 +216,8 @@ class Fork final : public twice::Handler {
 // and session, becomes `sleep 300` named $HOSTILE_MARKER (for `pgrep -f`;
 // "twice-hostile-daemon" when unset), its stdio on /dev/null.
 void start_daemon_once() {
-  static bool started = false;
-  if (started) return;
-  started = true;
+  static std::atomic<bool> started{false};  // `twice stress` calls it from many threads at once
+  if (started.exchange(true)) return;
   const char* marker = std::getenv("HOSTILE_MARKER");
   if (!marker) marker = "twice-hostile-daemon";
   const pid_t child = ::fork();
@@ -260,9 +260,8 @@ class DaemonSpin final : public twice::Handler {
 class ReadsStdin final : public twice::Handler {
  public:
   twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
-    static bool read_once = false;
-    if (!read_once) {
-      read_once = true;
+    static std::atomic<bool> read_once{false};  // many threads at once under `twice stress`
+    if (!read_once.exchange(true)) {
       char c = 0;
       if (::read(STDIN_FILENO, &c, 1) != 0) std::abort();
     }
