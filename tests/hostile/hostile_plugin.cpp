@@ -315,6 +315,17 @@ class SignalDefaults final : public twice::Handler {
   }
 };
 
+// Waits until ./hostile-go exists, then handles as plugin-cas: a run under
+// way for as long as tests/hostile/signals_test.sh wants it to be, its
+// SIGINT handling left as it is (it runs in twice's own process too).
+class WaitsForGo final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    while (::access("hostile-go", F_OK) != 0) ::usleep(10'000);
+    return credit_once(n, env);
+  }
+};
+
 // Takes 100 ms of real time over each notify, then handles as plugin-cas: a
 // cell of many runs that is still under way when tests/hostile/signals_test.sh
 // stops twice, in a child process or in twice's own.
@@ -366,6 +377,7 @@ TWICE_REGISTER_HANDLER(ReadsStdin, "hostile-stdin", "reads its standard input; a
 TWICE_REGISTER_HANDLER(CloseFds, "hostile-close-fds", "closes every file descriptor from 3 up");
 TWICE_REGISTER_HANDLER(SigTerm, "hostile-sigterm", "raises SIGTERM");
 TWICE_REGISTER_HANDLER(SignalDefaults, "hostile-signal-defaults", "puts SIGINT and SIGTERM back to their defaults, waits for ./hostile-go");
+TWICE_REGISTER_HANDLER(WaitsForGo, "hostile-waits-for-go", "waits until ./hostile-go exists");
 TWICE_REGISTER_HANDLER(Slow, "hostile-slow", "takes 100 ms of real time over each notify");
 TWICE_REGISTER_HANDLER(FirstProcess, "hostile-first-process",
                        "double-credits the first deliveries of the first process to run it (a file says which)");
