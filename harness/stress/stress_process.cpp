@@ -216,7 +216,7 @@ ContainedRun run_stress_contained(const StressOptions& options, const std::atomi
   } catch (const std::runtime_error& e) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return {Outcome::kError, Status::error(fmt::format("cannot fork the stress run: {}", e.what()))};
+    return {Outcome::kError, Status::error(e.what())};  // "cannot fork a contained process: ..."
   }
   if (pid == 0) {
     ::close(fds[0]);
