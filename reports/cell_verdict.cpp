@@ -123,6 +123,12 @@ const results::ViolationResult* headline_violation(const results::CellResult& ce
   return best;
 }
 
+std::string processes_left_sentence(int processes, std::string_view ended) {
+  if (processes <= 0) return {};
+  return fmt::format("the handler left {} process{} running when the {} ended; twice killed {}", processes,
+                     processes == 1 ? "" : "es", ended, processes == 1 ? "it" : "them");
+}
+
 std::string effect_line(const results::EffectRecord& e) {
   std::string line = fmt::format("{} {} ({}): ", e.order_no, e.effect, e.service);
   const std::size_t n = e.applied.size();

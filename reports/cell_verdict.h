@@ -78,6 +78,13 @@ const results::ViolationResult* headline_violation(const results::CellResult& ce
 // effect as a counterexample lists it, in plain text (each writer escapes it for its format).
 std::string effect_line(const results::EffectRecord& effect);
 
+// "the handler left 2 processes running when the cell ended; twice killed
+// them": what twice did about the processes a handler forked and left
+// running (a daemon, a child it never waited for), for a cell, a replay or a
+// stress run (`ended`: "cell", "replay", "run"). Not a verdict. Empty when
+// `processes` is 0, so that a report of handlers that leave none is as it was.
+std::string processes_left_sentence(int processes, std::string_view ended);
+
 // Which server produced a server engine's verdicts, in one line: "mariadb
 // server 10.11.19-MariaDB-0+deb12u1, innodb_snapshot_isolation=OFF, started
 // by twice" (or "..., at mysql://app@db/pay"). `quoted` writes what the

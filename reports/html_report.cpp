@@ -194,6 +194,10 @@ std::string matrix_table(const results::MatrixResult& m) {
         if (differs(v)) body += "<small>expected: " + esc(expected_summary(*c)) + "</small>";
         if (auto it = anchor.find(c); it != anchor.end()) body = fmt::format("<a href=\"#cx-{}\">{}</a>", it->second, body);
       }
+      // A handler that left processes running (a daemon): said in its cell, whatever the verdict.
+      if (c && v != CellVerdict::kNotRun)
+        if (const std::string left = processes_left_sentence(c->processes_left, "cell"); !left.empty())
+          body += "<small>" + esc(left) + "</small>";
       const std::string title = c && !c->expected_reason.empty() ? " title=\"" + esc(c->expected_reason) + "\"" : "";
       out += fmt::format("<td class=\"cell {}\"{}>{}</td>", css_class(v), title, body);
     }

@@ -51,6 +51,9 @@ std::string seconds(double s) { return fmt::format("{:.3f}", s); }
 std::string testcase(const results::MatrixResult& m, const std::string& handler, const std::string& scenario) {
   const results::CellResult* c = m.cell(handler, scenario);
   const CellVerdict verdict = verdict_of(c);
+  // A line of the cell's text when its handler left processes running (a daemon), else nothing.
+  std::string left = c ? processes_left_sentence(c->processes_left, "cell") : "";
+  if (!left.empty()) left += "\n";
   std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\">\n", attr(handler),
                                 attr(scenario), seconds(c ? c->seconds : 0));
   if (verdict == CellVerdict::kNotRun) {
@@ -58,6 +61,7 @@ std::string testcase(const results::MatrixResult& m, const std::string& handler,
   } else if (differs(verdict)) {
     std::string body = mismatch_sentence(*c) + "\n" + statistics_line(*c) + "\n";
     if (!c->expected_reason.empty()) body += "expected because: " + c->expected_reason + "\n";
+    body += left;
     if (verdict == CellVerdict::kCanaryLost)
       body += fmt::format("\nNo {} of {} showed {}. Either the handler was fixed (update {}) or "
                           "the scenario no longer exercises the bug.\n",
@@ -69,9 +73,9 @@ std::string testcase(const results::MatrixResult& m, const std::string& handler,
   if (c && verdict == CellVerdict::kCaught) {
     std::string body = fmt::format("known bug caught as expected: {}\n{}\n", observed_summary(*c), statistics_line(*c));
     if (!c->expected_reason.empty()) body += "expected because: " + c->expected_reason + "\n";
-    out += "      <system-out>" + xml_cdata(body + "\n" + violations_text(*c)) + "</system-out>\n";
+    out += "      <system-out>" + xml_cdata(body + left + "\n" + violations_text(*c)) + "</system-out>\n";
   } else if (c && verdict == CellVerdict::kPass) {
-    out += "      <system-out>" + xml_cdata(statistics_line(*c) + "\n") + "</system-out>\n";
+    out += "      <system-out>" + xml_cdata(statistics_line(*c) + "\n" + left) + "</system-out>\n";
   }
   return out + "    </testcase>\n";
 }

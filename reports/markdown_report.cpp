@@ -300,6 +300,12 @@ std::string render_markdown(const results::MatrixResult& m) {
     if (const std::string proof = exhaustive_sentence(c); !proof.empty())
       proofs += fmt::format("- {} × {}: {}\n", markdown_text(c.handler), markdown_text(c.scenario), markdown_text(proof));
   if (!proofs.empty()) out += "\n### Exhaustive search\n\n" + proofs;
+  // Only for cells whose handler left processes running (a daemon): what twice killed.
+  std::string left;
+  for (const auto& c : m.cells)
+    if (const std::string sentence = processes_left_sentence(c.processes_left, "cell"); !sentence.empty())
+      left += fmt::format("- {} × {}: {}\n", markdown_text(c.handler), markdown_text(c.scenario), sentence);
+  if (!left.empty()) out += "\n### Processes left running\n\n" + left;
   out += "\n### Statistics\n\n<details><summary>Failure rate, 95% Wilson interval and schedules to failure, per "
          "cell</summary>\n\n";
   out += render_markdown_statistics(m) + "\n</details>\n";

@@ -249,10 +249,8 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   for (const auto& c : m.cells) {
     if (const std::string proof = exhaustive_sentence(c); !proof.empty())
       out += fmt::format("{} × {}: {}\n", terminal_text(c.handler), terminal_text(c.scenario), proof);
-    if (c.processes_left > 0)
-      out += fmt::format("{} × {}: the handler left {} process{} running when the cell ended; twice killed {}\n",
-                         terminal_text(c.handler), terminal_text(c.scenario), c.processes_left,
-                         c.processes_left == 1 ? "" : "es", c.processes_left == 1 ? "it" : "them");
+    if (const std::string left = processes_left_sentence(c.processes_left, "cell"); !left.empty())
+      out += fmt::format("{} × {}: {}\n", terminal_text(c.handler), terminal_text(c.scenario), left);
     if (c.distinct_schedules >= 0)
       out += fmt::format("{} × {}: {} seeds ran {} distinct interleaving{}\n", terminal_text(c.handler),
                          terminal_text(c.scenario), c.seeds_run, c.distinct_schedules, c.distinct_schedules == 1 ? "" : "s");

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -115,6 +116,7 @@ class Player final : public LedgerView {
       threads.emplace_back([this, k] { play(k, planned_[k], FaultDraws(options_.seed, k)); });
     const Status nemesis = run_nemesis();
     threads.clear();  // joins
+    if (stopped()) return Status::error(kStoppedNow);  // nothing drained, nothing judged
     if (!nemesis.ok()) return nemesis;
     // The requests the gateway gave up on may still be running in the
     // service: judged before they end, their writes would be missed here and
@@ -189,13 +191,52 @@ class Player final : public LedgerView {
     for (int k = 0; k < options_.kills; ++k) moments.push_back(draws.between(0, options_.kill_window));
     std::sort(moments.begin(), moments.end());
     for (const Micros at : moments) {
-      std::this_thread::sleep_until(std::max(SteadyClock::now(), start_ + std::chrono::microseconds(at)));
+      if (!sleep_until(std::max(SteadyClock::now(), start_ + std::chrono::microseconds(at)))) break;
       options_.process->kill9();
       ++kills_;
-      std::this_thread::sleep_for(scaled(draws.between(scenario_.restart_min, scenario_.restart_max)));
+      // Down for the restart range, and up again even when stopped now: the next run's service.
+      sleep_for(scaled(draws.between(scenario_.restart_min, scenario_.restart_max)));
       if (Status s = options_.process->restart(); !s.ok()) return s;
     }
     return Status::OK();
+  }
+
+  // Stopped now (BlackboxOptions::stop_now): every wait ends, nothing more is sent.
+  bool stopped() const { return options_.stop_now && options_.stop_now->stopped(); }
+
+  // Sleeps until `when`; false, and sooner, once stopped now.
+  bool sleep_until(SteadyClock::time_point when) const {
+    if (!options_.stop_now) {
+      std::this_thread::sleep_until(when);
+      return true;
+    }
+    for (;;) {
+      if (stopped()) return false;
+      const auto now = SteadyClock::now();
+      if (now >= when) return true;
+      std::this_thread::sleep_for(std::min<SteadyClock::duration>(when - now, std::chrono::microseconds(kStopCheck)));
+    }
+  }
+  bool sleep_for(SteadyClock::duration d) const { return sleep_until(SteadyClock::now() + d); }
+
+  // Waits on an attempt's state until `done` holds, `until` passes (if given),
+  // or the run is stopped now.
+  template <class Done>
+  void wait(std::unique_lock<std::mutex>& lock, AttemptState& state, Done done,
+            std::optional<SteadyClock::time_point> until = std::nullopt) const {
+    if (!options_.stop_now) {
+      if (until) state.changed.wait_until(lock, *until, done);
+      else state.changed.wait(lock, done);
+      return;
+    }
+    while (!done() && !stopped()) {
+      auto next = SteadyClock::now() + std::chrono::microseconds(kStopCheck);
+      if (until) {
+        if (SteadyClock::now() >= *until) return;
+        next = std::min(next, *until);
+      }
+      state.changed.wait_until(lock, next, done);
+    }
   }
 
   SteadyClock::duration scaled(Micros virtual_time) const {
@@ -259,10 +300,15 @@ class Player final : public LedgerView {
   // One copy of one attempt on the wire; its own thread.
   void send(const Planned& n, std::shared_ptr<const WireRequest> request, std::shared_ptr<AttemptState> state,
             SteadyClock::time_point when) {
-    std::this_thread::sleep_until(when);
+    if (!sleep_until(when)) {  // stopped now: this copy is never sent
+      std::lock_guard lock(state->mutex);
+      --state->pending;
+      state->changed.notify_all();
+      return;
+    }
     ++requests_;
     OpenRequest gave_up;
-    const HttpOutcome out = post(options_.endpoint, *request, timeout_, &gave_up);
+    const HttpOutcome out = post(options_.endpoint, *request, timeout_, &gave_up, options_.stop_now);
     bool ack = false;
     switch (out.kind) {
       case HttpOutcome::Kind::kAnswered:
@@ -293,7 +339,7 @@ class Player final : public LedgerView {
 
   // The gateway's side of one notification: settle, send, wait, retry.
   void play(std::size_t index, const Planned& n, FaultDraws draws) {
-    std::this_thread::sleep_until(start_ + scaled(n.at));
+    if (!sleep_until(start_ + scaled(n.at))) return;
     settle(n);
     if (n.forged) ++forged_;
     const Notify notify = build(n);
@@ -307,7 +353,7 @@ class Player final : public LedgerView {
                                  ? static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(scenario_.max_attempts), schedule))
                                  : static_cast<int>(schedule);
     std::vector<std::jthread> senders;
-    for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    for (int attempt = 1; attempt <= max_attempts && !stopped(); ++attempt) {
       count_attempt(n);
       const SteadyClock::time_point attempt_start = SteadyClock::now();
       // The fault plan of this attempt, drawn in a fixed order.
@@ -334,10 +380,10 @@ class Player final : public LedgerView {
       {
         std::unique_lock lock(state->mutex);
         if (lost) {  // the gateway waits out its timeout; a copy may still be answered
-          state->changed.wait_until(lock, attempt_start + scaled(delay) + std::chrono::microseconds(timeout_),
-                                    [&] { return state->acked; });
+          wait(lock, *state, [&] { return state->acked; },
+               attempt_start + scaled(delay) + std::chrono::microseconds(timeout_));
         } else {
-          state->changed.wait(lock, [&] { return state->acked || state->pending == 0; });
+          wait(lock, *state, [&] { return state->acked || state->pending == 0; });
         }
         acked = state->acked;
       }
@@ -347,9 +393,8 @@ class Player final : public LedgerView {
         break;
       }
       // A lost ack: the gateway saw nothing and waits its timeout out.
-      if (acked) std::this_thread::sleep_until(attempt_start + std::chrono::microseconds(timeout_));
-      if (attempt < max_attempts)
-        std::this_thread::sleep_for(scaled(profile_.retry_after[static_cast<std::size_t>(attempt - 1)]));
+      if (acked) sleep_until(attempt_start + std::chrono::microseconds(timeout_));
+      if (attempt < max_attempts) sleep_for(scaled(profile_.retry_after[static_cast<std::size_t>(attempt - 1)]));
     }
     senders.clear();  // joins the copies still on the wire
   }
@@ -402,7 +447,7 @@ StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& o) {
   if (o.query_server) o.query_server->attach(&player);
   const Status played = player.play_all();
   if (o.query_server) o.query_server->attach(nullptr);
-  if (!played.ok()) return played;
+  if (!played.ok()) return played;  // kStoppedNow too
   BlackboxRun run = player.result();
   if (run.requests > 0 && run.answered == 0) {
     if (run.refused == run.requests)

@@ -31,6 +31,7 @@
 #include "check/checker.h"
 #include "gateway/gateway.h"
 #include "gateway/scenario.h"
+#include "process/stop_now.h"
 #include "twice/schema.h"
 #include "twice/status_or.h"
 
@@ -69,6 +70,11 @@ struct BlackboxOptions {
   Micros kill_window = 500 * kMillisecond;
   // The gateway's query API (--query-port): answers from this run's ledger while it runs.
   QueryServer* query_server = nullptr;
+  // Once stopped (a second Ctrl-C), the run ends at its next wait: no
+  // attempt, copy or retry more is sent, a request on the wire is given up
+  // (its connection closed), the nemesis ends, nothing is drained or judged,
+  // and run_blackbox() says it stopped. Null: the run plays out.
+  const process::StopNow* stop_now = nullptr;
 };
 
 struct BlackboxRun {
@@ -113,8 +119,10 @@ Status check_options(const BlackboxOptions& options);
 // cannot be seeded or read; a run of which no request was answered is an
 // error too (the service is down, stuck, or not an HTTP server), not a
 // verdict: its message starts with "nothing listens" when every connection
-// was refused.
+// was refused. A run ended by options.stop_now is an error saying so
+// (kStoppedNow), not judged.
 StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& options);
+inline constexpr const char* kStoppedNow = "the run was stopped now, before it ended";
 
 // What black-box mode does not judge, and why, one line each (`nemesis`:
 // twice kills and restarts the service).

@@ -173,11 +173,14 @@ Micros left(Clock::time_point deadline) {
   return std::max<Micros>(0, std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count());
 }
 
-// Waits for `events` on fd until the deadline: false when it passed.
-bool wait_for(int fd, short events, Clock::time_point deadline) {
+// Waits for `events` on fd until the deadline, or until `stop` is stopped:
+// false when it passed, or stopped.
+bool wait_for(int fd, short events, Clock::time_point deadline, const process::StopNow* stop) {
   for (;;) {
-    const Micros us = left(deadline);
+    if (stop && stop->stopped()) return false;
+    Micros us = left(deadline);
     if (us == 0) return false;
+    if (stop) us = std::min(us, kStopCheck);
     pollfd p{fd, events, 0};
     const int n = ::poll(&p, 1, static_cast<int>(std::min<Micros>((us + 999) / 1000, 1 << 30)));
     if (n > 0) return true;
@@ -231,7 +234,8 @@ bool OpenRequest::holds_connection() const { return state_ && state_->fd >= 0; }
 namespace {
 
 HttpOutcome exchange(const HttpEndpoint& to, std::string_view method, const WireRequest* request, Micros timeout,
-                     OpenRequest* gave_up, std::unique_ptr<OpenRequest::State>& handed) {
+                     OpenRequest* gave_up, std::unique_ptr<OpenRequest::State>& handed,
+                     const process::StopNow* stop = nullptr) {
   HttpOutcome out;
   const Clock::time_point deadline = Clock::now() + std::chrono::microseconds(timeout);
   const auto timed_out = [&](std::string what) {
@@ -261,7 +265,7 @@ HttpOutcome exchange(const HttpEndpoint& to, std::string_view method, const Wire
     }
     return failed(std::strerror(errno));
   }
-  if (!wait_for(fd, POLLOUT, deadline)) return timed_out("no connection within the timeout");
+  if (!wait_for(fd, POLLOUT, deadline, stop)) return timed_out("no connection within the timeout");
   int error = 0;
   socklen_t error_size = sizeof error;
   ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &error_size);
@@ -292,7 +296,7 @@ HttpOutcome exchange(const HttpEndpoint& to, std::string_view method, const Wire
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!wait_for(fd, POLLOUT, deadline)) {
+      if (!wait_for(fd, POLLOUT, deadline, stop)) {
         if (gave_up) handed = std::move(state);
         return timed_out("the request was not taken within the timeout");
       }
@@ -316,7 +320,7 @@ HttpOutcome exchange(const HttpEndpoint& to, std::string_view method, const Wire
     } else if (errno == EINTR) {
       continue;
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (!wait_for(fd, POLLIN, deadline)) {
+      if (!wait_for(fd, POLLIN, deadline, stop)) {
         if (gave_up) handed = std::move(state);
         return timed_out("no whole answer within the timeout");
       }
@@ -339,10 +343,11 @@ HttpOutcome exchange(const HttpEndpoint& to, std::string_view method, const Wire
 
 }  // namespace
 
-HttpOutcome post(const HttpEndpoint& to, const WireRequest& request, Micros timeout, OpenRequest* gave_up) {
+HttpOutcome post(const HttpEndpoint& to, const WireRequest& request, Micros timeout, OpenRequest* gave_up,
+                 const process::StopNow* stop) {
   std::unique_ptr<OpenRequest::State> handed;
-  HttpOutcome out = exchange(to, "POST", &request, timeout, gave_up, handed);
-  if (handed && gave_up) gave_up->state_ = std::move(handed);
+  HttpOutcome out = exchange(to, "POST", &request, timeout, gave_up, handed, stop);
+  if (handed && gave_up && !(stop && stop->stopped())) gave_up->state_ = std::move(handed);
   return out;
 }
 

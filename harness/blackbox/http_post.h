@@ -20,10 +20,15 @@
 #include <vector>
 
 #include "blackbox/loopback.h"
+#include "process/stop_now.h"
 #include "twice/time.h"
 #include "twice/wire.h"
 
 namespace twice::blackbox {
+
+// How often a wait of a black-box run (a request here, a sleep or an
+// attempt's wait in blackbox_run.cpp) looks whether it was stopped now.
+inline constexpr Micros kStopCheck = 20 * kMillisecond;
 
 // Bytes of an answer's body twice reads; past them the answer is broken.
 inline constexpr std::size_t kMaxAnswerBody = 1 << 20;
@@ -55,15 +60,18 @@ class OpenRequest {
   struct State;
 
  private:
-  friend HttpOutcome post(const HttpEndpoint&, const WireRequest&, Micros, OpenRequest*);
+  friend HttpOutcome post(const HttpEndpoint&, const WireRequest&, Micros, OpenRequest*, const process::StopNow*);
   friend int wait_until_ended(std::vector<OpenRequest>&, Micros);
   std::unique_ptr<State> state_;
 };
 
 // POSTs `request` to the endpoint; the whole exchange must end within
 // `timeout`. When it does not and `gave_up` is given, the connection is
-// handed over to it open instead of being closed.
-HttpOutcome post(const HttpEndpoint& to, const WireRequest& request, Micros timeout, OpenRequest* gave_up = nullptr);
+// handed over to it open instead of being closed. Once `stop` is stopped (a
+// second Ctrl-C) the exchange ends within kStopCheck, timed out, its
+// connection closed.
+HttpOutcome post(const HttpEndpoint& to, const WireRequest& request, Micros timeout, OpenRequest* gave_up = nullptr,
+                 const process::StopNow* stop = nullptr);
 
 // Asks the endpoint for OPTIONS (no side effect a notify route has), to tell
 // "nothing listens" and "never answers" from a service that is up.

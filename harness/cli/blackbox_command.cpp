@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -26,6 +27,7 @@
 #include "blackbox/wire_keys.h"
 #include "cli/argument_checks.h"
 #include "cli/exit_status.h"
+#include "cli/stop_lines.h"
 #include "cli/stop_signal.h"
 #include "engine/engine_url.h"
 #include "explore/shell_quote.h"
@@ -74,23 +76,57 @@ std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, st
                                        : fmt::format("  # the URL's password is not printed: set {}", db.password_variable));
 }
 
-// The first Ctrl-C lets the run under way finish and writes what is done, as
-// `twice run`'s matrix mode does; a second one stops at once (the default
-// action). SIGTERM (a CI job's timeout) is taken the same way. Only
+// Stops as `twice run`'s matrix mode does, a run here being what a cell is
+// there. The first Ctrl-C lets the run under way finish and writes what is
+// done. A second one ends the run under way at its next wait (its requests
+// given up, nothing judged: dropped) and still writes the finished runs,
+// within $TWICE_STOP_NOW_SECONDS (an alarm) or twice stops at once, writing
+// nothing; so does a third. SIGTERM (a CI job's timeout) is taken the same
+// way. The service twice started dies with it (service_process.h). Only
 // async-signal-safe calls here.
 std::atomic<bool> g_blackbox_stop{false};
 StopCount g_blackbox_stops;  // cli/stop_signal.h
-extern "C" void on_blackbox_sigint(int signal) {
+// The second stop, and the runs started and finished before it: what it says is what is written.
+process::StopNow g_blackbox_stop_now;
+constexpr unsigned kStopNowSeconds = 30;  // as `twice run`'s
+unsigned g_stop_now_seconds = kStopNowSeconds;
+std::atomic<int> g_stop_now_signal{SIGINT};
+
+extern "C" void on_blackbox_stop_at_once(int sig) {
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+extern "C" void on_blackbox_overdue(int) {
+  say_writing_overdue(g_stop_now_seconds);
+  on_blackbox_stop_at_once(g_stop_now_signal.load());
+}
+
+extern "C" void on_blackbox_sigint(int sig) {
   const StopSignal kind = classify_stop(g_blackbox_stop, g_blackbox_stops);
-  if (kind == StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
-  if (kind != StopSignal::kFirst) {
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
+  if (kind == StopSignal::kRepeat) return;  // `timeout`'s second copy of the last
+  if (kind == StopSignal::kLater) {
+    say_dropped(g_blackbox_stop_now.now().finished, "run");
+    on_blackbox_stop_at_once(sig);
+    return;
+  }
+  if (kind == StopSignal::kSecond) {
+    g_stop_now_signal = sig;
+    const process::StopNow::Counts counts = g_blackbox_stop_now.stop();
+    std::signal(SIGALRM, on_blackbox_overdue);
+    ::alarm(g_stop_now_seconds);
+    say_stopping_now(counts, "run", sig, false);
     return;
   }
   static constexpr char kSay[] =
       "\ntwice: stopping after the run under way; the runs done will be written (Ctrl-C again to stop now)\n";
-  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSay, sizeof kSay - 1);
+  static constexpr char kSayTerm[] =
+      "\ntwice: terminated: stopping after the run under way; the runs done will be written\n";
+  if (sig == SIGTERM) {
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSayTerm, sizeof kSayTerm - 1);
+  } else {
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kSay, sizeof kSay - 1);
+  }
 }
 
 // "HTTP 200 ×3, 500 ×1"
@@ -241,6 +277,8 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
   // stops answering, or Ctrl-C ends the test after the runs done, which are
   // printed and written to --json.
   g_blackbox_stop = false;
+  if (const char* seconds = std::getenv("TWICE_STOP_NOW_SECONDS"))
+    g_stop_now_seconds = static_cast<unsigned>(std::clamp(std::atoi(seconds), 1, 3600));
   std::signal(SIGINT, on_blackbox_sigint);
   std::signal(SIGTERM, on_blackbox_sigint);
   enum class Stop { kNone, kInterrupted, kError };
@@ -262,6 +300,7 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     o.query_server = query.get();
     o.kills = kills;
     o.kill_window = static_cast<Micros>(a.kill_window_seconds * kSecond);
+    o.stop_now = &g_blackbox_stop_now;
     std::cout << fmt::format("black-box: {} × {} ({} wire format), {} run{}, fault-plan seeds {}..{}\n", shown(a.endpoint),
                              shown(scenario.name), scenario.profile, runs, runs == 1 ? "" : "s", first_seed,
                              first_seed + static_cast<std::uint64_t>(runs) - 1);
@@ -284,12 +323,18 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     std::vector<std::uint64_t> failing;
     int done = 0;
     for (int i = 0; i < runs; ++i) {
-      if (g_blackbox_stop) {
+      if (g_blackbox_stop || !g_blackbox_stop_now.start()) {
         stop = Stop::kInterrupted;
         break;
       }
       o.seed = first_seed + static_cast<std::uint64_t>(i);
       StatusOr<blackbox::BlackboxRun> r = blackbox::run_blackbox(o);
+      // Under way when a stop now came: dropped, whatever it became after
+      // (cut short, or ended and judged), as the stop said.
+      if (!g_blackbox_stop_now.finish()) {
+        stop = Stop::kInterrupted;
+        break;
+      }
       if (!r.ok()) {
         stop = Stop::kError;
         const std::string& why = r.status().message();
@@ -372,8 +417,13 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     std::cout << std::flush;
     if (stop != Stop::kNone) break;
   }
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  // With no stop taken, a Ctrl-C from here ends twice at once, as any
+  // program's; after one, the next is taken as its handler says (a third
+  // stops at once, saying what that drops).
+  if (!g_blackbox_stop.load()) {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
   if (!a.json.empty() && (runs_done > 0 || stop == Stop::kNone)) {
     // Text from the service's database may be any bytes: invalid UTF-8 becomes U+FFFD.
     const std::string text = report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

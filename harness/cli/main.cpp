@@ -30,6 +30,7 @@
 #include "cli/help_format.h"
 #include "cli/plugin_loader.h"
 #include "cli/progress.h"
+#include "cli/stop_lines.h"
 #include "cli/stop_signal.h"
 #include "cli/list_json.h"
 #include "cli/stress_command.h"
@@ -40,7 +41,6 @@
 #include "explore/explorer.h"
 #include "explore/schedule_text.h"
 #include "process/child_io.h"
-#include "process/signal_safe_text.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
 #include "gateway/scenario_profile.h"
@@ -69,7 +69,9 @@ using cli::kExitUsage;
 
 std::atomic<bool> g_stop{false};
 // A second stop came: the cells under way are killed or end between two runs.
-std::atomic<bool> g_stop_now{false};
+// It counts the cells started and finished (process/stop_now.h): a stop says
+// exactly what it keeps and drops.
+process::StopNow g_stop_now;
 // The progress line is being rewritten on a terminal: a message must clear it first.
 std::atomic<bool> g_progress_on_tty{false};
 // The first Ctrl-C lets the cells under way finish and writes what is done.
@@ -92,9 +94,6 @@ extern "C" void on_stop_now(int sig) {
 }
 
 cli::StopCount g_stops;  // cli/stop_signal.h
-// Cells of `twice run` started and finished so far: a stop says what it keeps and drops.
-std::atomic<int> g_cells_started{0};
-std::atomic<int> g_cells_done{0};
 // After a second stop, how long twice may take to end the cells under way and
 // write the finished ones (a report folder on a dead network mount would
 // take for ever); then it stops at once. $TWICE_STOP_NOW_SECONDS, read at start.
@@ -102,42 +101,9 @@ constexpr unsigned kStopNowSeconds = 30;
 unsigned g_stop_now_seconds = kStopNowSeconds;
 std::atomic<int> g_stop_now_signal{SIGINT};  // the second stop's signal, which the alarm ends twice by
 
-// A line on stderr, built of parts and counts with async-signal-safe calls only.
-class SignalLine {
- public:
-  SignalLine& put(std::string_view part) {
-    for (char c : part)
-      if (n_ < sizeof text_) text_[n_++] = c;
-    return *this;
-  }
-  SignalLine& count(int value) {
-    n_ += process::put_decimal(static_cast<unsigned long>(std::max(value, 0)), text_ + n_, sizeof text_ - n_);
-    return *this;
-  }
-  void write() const { [[maybe_unused]] const auto w = ::write(STDERR_FILENO, text_, n_); }
-
- private:
-  char text_[256];
-  std::size_t n_ = 0;
-};
-
-// "twice: stopped at once: 12 finished cells are not reported ...\n".
-void say_cells_dropped(int cells) {
-  SignalLine()
-      .put("\ntwice: stopped at once: ")
-      .count(cells)
-      .put(cells == 1 ? " finished cell is" : " finished cells are")
-      .put(" not reported (one or two Ctrl-Cs write them)\n")
-      .write();
-}
-
 // The alarm a second stop set went off: the finished cells are not written yet.
 extern "C" void on_stop_now_overdue(int) {
-  SignalLine()
-      .put("\ntwice: stopped at once: writing took more than ")
-      .count(static_cast<int>(g_stop_now_seconds))
-      .put(" s after the second stop ($TWICE_STOP_NOW_SECONDS); what it had not written is lost\n")
-      .write();
+  cli::say_writing_overdue(g_stop_now_seconds);
   on_stop_now(g_stop_now_signal.load());
 }
 
@@ -145,29 +111,17 @@ extern "C" void on_sigint(int sig) {
   const cli::StopSignal kind = cli::classify_stop(g_stop, g_stops);
   if (kind == cli::StopSignal::kRepeat) return;  // `timeout`'s second copy of the last
   if (kind == cli::StopSignal::kLater) {
-    say_cells_dropped(g_cells_done.load());
+    cli::say_dropped(g_stop_now.now().finished, "cell");
     on_stop_now(sig);
     return;
   }
   if (kind == cli::StopSignal::kSecond) {
     g_stop_now_signal = sig;
-    g_stop_now = true;
+    const process::StopNow::Counts counts = g_stop_now.stop();
     explore::kill_contained_now();
     std::signal(SIGALRM, on_stop_now_overdue);
     ::alarm(g_stop_now_seconds);
-    const int done = g_cells_done.load();
-    const int under_way = g_cells_started.load() - done;
-    SignalLine line;
-    if (g_progress_on_tty.load()) line.put("\r\x1b[K");
-    line.put("twice: stopping now: the ")
-        .count(done)
-        .put(done == 1 ? " finished cell is" : " finished cells are")
-        .put(" written; ")
-        .count(under_way)
-        .put(under_way == 1 ? " cell under way is" : " cells under way are")
-        .put(" dropped")
-        .put(sig == SIGTERM ? "\n" : " (Ctrl-C again to stop at once, writing nothing)\n")
-        .write();
+    cli::say_stopping_now(counts, "cell", sig, g_progress_on_tty.load());
     return;
   }
   static constexpr char kClear[] = "\r\x1b[K";
@@ -502,7 +456,6 @@ int cmd_run(const RunArgs& a) {
   options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.stop = &g_stop;
   options.stop_now = &g_stop_now;
-  options.on_cell_start = [] { ++g_cells_started; };
   const bool tty = ::isatty(STDERR_FILENO) && !a.quiet;
   g_progress_on_tty = tty;
 
@@ -532,7 +485,6 @@ int cmd_run(const RunArgs& a) {
     else if (!choice.is_sqlite()) pass = choice.cell_suffix().substr(1);
     cli::Progress progress(tty, a.quiet, handlers.size(), scenarios.size(), pass);
     options.on_cell = [&progress](const explore::CellResult& c, int done, int total) {
-      ++g_cells_done;
       progress.cell_done(c.handler, c.scenario, c.matched, c.violations.empty() ? "pass" : c.violations.front().invariant,
                          done, total);
     };
@@ -780,10 +732,8 @@ int cmd_replay(const ReplayArgs& a) {
   });
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  if (end.processes_left > 0)
-    std::cerr << fmt::format("twice: the handler left {} process{} running when the replay ended; twice killed {}\n",
-                             end.processes_left, end.processes_left == 1 ? "" : "es",
-                             end.processes_left == 1 ? "it" : "them");
+  if (const std::string left = reports::processes_left_sentence(end.processes_left, "replay"); !left.empty())
+    std::cerr << "twice: " << left << "\n";
   if (end.finished) return end.status;
   std::cout << fmt::format("# verdict: {}: {}\n", end.verdict, end.detail) << std::flush;
   return kExitMismatch;

@@ -196,6 +196,8 @@ nlohmann::json report_json(const stress::StressReport& r, const std::optional<re
             {"violating_orders", r.violating_orders},
             {"violation_rate", r.violation_rate()},
             {"violations", violations}});
+  // Only when some were left, as in `twice run`'s cells.
+  if (r.processes_left > 0) j["processes_left"] = r.processes_left;
   return j;
 }
 
@@ -227,6 +229,8 @@ void print_report(const stress::StressReport& r, const std::optional<results::En
                      r.seeding > 0 ? fmt::format(", {:.2f} s of it seeding orders", static_cast<double>(r.seeding) / kSecond)
                                    : "");
   out << fmt::format("  judged       {} (the other invariants need `twice run`)\n", judged_list());
+  if (const std::string left = reports::processes_left_sentence(r.processes_left, "run"); !left.empty())
+    out << fmt::format("  processes    {}\n", left);
   if (r.verdict.violations.empty()) {
     out << fmt::format("  verdict      no violation in {}\n", count(r.orders_run, "order"));
     return;
@@ -478,12 +482,16 @@ int run_stress_command(const StressArgs& a) {
     const std::string where = several ? fmt::format(" on {}", describe(choice)) : "";
     nlohmann::json entry = header_json(handler->name, describe(choice), server);
     entry["error"] = run.status.message();
+    if (run.processes_left > 0) entry["processes_left"] = run.processes_left;
+    // "; the handler left 1 process running when the run ended; twice killed it"
+    std::string left = reports::processes_left_sentence(run.processes_left, "run");
+    if (!left.empty()) left = "; " + left;
     if (run.outcome == Outcome::kKilled) {
-      std::cerr << fmt::format("twice: stress: stopped now: the run{} was killed; its report is lost\n", where);
+      std::cerr << fmt::format("twice: stress: stopped now: the run{} was killed; its report is lost{}\n", where, left);
       interrupted = true;
       break;
     }
-    std::cerr << fmt::format("twice: stress{}: {}\n", where, reports::terminal_text(run.status.message()));
+    std::cerr << fmt::format("twice: stress{}: {}{}\n", where, reports::terminal_text(run.status.message()), left);
     entries.push_back(std::move(entry));
     if (run.outcome == Outcome::kHandlerFailed) {
       handler_failed = any_result = true;
@@ -544,7 +552,8 @@ CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
       "done as the rounds reach them, counts); then the same checker as `twice run` reads the database.\n"
       "It judges {} only: the other invariants (ack_before_commit, accepted_invalid, ...)\n"
       "need `twice run`, which also finds and replays a bug; this shows it happen on real threads and how often.\n"
-      "Each run goes in a process of its own: a handler that crashes or exits ends that run, not twice.\n"
+      "Each run goes in a process of its own: a handler that crashes or exits ends that run, not twice; what it\n"
+      "forks and leaves running is killed when the run ends, and the report says how many; its stdin is /dev/null.\n"
       "Stress mode has no external services: a handler that calls Env::call is an error (use `twice run`).\n"
       "--engine postgres|mariadb runs the same on a server (started by twice, or --engine-url), each thread on\n"
       "its own blocking connection at --isolation; with several engines or levels, one run and report for each.\n"

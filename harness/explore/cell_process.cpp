@@ -426,7 +426,7 @@ class CellSupervisor {
     }
   }
 
-  bool stopping_now() const { return options_.stop_now && options_.stop_now->load(); }
+  bool stopping_now() const { return options_.stop_now && options_.stop_now->stopped(); }
 
   // Starts the next piece of work; false when there is none to start. After
   // Ctrl-C no new cell starts, but the re-checks of cells under way do; after
@@ -446,6 +446,14 @@ class CellSupervisor {
   void spawn(const Work& work) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
+    // A cell starts before its process exists: a stop now that comes between
+    // counts it under way, and kills it (the loop in run() does, if the
+    // signal handler's kill came before the fork).
+    if (work.kind == Work::Kind::kExplore && options_.stop_now && !options_.stop_now->start()) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return;
+    }
     const std::size_t slot = free_slots_.back();
     free_slots_.pop_back();
     new (&slot_at(slot)) Slot{};  // no beat, no run yet
@@ -480,7 +488,6 @@ class CellSupervisor {
       c.under_way = CellFailure{{}, {}, "re-checking " + v.invariant, v.schedules_to_first, v.seed, {}};
     }
     running_.push_back(std::move(c));
-    if (work.kind == Work::Kind::kExplore && options_.on_cell_start) options_.on_cell_start();
   }
 
   void run_in_child(const Work& work) {
@@ -490,7 +497,6 @@ class CellSupervisor {
       ExploreOptions o = options_;
       o.jobs = 1;
       o.on_cell = nullptr;
-      o.on_cell_start = nullptr;
       o.stop_now = nullptr;  // the parent kills this process instead
       Slot& mine = slot_at(slot_of_child_);
       o.on_run = [&mine](std::string_view phase, int run, std::uint64_t seed) { record_run(mine, phase, run, seed); };
@@ -761,6 +767,12 @@ class CellSupervisor {
       --rechecks_left_[i];
     }
     if (rechecks_left_[i] == 0) {
+      // Its result came in after a stop now (it was on its way, or its
+      // re-check's): under way when the stop came, so dropped, as it said.
+      if (options_.stop_now && !options_.stop_now->finish()) {
+        cells_[i].reset();
+        return;
+      }
       // Failures found by re-checks in the order of the violations.
       auto& failures = cells_[i]->failures;
       std::stable_sort(failures.begin(), failures.end(),

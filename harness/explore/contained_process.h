@@ -1,6 +1,7 @@
 // Contained processes: the child that runs a `twice run` cell
-// (explore/cell_process.h) or a `twice replay` run, and what its parent does
-// so that nothing of it outlives twice. A handler under test may crash, exit,
+// (explore/cell_process.h), a `twice replay` run or a `twice stress` run
+// (stress/stress_process.h), and what its parent does so that nothing of it
+// outlives twice. A handler under test may crash, exit,
 // hang, fork, print or change its signal handling; the child takes all that,
 // and the parent names what happened.
 //

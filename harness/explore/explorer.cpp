@@ -79,11 +79,11 @@ namespace {
 // The stop_now of the explore_cell() under way on this thread: run_in_cell()
 // is the one place every run of a cell starts, and most of its callers
 // (shrinking) know nothing of the cell's options.
-thread_local const std::atomic<bool>* t_stop_now = nullptr;
+thread_local const process::StopNow* t_stop_now = nullptr;
 
 class StopNowScope {
  public:
-  explicit StopNowScope(const std::atomic<bool>* stop_now) : outer_(t_stop_now) {
+  explicit StopNowScope(const process::StopNow* stop_now) : outer_(t_stop_now) {
     if (stop_now) t_stop_now = stop_now;
   }
   ~StopNowScope() { t_stop_now = outer_; }
@@ -91,13 +91,13 @@ class StopNowScope {
   StopNowScope& operator=(const StopNowScope&) = delete;
 
  private:
-  const std::atomic<bool>* outer_;
+  const process::StopNow* outer_;
 };
 
 }  // namespace
 
 run::RunResult run_in_cell(const run::RunSpec& spec) {
-  if (t_stop_now && t_stop_now->load()) throw CellStopped{};
+  if (t_stop_now && t_stop_now->stopped()) throw CellStopped{};
   StatusOr<run::RunResult> r = run::simulate(spec);
   if (!r.ok()) throw CellError(r.status().message());
   return std::move(r).value();
@@ -300,10 +300,7 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
       if (i >= total) return;
       const HandlerInfo& h = *handlers[i / scenarios.size()];
       const gateway::Scenario& s = scenarios[i % scenarios.size()];
-      if (options.on_cell_start) {
-        std::lock_guard lock(report_mutex);
-        options.on_cell_start();
-      }
+      if (options.stop_now && !options.stop_now->start()) return;  // stopped now: no cell starts
       // The harness may throw on a cell (a handler's schema that does not
       // parse): that cell says so, the others go on.
       CellFailure under_way;
@@ -338,6 +335,9 @@ MatrixResult explore_matrix(const std::vector<const HandlerInfo*>& handlers,
               replay_command(h.name, s, under_way.seed, options.strategy, false, kReplayShrinkBudget, options.engine);
         c = unfinished_cell(s, h, options, e, std::move(under_way));
       }
+      // Stopped now after its last run (or its error): under way when the stop
+      // came, so dropped, as the stop said.
+      if (options.stop_now && !options.stop_now->finish()) return;
       std::lock_guard lock(report_mutex);
       ++done;
       if (options.on_cell) options.on_cell(c, done, static_cast<int>(total));

@@ -18,6 +18,7 @@
 #include "explore/results.h"
 #include "explore/shrink.h"
 #include "gateway/scenario.h"
+#include "process/stop_now.h"
 #include "run/simulate.h"
 #include "sim/strategy.h"
 #include "twice/handler.h"
@@ -38,17 +39,17 @@ struct ExploreOptions {
   std::string stop_at_invariant;       // ... with this invariant (empty: any)
   // Called after each cell, from any thread (serialised by the explorer).
   std::function<void(const CellResult&, int done, int total)> on_cell;
-  // Called as each cell starts (not its re-checks), from any thread
-  // (serialised as on_cell is): with on_cell, what is under way.
-  std::function<void()> on_cell_start;
   // Set (e.g. by SIGINT) to stop after the cells under way.
   const std::atomic<bool>* stop = nullptr;
-  // Set (a second SIGINT) to stop now: a cell under way ends between two of
-  // its runs (in a child process: the child is killed) and is not reported,
-  // neither as finished with fewer runs nor as a failure of its handler. The
-  // cells finished are. For explore_matrix(), explore_matrix_isolated() and
-  // explore_cell(), which throws CellStopped.
-  const std::atomic<bool>* stop_now = nullptr;
+  // Stopped (StopNow::stop(), by a second SIGINT) to stop now: a cell under
+  // way ends between two of its runs (in a child process: the child is
+  // killed by whoever stopped) and is not reported, neither as finished with
+  // fewer runs nor as a failure of its handler, even if its result comes in
+  // after the stop; the cells finished before are. Every cell (not its
+  // re-checks) starts and finishes through it, so its counts are exactly the
+  // cells under way and written. For explore_matrix(),
+  // explore_matrix_isolated() and explore_cell(), which throws CellStopped.
+  process::StopNow* stop_now = nullptr;
   // Called before each run of a cell, on the thread exploring it: `phase` is
   // "exploring" or "shrinking <invariant>", `run` the 1-based index of the
   // run (of the run shrunk from, while shrinking). A cell's child process

@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "explore/contained_process.h"
 #include "process/child_io.h"
 #include "stress/stress_database.h"
 #include "stress/temp_folder.h"
@@ -75,6 +75,8 @@ extern "C" void on_child_exit() {
   ::_exit(124);
 }
 
+// In a child made by explore::fork_contained(): its own process group, a
+// child subreaper, stdin /dev/null, stdout twice's stderr.
 [[noreturn]] void child_main(int fd, StressOptions options) {
   g_child_fd = fd;
   std::atexit(on_child_exit);
@@ -83,23 +85,54 @@ extern "C" void on_child_exit() {
   ::signal(SIGTERM, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   ::signal(SIGPIPE, SIG_IGN);
-  std::string frame;
+  StressReport report;
+  std::string error;  // empty: `report` is the run's
   try {
-    StressReport report;
-    const Status s = run_stress(options, report);
-    frame = s.ok() ? static_cast<char>(Message::kReport) + encode_report(report)
-                   : static_cast<char>(Message::kError) + s.message();
+    if (const Status s = run_stress(options, report); !s.ok()) error = s.message();
   } catch (const std::exception& e) {
-    frame = static_cast<char>(Message::kError) + fmt::format("the stress run threw: {}", e.what());
+    error = fmt::format("the stress run threw: {}", e.what());
   } catch (...) {
-    frame = static_cast<char>(Message::kError) + std::string("the stress run threw something not a std::exception");
+    error = "the stress run threw something not a std::exception";
   }
+  // What the handler forked and left (a daemon), ended before the report
+  // goes, so that the report can say how many; the workers have all returned.
+  report.processes_left = explore::end_descendants();
+  const std::string frame = error.empty() ? static_cast<char>(Message::kReport) + encode_report(report)
+                                          : static_cast<char>(Message::kError) + error;
   const bool sent = write_all(fd, frame.data(), frame.size());
   // No atexit handlers, no static destructors: they belong to the parent
   // (its servers, its clusters). What the handler printed goes out.
   std::cout.flush();
   std::fflush(nullptr);
   ::_exit(sent ? 0 : 125);
+}
+
+// What became of a stress run's child, from what it sent (`inbox`) and its
+// wait status; `report` is filled when it sent one.
+ContainedRun outcome_of(bool killed, int status, const std::string& inbox, StressReport& report) {
+  using Outcome = ContainedRun::Outcome;
+  if (killed) return {Outcome::kKilled, Status::error("killed before it ended; its report is lost")};
+  const bool exited_zero = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kError))
+    return {Outcome::kError, Status::error(inbox.substr(1))};
+  if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kReport)) {
+    if (decode_report(std::string_view(inbox).substr(1), report)) return {Outcome::kReport, Status::OK()};
+    return {Outcome::kHandlerFailed,
+            Status::error("the stress run sent back a report that does not decode (did the handler write to file "
+                          "descriptors it does not own?)")};
+  }
+  if (!inbox.empty() && inbox[0] == static_cast<char>(Message::kExit))
+    return {Outcome::kHandlerFailed, Status::error("the handler called exit() during the stress run; no report")};
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return {Outcome::kHandlerFailed,
+            Status::error(fmt::format("the handler crashed during the stress run ({}: {}); no report",
+                                      signal_name(sig), ::strsignal(sig)))};
+  }
+  return {Outcome::kHandlerFailed,
+          Status::error(fmt::format("the handler exited (status {}) during the stress run; no report (does it call "
+                                    "exit()?)",
+                                    WIFEXITED(status) ? WEXITSTATUS(status) : -1))};
 }
 
 }  // namespace
@@ -111,7 +144,7 @@ std::string encode_report(const StressReport& r) {
   for (const auto& a : r.verdict.accounts) accounts.push_back(a.user);
   const json j = json::array({r.handler, r.database, r.threads, r.duplicates, r.orders_planned, r.orders_run,
                               r.deliveries, r.acked, r.redeliveries, r.elapsed, r.seeding, r.stopped_by, violations,
-                              accounts, r.violations_per_invariant, r.violating_orders});
+                              accounts, r.violations_per_invariant, r.violating_orders, r.processes_left});
   const std::vector<std::uint8_t> bytes = json::to_cbor(j);
   return std::string(bytes.begin(), bytes.end());
 }
@@ -142,6 +175,7 @@ bool decode_report(std::string_view bytes, StressReport& r) {
     for (const auto& a : j.at(13)) r.verdict.accounts.push_back(check::AccountState{a.get<std::string>()});
     r.violations_per_invariant = j.at(14).get<std::map<std::string, int>>();
     r.violating_orders = j.at(15).get<long>();
+    r.processes_left = j.at(16).get<int>();
     return true;
   } catch (const json::exception&) {
     return false;
@@ -173,18 +207,19 @@ ContainedRun run_stress_contained(const StressOptions& options, const std::atomi
 
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return {Outcome::kError, Status::error(fmt::format("pipe: {}", std::strerror(errno)))};
-  process::flush_before_fork();
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  // What a child that dies (a crash, a kill) leaves becomes this process's
+  // to end, as a `twice run` cell's does (explore/contained_process.h).
+  const explore::OrphanAdoption adoption;
+  pid_t pid = -1;
+  try {
+    pid = explore::fork_contained();
+  } catch (const std::runtime_error& e) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return {Outcome::kError, Status::error(fmt::format("cannot fork the stress run: {}", std::strerror(errno)))};
+    return {Outcome::kError, Status::error(e.what())};  // "cannot fork a contained process: ..."
   }
   if (pid == 0) {
     ::close(fds[0]);
-    // Dies with the parent, whatever kills it: nobody would remove its folder.
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(125);
     child_main(fds[1], std::move(child_options));
   }
   ::close(fds[1]);
@@ -209,6 +244,7 @@ ContainedRun run_stress_contained(const StressOptions& options, const std::atomi
       return;
     }
   };
+  siginfo_t exited{};
   for (;;) {
     if (!killed && options.stop && options.stop->load()) {
       if (!stop_seen) {
@@ -217,7 +253,7 @@ ContainedRun run_stress_contained(const StressOptions& options, const std::atomi
       }
       const bool grace_over = SteadyClock::now() - *stop_seen > std::chrono::microseconds(grace);
       if ((kill_now && kill_now->load()) || grace_over) {
-        ::kill(pid, SIGKILL);
+        explore::kill_contained(pid);
         killed = true;
       }
     }
@@ -225,38 +261,29 @@ ContainedRun run_stress_contained(const StressOptions& options, const std::atomi
     pollfd p{fds[0], POLLIN, 0};
     if (::poll(&p, pipe_open ? 1 : 0, 50) > 0) drain();
     // The child's exit ends the wait, also while a process the handler
-    // started keeps the pipe open.
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
+    // started keeps the pipe open. Seen without reaping it (WNOWAIT): its
+    // pid still names its process group for reap_contained().
+    const int r = ::waitid(P_PID, static_cast<id_t>(pid), &exited, WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0 && exited.si_pid == pid) {
       if (pipe_open) drain();
       break;
     }
-    if (r < 0 && errno != EINTR) break;
+    if (r != 0 && errno != EINTR) break;
   }
+  // A child that sent its report and exited 0 ended what its handler left,
+  // and counted it; after any other end, what it left that this process
+  // adopted is ended here, and counted.
+  const bool reported = !killed && !inbox.empty() && inbox[0] == static_cast<char>(Message::kReport) &&
+                        exited.si_code == CLD_EXITED && exited.si_status == 0;
+  int orphans = 0;
+  status = explore::reap_contained(pid, reported, &orphans);
   ::close(fds[0]);
 
-  if (killed) return {Outcome::kKilled, Status::error("killed before it ended; its report is lost")};
-  const bool exited_zero = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kError))
-    return {Outcome::kError, Status::error(inbox.substr(1))};
-  if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kReport)) {
-    if (decode_report(std::string_view(inbox).substr(1), report)) return {Outcome::kReport, Status::OK()};
-    return {Outcome::kHandlerFailed,
-            Status::error("the stress run sent back a report that does not decode (did the handler write to file "
-                          "descriptors it does not own?)")};
-  }
-  if (!inbox.empty() && inbox[0] == static_cast<char>(Message::kExit))
-    return {Outcome::kHandlerFailed, Status::error("the handler called exit() during the stress run; no report")};
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return {Outcome::kHandlerFailed,
-            Status::error(fmt::format("the handler crashed during the stress run ({}: {}); no report",
-                                      signal_name(sig), ::strsignal(sig)))};
-  }
-  return {Outcome::kHandlerFailed,
-          Status::error(fmt::format("the handler exited (status {}) during the stress run; no report (does it call "
-                                    "exit()?)",
-                                    WIFEXITED(status) ? WEXITSTATUS(status) : -1))};
+  ContainedRun run = outcome_of(killed, status, inbox, report);
+  // A child that reported ended its own (counted in the report); this
+  // process adopted none of them.
+  run.processes_left = run.outcome == Outcome::kReport ? report.processes_left : orphans;
+  return run;
 }
 
 }  // namespace twice::stress

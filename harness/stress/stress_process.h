@@ -3,15 +3,20 @@
 // never `twice stress`: the parent says what happened, removes the run's
 // SQLite folder itself and keeps the reports it already has. The child sends
 // its StressReport back over a pipe (CBOR, as explore/cell_process.cpp sends
-// a cell's result) and dies with the parent (PR_SET_PDEATHSIG).
+// a cell's result). The child is contained as a `twice run` cell's process is
+// (explore/contained_process.h): its own process group, stdin /dev/null, its
+// stdout twice's stderr, dead with the parent; every process the handler
+// forked and left (a daemon) is killed when the run ends, however it ends,
+// and counted (ContainedRun::processes_left).
 //
 // What lives where: the parent makes the SQLite folder (the child's database
 // goes in it) or leases the server database, and forks; the child seeds,
 // starts the workers, judges and reports. A leased server database is closed
 // afterwards and never lent again (its connections were the child's).
 //
-// Stopping: the child ignores SIGINT, SIGTERM and SIGHUP (a terminal sends
-// them to the whole process group); the parent decides. When `options.stop`
+// Stopping: a terminal's Ctrl-C does not reach the child (its process group
+// is its own), which ignores SIGINT, SIGTERM and SIGHUP besides; the parent
+// decides. When `options.stop`
 // turns true the child is told (memory shared with it) and ends after its
 // round, with its report; when `kill_now` turns true, or the child is still
 // running `grace` after the stop, it is killed and its report is lost.
@@ -37,6 +42,9 @@ struct ContainedRun {
   };
   Outcome outcome = Outcome::kError;
   Status status;
+  // Processes the handler forked and left running (a daemon), killed when the
+  // run ended; with a report, also StressReport::processes_left.
+  int processes_left = 0;
 };
 
 ContainedRun run_stress_contained(const StressOptions& options, const std::atomic<bool>* kill_now, Micros grace,

@@ -107,6 +107,9 @@ struct StressReport {
   check::Verdict verdict;
   std::map<std::string, int> violations_per_invariant;
   long violating_orders = 0;  // distinct orders named by some violation
+  // Processes the handler forked and left running, killed when the run ended
+  // (run_stress_contained(); run_stress() itself leaves them be).
+  int processes_left = 0;
 
   // Every delivery made (redeliveries included) per second spent delivering
   // (elapsed minus seeding).

@@ -174,6 +174,24 @@ std::optional<std::string> could_not_start(const explore::CellResult& cell, cons
   return std::nullopt;
 }
 
+// What the handler left running, killed when each scenario's runs ended:
+// "; the handler left 2 processes running when their scenarios ended
+// (concurrent-duplicates 1, sequential-duplicates 1); twice killed them", or
+// "" when it left none. Counts them into `report`.
+std::string processes_left(const std::vector<explore::CellResult>& cells, Report& report) {
+  std::vector<std::string> where;
+  for (const auto& cell : cells) {
+    if (cell.processes_left <= 0) continue;
+    report.processes_left += cell.processes_left;
+    where.push_back(fmt::format("{} {}", cell.scenario, cell.processes_left));
+  }
+  const int n = report.processes_left;
+  if (n == 0) return "";
+  return fmt::format("; the handler left {} process{} running when {} scenario{} ended ({}); twice killed {}", n,
+                     n == 1 ? "" : "es", where.size() == 1 ? "its" : "their", where.size() == 1 ? "" : "s",
+                     fmt::join(where, ", "), n == 1 ? "it" : "them");
+}
+
 }  // namespace
 
 Report check_exactly_once(std::string_view handler, const Options& options) {
@@ -220,6 +238,7 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
 
   Report report;
   report.contained = contained;
+  const std::string left = processes_left(m.cells, report);
   std::string summary;
   int unfinished = 0;
   for (const auto& cell : m.cells) {
@@ -240,7 +259,7 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
                            server_clause(*engine);
   report.passed = report.violations.empty();
   if (report.passed) {
-    report.message = fmt::format("{}: exactly once on {}", handler.name, what);
+    report.message = fmt::format("{}: exactly once on {}{}", handler.name, what, left);
     return report;
   }
   const int violations = static_cast<int>(report.violations.size()) - unfinished;
@@ -248,8 +267,8 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   if (violations > 0) counts.push_back(fmt::format("{} violation{}", violations, violations == 1 ? "" : "s"));
   if (unfinished > 0)
     counts.push_back(fmt::format("{} scenario{} that did not finish", unfinished, unfinished == 1 ? "" : "s"));
-  report.message = fmt::format("{} is not exactly-once: {} on {}\n{}", handler.name, fmt::join(counts, " and "), what,
-                               summary) +
+  report.message = fmt::format("{} is not exactly-once: {} on {}{}\n{}", handler.name, fmt::join(counts, " and "), what,
+                               left, summary) +
                    render_failures(m.cells, options) + replay_hint(options);
   return report;
 }
@@ -283,17 +302,18 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   Report report;
   report.contained = contained;
   report.runs = 1;
+  const std::string left = processes_left(m.cells, report);
   const explore::CellResult& cell = m.cells.front();
   for (const auto& v : cell.violations) report.violations.push_back(cell.scenario + ": " + v.invariant);
   for (const auto& f : cell.failures) report.violations.push_back(cell.scenario + ": " + f.verdict);
   report.passed = report.violations.empty();
   if (report.passed) {
-    report.message = fmt::format("{}: exactly once on {} seed {}{}", handler.name, cell.scenario, run.seed,
-                                 server_clause(*engine));
+    report.message = fmt::format("{}: exactly once on {} seed {}{}{}", handler.name, cell.scenario, run.seed,
+                                 server_clause(*engine), left);
     return report;
   }
-  report.message = fmt::format("{} is not exactly-once on {} seed {}{}\n", handler.name, cell.scenario, run.seed,
-                               server_clause(*engine)) +
+  report.message = fmt::format("{} is not exactly-once on {} seed {}{}{}\n", handler.name, cell.scenario, run.seed,
+                               server_clause(*engine), left) +
                    render_failures(m.cells, options) + replay_hint(options);
   return report;
 }

@@ -7,8 +7,10 @@ anybody there?") and each POST as its mode says; it never touches a database.
   odd_service.py PORT_FILE status CODE    CODE at once
   odd_service.py PORT_FILE slow SECONDS   200 "success" after SECONDS
   odd_service.py PORT_FILE exit-after N   200 "success" to N POSTs, then exits
+  odd_service.py PORT_FILE hang-after N   200 "success" to N POSTs, then answers none
 
-It listens on a free loopback port and writes it to PORT_FILE.
+It listens on a free loopback port and writes it to PORT_FILE, and the number
+of POSTs it has taken to PORT_FILE.posts as each comes.
 """
 import os
 import sys
@@ -41,6 +43,9 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             posts[0] += 1
             n = posts[0]
+            with open(port_file + ".posts.tmp", "w") as f:
+                f.write(str(n))
+            os.rename(port_file + ".posts.tmp", port_file + ".posts")
         if mode == "status":
             self.answer(int(arg))
         elif mode == "slow":
@@ -48,6 +53,8 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200, b"success")
         elif mode == "exit-after" and n > int(arg):
             os._exit(0)
+        elif mode == "hang-after" and n > int(arg):
+            time.sleep(3600)  # until the process ends: twice gives up on the request
         else:
             self.answer(200, b"success")
         if mode == "exit-after" and n == int(arg):

@@ -2,7 +2,8 @@
 # A black-box test that stops early keeps what it did: a service that stops
 # answering mid-test, or a Ctrl-C, ends the test after the runs done, which
 # are printed and written to --json (exit 1 when one shows a violation, 130
-# after Ctrl-C). Also what the service says is shown safely: text from its
+# after Ctrl-C); a second Ctrl-C drops the run under way and still keeps them,
+# a third (or the alarm after the second) ends twice at once. Also what the service says is shown safely: text from its
 # database reaches the terminal escaped and the JSON as valid UTF-8, and an
 # endpoint that answers only non-2xx says so. No service is left running.
 # Usage: stops_test.sh TWICE SOURCE_DIR
@@ -35,7 +36,7 @@ TOML
 
 start_odd() {  # MODE [ARG]: odd_service.py in the background, its port in $PORT
   stop_service
-  rm -f "$WORK/port"
+  rm -f "$WORK/port" "$WORK/port.posts"
   python3 "$SRC/tests/blackbox/odd_service.py" "$WORK/port" "$@" &
   SERVICE_PID=$!
   for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
@@ -83,6 +84,100 @@ if [ "$STATUS" -ne 130 ] || ! grep -q "stopping after the run under way" "$WORK/
 else
   echo "ok: Ctrl-C: $(tail -1 "$WORK/int.err"), $(json_runs "$WORK/int.json") runs in the JSON"
 fi
+
+# 2b. A second Ctrl-C during run 3, whose request the service never answers
+# (and twice would wait 600 s for): as in `twice run`, the run under way is
+# dropped, the two finished are printed and written, exit 130, at once. It
+# wrote nothing and said nothing. Then the same with the writing stuck (stdout
+# a full pipe, as on a dead terminal): an alarm, or a third Ctrl-C, ends twice
+# at once, saying what it did not write.
+start_odd hang-after 2
+# start_hung ARGS...: twice in a session of its own, run 3 under way; TWICE_PID.
+start_hung() {
+  setsid "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
+    --keys-dir "$WORK/keys" --scenario "$WORK/one.toml" --seeds 50 --min-timeout 600 -q --json "$WORK/now.json" "$@" \
+    2>"$WORK/now.err" &
+  TWICE_PID=$!
+  # Runs 1 and 2 are answered at once; run 3's request then waits.
+  for _ in $(seq 600); do
+    [ "$(cat "$WORK/port.posts" 2>/dev/null || echo 0)" -ge 3 ] && break
+    sleep 0.05
+  done
+}
+# said TEXT: twice has said TEXT on stderr (it took the signal before).
+said() { for _ in $(seq 200); do grep -q "$1" "$WORK/now.err" && return 0; sleep 0.05; done; return 1; }
+ended() {  # SECONDS: twice ended within them; its status in STATUS
+  for _ in $(seq $(($1 * 20))); do kill -0 "$TWICE_PID" 2>/dev/null || break; sleep 0.05; done
+  if kill -0 "$TWICE_PID" 2>/dev/null; then kill -9 "$TWICE_PID"; fi
+  STATUS=0
+  wait "$TWICE_PID" || STATUS=$?
+  TWICE_PID=""
+}
+rm -f "$WORK/now.json"
+start_hung >"$WORK/now.out"
+kill -INT -- "-$TWICE_PID" 2>/dev/null || true  # gone already: the checks below say so
+said "stopping after the run under way" || true
+sleep 0.3  # a person's second Ctrl-C: one within 100 ms is the first one sent twice
+kill -INT -- "-$TWICE_PID" 2>/dev/null || true
+ended 20
+if [ "$STATUS" -ne 130 ] ||
+   ! grep -q "^twice: stopping now: the 2 finished runs are written; 1 run under way is dropped (Ctrl-C again to stop at once, writing nothing)$" "$WORK/now.err" ||
+   ! grep -q "^result: .* in 2 of 2 runs (stopped after 2 of 50 runs)" "$WORK/now.out" ||
+   [ "$(json_runs "$WORK/now.json" 2>/dev/null || echo none)" != 2 ]; then
+  fail "second Ctrl-C (exit $STATUS):"; cat "$WORK/now.out" "$WORK/now.err"
+else
+  echo "ok: second Ctrl-C: $(grep "stopping now" "$WORK/now.err")"
+fi
+mkfifo "$WORK/full"
+exec 3<>"$WORK/full"  # the pipe's reader, which never reads
+for ender in alarm third; do
+  rm -f "$WORK/now.json"
+  python3 - "$WORK/full" <<'PY'  # emptied of the last round's bytes, so that twice can start
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+try:
+    while os.read(fd, 65536):
+        pass
+except BlockingIOError:
+    pass
+PY
+  start_odd hang-after 2
+  if [ "$ender" = alarm ]; then export TWICE_STOP_NOW_SECONDS=1; else unset TWICE_STOP_NOW_SECONDS; fi
+  start_hung >"$WORK/full"
+  # Full now, while twice waits on run 3: what it prints after the second Ctrl-C blocks.
+  python3 - "$WORK/full" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)
+for size in (4096, 1):
+    try:
+        while True:
+            os.write(fd, b"x" * size)
+    except BlockingIOError:
+        pass
+PY
+  kill -INT -- "-$TWICE_PID" 2>/dev/null || true
+  said "stopping after the run under way" || true
+  sleep 0.3
+  kill -INT -- "-$TWICE_PID" 2>/dev/null || true
+  said "stopping now" || true
+  if [ "$ender" = third ]; then
+    sleep 0.3
+    kill -INT -- "-$TWICE_PID" 2>/dev/null || true
+  fi
+  ended 20
+  if [ "$ender" = alarm ]; then
+    wanted="twice: stopped at once: writing took more than 1 s after the second stop"
+  else
+    wanted="twice: stopped at once: 2 finished runs are not reported (one or two Ctrl-Cs write them)"
+  fi
+  if [ "$STATUS" -ne 130 ] || ! grep -q "^$wanted" "$WORK/now.err"; then
+    fail "writing stuck, ended by the $ender (exit $STATUS):"; cat "$WORK/now.err"
+  else
+    echo "ok: writing stuck: $(grep "stopped at once" "$WORK/now.err")"
+  fi
+done
+unset TWICE_STOP_NOW_SECONDS
+exec 3>&-
 
 # 3. An account id with a colour escape, a newline and a byte that is not UTF-8.
 python3 - "$ORACLE" "$WORK/evil.toml" <<'PY'

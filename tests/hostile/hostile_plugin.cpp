@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -215,9 +216,8 @@ class Fork final : public twice::Handler {
 // and session, becomes `sleep 300` named $HOSTILE_MARKER (for `pgrep -f`;
 // "twice-hostile-daemon" when unset), its stdio on /dev/null.
 void start_daemon_once() {
-  static bool started = false;
-  if (started) return;
-  started = true;
+  static std::atomic<bool> started{false};  // `twice stress` calls it from many threads at once
+  if (started.exchange(true)) return;
   const char* marker = std::getenv("HOSTILE_MARKER");
   if (!marker) marker = "twice-hostile-daemon";
   const pid_t child = ::fork();
@@ -260,9 +260,8 @@ class DaemonSpin final : public twice::Handler {
 class ReadsStdin final : public twice::Handler {
  public:
   twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
-    static bool read_once = false;
-    if (!read_once) {
-      read_once = true;
+    static std::atomic<bool> read_once{false};  // many threads at once under `twice stress`
+    if (!read_once.exchange(true)) {
       char c = 0;
       if (::read(STDIN_FILENO, &c, 1) != 0) std::abort();
     }
@@ -311,6 +310,17 @@ class SignalDefaults final : public twice::Handler {
   twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
+    while (::access("hostile-go", F_OK) != 0) ::usleep(10'000);
+    return credit_once(n, env);
+  }
+};
+
+// Waits until ./hostile-go exists, then handles as plugin-cas: a run under
+// way for as long as tests/hostile/signals_test.sh wants it to be, its
+// SIGINT handling left as it is (it runs in twice's own process too).
+class WaitsForGo final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
     while (::access("hostile-go", F_OK) != 0) ::usleep(10'000);
     return credit_once(n, env);
   }
@@ -367,6 +377,7 @@ TWICE_REGISTER_HANDLER(ReadsStdin, "hostile-stdin", "reads its standard input; a
 TWICE_REGISTER_HANDLER(CloseFds, "hostile-close-fds", "closes every file descriptor from 3 up");
 TWICE_REGISTER_HANDLER(SigTerm, "hostile-sigterm", "raises SIGTERM");
 TWICE_REGISTER_HANDLER(SignalDefaults, "hostile-signal-defaults", "puts SIGINT and SIGTERM back to their defaults, waits for ./hostile-go");
+TWICE_REGISTER_HANDLER(WaitsForGo, "hostile-waits-for-go", "waits until ./hostile-go exists");
 TWICE_REGISTER_HANDLER(Slow, "hostile-slow", "takes 100 ms of real time over each notify");
 TWICE_REGISTER_HANDLER(FirstProcess, "hostile-first-process",
                        "double-credits the first deliveries of the first process to run it (a file says which)");

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # What a handler leaves behind (tests/hostile/hostile_plugin.cpp) ends with
-# its cell or its replay: a daemon (fork, setsid, fork) started by a cell that
-# finishes, by one that hangs, by a replay, and by a run stopped at once by a
-# second Ctrl-C, is gone when twice returns, and the cell's result (or the
-# replay's stderr) says how many processes were left and killed. And a handler
-# that reads its stdin, while twice's stdin is a pipe nobody writes to or
-# closes, or is closed, sees end of file at once.
+# its cell, its replay or its stress run: a daemon (fork, setsid, fork)
+# started by a cell that finishes, by one that hangs, by a replay, by a stress
+# run, and by a run or a stress run stopped by a second Ctrl-C, is gone when
+# twice returns, and the cell's result (the replay's stderr, the stress
+# report) says how many processes were left and killed. And a handler that
+# reads its stdin, while twice's stdin is a pipe nobody writes to or closes,
+# or is closed, sees end of file at once, in `twice run`, `replay` and `stress`.
 #   processes_test.sh TWICE HOSTILE_PLUGIN
 set -uo pipefail
 twice=$1 plugin=$2
@@ -77,6 +78,46 @@ no_daemon "hung replay"
 tail -1 replay.txt | grep -q "^# verdict: hung: " || fail "hung replay: last line $(tail -1 replay.txt)"
 grep -qF "left 1 process running when the replay ended" err.txt || fail "hung replay: stderr: $(cat err.txt)"
 
+# `twice stress` contains its run as `twice run` contains a cell: a run that
+# ends, and one whose handler spins until a second Ctrl-C kills the run. The
+# daemon outlived both, and the text and JSON did not say it was left.
+"$twice" stress --plugin "$plugin" --handler hostile-daemon --deliveries 200 -q --json stress.json >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || fail "stress: exit $rc, wanted 0: $(cat err.txt)"
+no_daemon "stress"
+grep -qF "  processes    the handler left 1 process running when the run ended; twice killed it" out.txt ||
+  fail "stress: the text does not say a process was left: $(cat out.txt)"
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("processes_left") == 1 else 1)' stress.json ||
+  fail "stress: the JSON has no processes_left 1: $(grep -v '^    ' stress.json)"
+"$twice" stress --plugin "$plugin" --handler cas --deliveries 200 -q --json stress.json >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || fail "stress (cas): exit $rc, wanted 0: $(cat err.txt)"
+! grep -q "processes" out.txt stress.json || fail "stress (cas): processes said to be left: $(cat out.txt)"
+setsid "$twice" stress --plugin "$plugin" --handler hostile-daemon-spin --deliveries 200 -q --json spin.json \
+  >out.txt 2>err.txt &
+tp=$!
+started=
+for _ in $(seq 600); do
+  pgrep -f -- "$HOSTILE_MARKER" >/dev/null && { started=1; break; }
+  sleep 0.05
+done
+if [ -z "$started" ]; then
+  fail "stress stop: the daemon did not start: $(cat err.txt)"
+else
+  kill -INT -- "-$tp"
+  for _ in $(seq 600); do grep -q "stopping after the round under way" err.txt && break; sleep 0.05; done
+  sleep 0.3
+  kill -INT -- "-$tp"
+fi
+wait "$tp"
+rc=$?
+tp=
+[ -z "$started" ] || [ "$rc" -eq 130 ] || fail "stress stop: exit $rc, wanted 130: $(cat err.txt)"
+no_daemon "stress stop"
+[ -z "$started" ] ||
+  grep -qF "twice: stress: stopped now: the run was killed; its report is lost; the handler left 1 process running when the run ended; twice killed it" err.txt ||
+  fail "stress stop: stderr does not say a process was left: $(cat err.txt)"
+
 # A second Ctrl-C (to twice's process group, as a terminal sends it) while the daemon's cell spins.
 setsid "$twice" run --plugin "$plugin" --handler hostile-daemon-spin --handler cas --scenario concurrent-duplicates \
   --seeds 1000000 -j 2 --cell-timeout 600 -q --no-report >out.txt 2>err.txt &
@@ -128,6 +169,14 @@ for how in pipe closed; do
   rc=$?
   [ "$rc" -eq 0 ] || fail "stdin replay ($how): exit $rc, wanted 0: $(tail -1 replay.txt) $(cat err.txt)"
   tail -1 replay.txt | grep -q "^# verdict: no violation" || fail "stdin replay ($how): last line $(tail -1 replay.txt)"
+  # `twice stress` has no hang limit of its own: a run that blocked on the read would hang it (timeout's 124).
+  if [ "$how" = pipe ]; then
+    timeout 120 "$twice" stress --plugin "$plugin" --handler hostile-stdin --deliveries 200 -q <stdin.fifo >out.txt 2>err.txt
+  else
+    timeout 120 "$twice" stress --plugin "$plugin" --handler hostile-stdin --deliveries 200 -q <&- >out.txt 2>err.txt
+  fi
+  rc=$?
+  [ "$rc" -eq 0 ] || fail "stdin stress ($how): exit $rc, wanted 0: $(cat out.txt err.txt)"
 done
 exec 7>&-
 

@@ -138,6 +138,29 @@ if start_after_cas --handler hostile-slow --in-process --seeds 20 --json in.json
   [ -z "$(ls -A db)" ] || fail "second Ctrl-C in process: files left in the database folder: $(ls -A db)"
 fi
 
+# What the second Ctrl-C says is what is written: a cell in twice's own
+# process whose last run was under way is dropped, as the line says, even
+# though that run ends after it. It was written, the line said it was
+# dropped, and twice exited 0 as if never stopped.
+rm -f hostile-go
+setsid "$twice" run --plugin "$plugin" --handler hostile-waits-for-go --scenario concurrent-duplicates --seeds 1 -j 1 \
+  --in-process -q --no-report --json last.json >out.txt 2>err.txt &
+tp=$!
+for _ in $(seq 200); do [ -n "$(ls -A db)" ] && break; sleep 0.05; done
+kill -INT -- "-$tp"
+until_said "stopping after the cells under way"
+sleep 0.3
+kill -INT -- "-$tp"
+until_said "stopping now"
+touch hostile-go  # its one run ends now
+ended_within 60 "second Ctrl-C in the last run"
+rm -f hostile-go
+[ "$rc" -eq 130 ] || fail "second Ctrl-C in the last run: exit $rc, wanted 130: $(cat err.txt)"
+grep -q "twice: stopping now: the 0 finished cells are written; 1 cell under way is dropped" err.txt ||
+  fail "second Ctrl-C in the last run: no line says what is written and dropped: $(cat err.txt)"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["interrupted"] and not j["cells"] else 1)' \
+  last.json || fail "second Ctrl-C in the last run: the JSON holds a cell said to be dropped: $(head -c 300 last.json)"
+
 # Writing the finished cells hangs (here the text, on a pipe nobody reads, as
 # on a dead network mount): an alarm ends twice after $TWICE_STOP_NOW_SECONDS,
 # or a third Ctrl-C at once, its cells killed and no database file left.

@@ -4,6 +4,10 @@
 // Options::hang_seconds, and one that keeps state across runs is named. Also
 // the scenario selections a check refuses (a folder with no scenario file in
 // it, two scenarios of one name).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -58,8 +62,43 @@ class KeepsState final : public twice::Handler {
   std::unique_ptr<twice::Handler> cas_ = twice::HandlerRegistry::instance().find("cas")->make();
 };
 
+// Where StartsADaemon writes its daemon's pid (a file named by it), set by
+// the test before the check: the contained process inherits it.
+std::string g_daemon_pids;
+
+// Starts a daemon once per process (fork, setsid, fork: out of the process's
+// group and session, as a helper a handler starts might be), then handles as
+// the reference cas.
+class StartsADaemon final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    static bool started = false;
+    if (!started) {
+      started = true;
+      if (const pid_t child = ::fork(); child == 0) {
+        ::setsid();
+        if (const pid_t daemon = ::fork(); daemon == 0) {
+          ::execl("/bin/sleep", "sleep", "300", static_cast<char*>(nullptr));
+          ::_exit(127);
+        } else if (daemon > 0) {
+          std::ofstream(g_daemon_pids + "/" + std::to_string(daemon)).flush();
+        }
+        ::_exit(0);
+      } else if (child > 0) {
+        ::waitpid(child, nullptr, 0);
+      }
+    }
+    return cas_->handle(n, env);
+  }
+
+ private:
+  std::unique_ptr<twice::Handler> cas_ = twice::HandlerRegistry::instance().find("cas")->make();
+};
+
 const twice::HandlerInfo kExits{"contained-exits", "calls exit(0)", [] { return std::make_unique<Exits>(); }};
 const twice::HandlerInfo kSpins{"contained-spins", "spins without an Env call", [] { return std::make_unique<Spins>(); }};
+const twice::HandlerInfo kStartsADaemon{"contained-starts-a-daemon", "starts a daemon (fork, setsid, fork)",
+                                        [] { return std::make_unique<StartsADaemon>(); }};
 const twice::HandlerInfo kKeepsState{"contained-keeps-state", "keeps a count of deliveries in a static",
                                      [] { return std::make_unique<KeepsState>(); }};
 
@@ -102,6 +141,35 @@ TEST(Containment, AHandlerThatHangsFailsItsCheckAfterHangSeconds) {
       << r.message;
   // Killed after about a second, not left to spin until ctest's own timeout.
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+}
+
+// The daemon outlives the check's process group; it is killed when its
+// scenario's runs end, and the Report says so (a pass nonetheless).
+TEST(Containment, ADaemonTheHandlerLeftIsKilledAndCounted) {
+  const fs::path dir = twice::testing::unique_temp_dir() / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  fs::create_directories(dir);
+  g_daemon_pids = dir.string();
+  const Report r = twice::testing::check_exactly_once(kStartsADaemon, alone("sequential-duplicates", 5));
+  EXPECT_TRUE(r.contained);
+  EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_EQ(r.processes_left, 1) << r.message;
+  EXPECT_TRUE(contains(r.message, "contained-starts-a-daemon: exactly once on 1 scenario × 5 runs (strategy random, "
+                                  "seed 1); the handler left 1 process running when its scenario ended "
+                                  "(sequential-duplicates 1); twice killed it"))
+      << r.message;
+  int daemons = 0;
+  for (const auto& file : fs::directory_iterator(dir)) {
+    ++daemons;
+    const pid_t pid = std::stoi(file.path().filename().string());
+    EXPECT_NE(::kill(pid, 0), 0) << "the daemon " << pid << " outlived the check";
+    ::kill(pid, SIGKILL);  // were it still there
+  }
+  EXPECT_EQ(daemons, 1);
+
+  // A handler that leaves none: nothing said, nothing counted.
+  const Report cas = twice::testing::check_exactly_once("cas", alone("sequential-duplicates", 5));
+  EXPECT_EQ(cas.processes_left, 0);
+  EXPECT_FALSE(contains(cas.message, "left")) << cas.message;
 }
 
 TEST(Containment, AHandlerThatKeepsStateAcrossRunsIsNamed) {

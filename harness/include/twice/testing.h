@@ -107,6 +107,11 @@ struct Report {
   int runs = 0;  // runs simulated, not counting shrinking
   // The runs were made in child processes (Options::contain), not in this one.
   bool contained = false;
+  // Contained: processes the handler forked and left running (a daemon, a
+  // child it never waited for), all killed when their scenario's runs ended;
+  // `message` names the scenarios. Not a failure. Uncontained runs leave
+  // them be, uncounted (0).
+  int processes_left = 0;
 };
 
 // The handler registered under `handler` (TWICE_REGISTER_HANDLER) in this program.
