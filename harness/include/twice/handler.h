@@ -61,7 +61,10 @@ using HandlerRegistry = Registry<HandlerInfo>;
 extern "C" bool twice_register_handler(int api_version, const char* name, const char* description,
                                        ::twice::Handler* (*make)());
 
-#define TWICE_REGISTER_HANDLER(Class, name, description)                                  \
-  [[maybe_unused]] static const bool TWICE_CONCAT(twice_handler_registration_, __LINE__) = \
-      ::twice_register_handler(TWICE_API_VERSION, name, description,                        \
+// Named by __COUNTER__, not __LINE__: a unity build compiles several handler
+// files as one, and two registrations on the same line of two files were one
+// name defined twice (amount_in_yuan.cpp and no_event_check.cpp, both line 26).
+#define TWICE_REGISTER_HANDLER(Class, name, description)                                     \
+  [[maybe_unused]] static const bool TWICE_CONCAT(twice_handler_registration_, __COUNTER__) = \
+      ::twice_register_handler(TWICE_API_VERSION, name, description,                           \
                                []() -> ::twice::Handler* { return new Class(); })
