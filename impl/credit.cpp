@@ -21,10 +21,14 @@ bool matches(const OrderRow& order, const Notify& notify) {
 }
 
 Status credit(Db& db, const Notify& notify, const std::string& user) {
+  return credit(db, notify, user, notify.amount);
+}
+
+Status credit(Db& db, const Notify& notify, const std::string& user, std::int64_t amount) {
   Result r = db.exec("INSERT INTO ledger(order_no, user_id, amount) VALUES (?, ?, ?)",
-                     {notify.out_trade_no, user, notify.amount});
+                     {notify.out_trade_no, user, amount});
   if (!r.ok()) return r.status;
-  r = db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {notify.amount, user});
+  r = db.exec("UPDATE accounts SET balance = balance + ? WHERE user_id = ?", {amount, user});
   return r.status;
 }
 

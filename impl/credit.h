@@ -24,6 +24,9 @@ OrderRow load_order(Db& db, const std::string& order_no);
 bool matches(const OrderRow& order, const Notify& notify);
 // INSERT INTO ledger + UPDATE accounts SET balance = balance + amount. Stops at the first error.
 Status credit(Db& db, const Notify& notify, const std::string& user);
+// The same with an amount other than the notify's (amount-in-yuan's bug): the
+// same two statements, so the ledger and the balance agree with each other.
+Status credit(Db& db, const Notify& notify, const std::string& user, std::int64_t amount);
 // The payment cannot be kept (the order was closed, or already paid by another
 // transaction): record that it must be refunded. Idempotent.
 Status flag_refund(Db& db, const Notify& notify, const std::string& reason);

@@ -36,7 +36,8 @@ Reply apply_once(const Notify& n, Env& env, const ApplyOptions& options) {
       {n.transaction_id, n.out_trade_no});
   if (!swapped.ok()) return Reply::fail();
   if (swapped.changes == 0) return settle_unswapped(db, tx, order, n);
-  if (!credit(db, n, order.user).ok()) return Reply::fail();
+  const std::int64_t amount = options.credit_amount ? options.credit_amount(n) : n.amount;
+  if (!credit(db, n, order.user, amount).ok()) return Reply::fail();
   if (options.before_commit && !options.before_commit(env, n).ok()) return Reply::fail();
   if (!tx.commit().ok()) return Reply::fail();
   if (options.credited) *options.credited = true;

@@ -17,6 +17,9 @@ struct ApplyOptions {
   bool check_amount = true;  // false: no-amount-check's bug
   bool verify = true;
   bool dispatch_events = true;  // false: no-event-check's bug (every notify is a payment)
+  // The amount the credit writes to the ledger and the balance, when it is not
+  // the notify's own: amount-in-yuan's bug. Empty: the notify's amount.
+  std::function<std::int64_t(const Notify&)> credit_amount = {};
   // Runs inside the payment's transaction, after the credit and before COMMIT
   // (an outbox row, a call made too early); an error rolls the whole
   // transaction back and the delivery fails.

@@ -80,8 +80,10 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >"$WORK/configure.log" 2>&1 ||
     { tail -20 "$WORK/configure.log" >&2; exit 2; }
 fi
+# Everything the suite below runs; library.plugins loads each plugin of tests/library/.
 TARGETS=(twice twice_tests twice_canary_tests twice_cli_tests twice_reports_tests twice_hostile_plugin twice_sample_plugin
-  twice_other_version_plugin twice_not_a_plugin twice_mixed_version_plugin)
+  twice_other_version_plugin twice_not_a_plugin twice_mixed_version_plugin twice_misregistered_plugin_1
+  twice_misregistered_plugin_2 twice_misregistered_plugin_3 twice_family_plugin)
 RC_FIXED="$(sed -n 's/.*"RC_PARAMS=\(seed=[0-9]* max_success=[0-9]*\)".*/\1/p' "$SRC/tests/CMakeLists.txt" | head -1)"
 CANARY_RC="$(sed -n 's/.*"RC_PARAMS=\(seed=[0-9]* max_success=[0-9]*\)".*/\1/p' "$SRC/tests/CMakeLists.txt" | sed -n 2p)"
 

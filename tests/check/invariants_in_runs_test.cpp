@@ -346,6 +346,23 @@ TEST(InvariantInRun, ACreditOfTheWrongAmountToLedgerAndBalanceAlikeIsAWrongAmoun
   EXPECT_EQ(r.verdict.accounts.at(0).should_be, 100);
 }
 
+// The canary that keeps wrong_amount in the bundled matrix: the recommended
+// design crediting amount / 100. At seed 1 two network copies overlap the
+// first delivery; the dedupe holds, so the one credit is the only thing wrong.
+TEST(InvariantInRun, TheAmountInYuanCanaryIsAWrongAmountOnConcurrentDuplicates) {
+  const auto s = testing::bundled_scenario("concurrent-duplicates");
+  const auto r = testing::run_seed(s, "amount-in-yuan", 1);
+  const std::string trace = sim::format_trace(r.trace);
+  EXPECT_NE(trace.find("(network copy)"), std::string::npos) << trace;
+  EXPECT_EQ(invariants_of(r), Names{"wrong_amount"}) << trace;
+  ASSERT_EQ(r.verdict.accounts.size(), 1u);
+  EXPECT_EQ(r.verdict.accounts.at(0).balance, 120);
+  EXPECT_EQ(r.verdict.accounts.at(0).ledger_sum, 120);
+  EXPECT_EQ(r.verdict.accounts.at(0).should_be, 12000);
+  // The same run with the notify's own amount credited passes.
+  EXPECT_EQ(invariants_of(testing::run_seed(s, "unique-key+cas", 1)), Names{});
+}
+
 // --- stuck: a task killed past its step budget; one statement less is not.
 
 // Credits once, then runs `selects` more statements before answering.

@@ -106,7 +106,7 @@ TEST(Cli, ACorrectHandlerExpectedToFailIsAMismatchAndExitsOne) {
 TEST(Cli, UsageAndInputErrorsExitTwoWithOneClearLine) {
   auto o = twice("run --handler no-such-handler");
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.out.find("twice: unknown handler 'no-such-handler'; known: ack-before-commit, call-after-commit, call-in-txn, cas, check-in-txn, check-then-act"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("twice: unknown handler 'no-such-handler'; known: ack-before-commit, amount-in-yuan, call-after-commit, call-in-txn, cas, check-in-txn, check-then-act"), std::string::npos) << o.out;
 
   o = twice("run --scenario no-such-scenario");
   EXPECT_EQ(o.exit_code, 2);

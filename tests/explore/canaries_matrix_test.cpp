@@ -51,6 +51,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Canary{"lock-check", "lock-ttl-expiry", "double_credit", false},
                       Canary{"event-id-dedupe", "second-signal", "double_credit", false},
                       Canary{"no-amount-check", "forged-callbacks", "accepted_invalid", false},
+                      Canary{"amount-in-yuan", "concurrent-duplicates", "wrong_amount", false},
                       Canary{"false-success", "concurrent-duplicates", "ack_before_commit", false},
                       Canary{"json-ack-rebate", "alipay-json-ack", "double_credit", false, 100},
                       Canary{"throw-on-repaid", "paid-twice", "lost_payment", false, 100},

@@ -61,6 +61,9 @@ using HandlerRegistry = Registry<HandlerInfo>;
 extern "C" bool twice_register_handler(int api_version, const char* name, const char* description,
                                        ::twice::Handler* (*make)());
 
+// Named by __COUNTER__, not __LINE__: a unity build compiles several handler
+// files as one, and two registrations on the same line of two files (or two
+// from one macro of a plugin's) were one name defined twice.
 #define TWICE_REGISTER_HANDLER(Class, name, description)                                      \
   [[maybe_unused]] static const bool TWICE_CONCAT(twice_handler_registration_, __COUNTER__) = \
       ::twice_register_handler(TWICE_API_VERSION, name, description,                          \

@@ -48,6 +48,7 @@ struct JobRegistration {
 
 }  // namespace twice
 
+// Named by __COUNTER__ for the reason given at TWICE_REGISTER_HANDLER.
 #define TWICE_REGISTER_JOB(Class, name, description)                                                \
   static const ::twice::detail::JobRegistration TWICE_CONCAT(twice_job_registration_, __COUNTER__)( \
       name, description, [](::twice::Micros age) { return std::unique_ptr<::twice::Job>(new Class(age)); })
