@@ -898,6 +898,17 @@ TEST(CliStress, CheckThenActsDoubleCreditIsFoundOnRealThreadsAndExitsOne) {
   EXPECT_NE(o.out.find("double_credit"), std::string::npos) << o.out;
 }
 
+// --until-violation judges each round's orders alone. Order 64 is the first
+// whose account (64 users) was credited by an earlier round: an invariant that
+// weighs an account against all its payments (wrong_amount) must not stop a
+// correct handler there, to then report "no violation" and exit 0.
+TEST(CliStress, UntilViolationDoesNotStopACorrectHandlerWhereAnAccountRepeats) {
+  const auto o = twice("stress --handler unique-key+cas --threads 2 --deliveries 300 --until-violation -q");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(o.out.find("stopped by first violation"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("150 orders"), std::string::npos) << o.out;
+}
+
 TEST(CliStress, UsageErrorsExitTwoWithOneLine) {
   auto o = twice("stress --handler no-such-handler");
   EXPECT_EQ(o.exit_code, 2) << o.out;
