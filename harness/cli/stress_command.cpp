@@ -597,7 +597,8 @@ CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_flag("--until-violation", args->until_violation,
-                "Check after every round and stop at the first violation (slower: a checker pass per round)");
+                "Check after every round and stop at the first double_credit, lost_update or lost_payment "
+                "(wrong_amount needs every order of an account: judged at the end); slower, a checker pass per round");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
   cmd->add_option("--json", args->json, "Write the report as JSON to this file; - writes it to stdout (text to stderr)");
   add_engine_options(cmd, args->engines);

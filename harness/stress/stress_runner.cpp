@@ -95,19 +95,17 @@ struct StressRun {
     return p;
   }
 
-  // Whether the round's orders show a violation of what stress mode judges
-  // (kInvariantsJudged). Only those: the judgement is given this round's
-  // payments alone, and an invariant that weighs an account against every
-  // payment the gateway settled for it (wrong_amount) reads an account with
-  // orders of earlier rounds as over-credited. With 64 users, order 64 is
-  // the first to meet an account credited before: a correct handler was
-  // "stopped by first violation" there, then judged clean over all its orders.
+  // Whether the round's orders show a violation of kInvariantsJudgedPerRound.
+  // Only those: the judgement is given this round's payments alone, and
+  // wrong_amount read the account of order 64, credited by an earlier round,
+  // as over-credited: a correct handler was "stopped by first violation"
+  // there, then judged clean over all its orders.
   bool round_violated(long first_order, long end_order) const {
     std::vector<gateway::PaymentRecord> payments;
     for (long o = first_order; o < end_order; ++o) payments.push_back(payment(o));
     const check::Verdict verdict = check::judge(checker, schema, payments, {});
     return std::any_of(verdict.violations.begin(), verdict.violations.end(), [](const check::Violation& v) {
-      return std::any_of(std::begin(kInvariantsJudged), std::end(kInvariantsJudged),
+      return std::any_of(std::begin(kInvariantsJudgedPerRound), std::end(kInvariantsJudgedPerRound),
                          [&](const char* judged) { return v.invariant == judged; });
     });
   }

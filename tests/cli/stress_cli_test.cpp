@@ -208,7 +208,7 @@ TEST_F(StressCli, TheReportSaysWhatItJudgedAndReadsRight) {
   EXPECT_NE(o.out.find("on 6 threads, 3 copies of each order"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("deliveries   3 (1 order × 3)\n"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("replies      all 3 acked\n"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("judged       double_credit, lost_update, lost_payment (the other invariants need `twice "
+  EXPECT_NE(o.out.find("judged       double_credit, lost_update, lost_payment, wrong_amount (the other invariants need `twice "
                        "run`)\n"),
             std::string::npos)
       << o.out;
