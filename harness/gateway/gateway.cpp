@@ -21,10 +21,10 @@ std::string transaction_id(std::string_view prefix, std::size_t n) {
 
 }  // namespace
 
-Gateway::Gateway(const Scenario& scenario, RetryProfile profile, sim::Scheduler& scheduler, Transport& transport,
+Gateway::Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Transport& transport,
                  fault::FaultPlan& faults)
     : scenario_(scenario),
-      profile_(std::move(profile)),
+      profile_(profile),
       scheduler_(scheduler),
       transport_(transport),
       faults_(faults),

@@ -51,8 +51,9 @@ struct PaymentRecord {
 
 class Gateway final : public env::GatewayPort {
  public:
-  // `profile`: the one the scenario plays (profile_of(), gateway/scenario_profile.h).
-  Gateway(const Scenario& scenario, RetryProfile profile, sim::Scheduler& scheduler, Transport& transport,
+  // `profile`: the one the scenario plays (played_profile(), gateway/scenario_profile.h),
+  // which must outlive the gateway.
+  Gateway(const Scenario& scenario, const RetryProfile& profile, sim::Scheduler& scheduler, Transport& transport,
           fault::FaultPlan& faults);
   // Schedules every payment and attack. Call once, before Scheduler::run().
   void start();
@@ -122,8 +123,7 @@ class Gateway final : public env::GatewayPort {
   WireTimes wire_times(const Notify& n, std::int64_t sent) const;
 
   const Scenario& scenario_;
-  // Its own copy: a scenario's [gateway] makes it differ from the shared all_profiles() entry.
-  const RetryProfile profile_;
+  const RetryProfile& profile_;
   sim::Scheduler& scheduler_;
   Transport& transport_;
   fault::FaultPlan& faults_;

@@ -71,6 +71,12 @@ std::optional<RetryProfile> profile_of(const Scenario& s) {
   return p;
 }
 
+const RetryProfile* played_profile(const Scenario& s, std::optional<RetryProfile>& own) {
+  if (!s.gateway.timeout && !s.gateway.retry_intervals) return find_profile(s.profile);
+  own = profile_of(s);
+  return own ? &*own : nullptr;
+}
+
 std::optional<PlayedGateway> played_gateway(const Scenario& s) {
   const RetryProfile* known = find_profile(s.profile);
   if (!known) return std::nullopt;

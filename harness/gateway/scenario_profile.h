@@ -19,6 +19,10 @@ namespace twice::gateway {
 // replaced by those [gateway] sets. nullopt when s.profile names no profile
 // (a file never loads so; a Scenario built in code may).
 std::optional<RetryProfile> profile_of(const Scenario& s);
+// The same for a run's set-up, which comes once a schedule: the shared
+// all_profiles() entry itself when [gateway] sets nothing (no copy), else
+// `own`, filled with profile_of(s). Null when s.profile names no profile.
+const RetryProfile* played_profile(const Scenario& s, std::optional<RetryProfile>& own);
 
 // One figure a run plays, as `twice list` reports it.
 struct PlayedFigure {

@@ -1,5 +1,6 @@
 #include "run/simulate.h"
 
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -138,7 +139,7 @@ class Simulation final : public endpoint::ReplySink {
         services_(gateway::services_of(scenario_), scheduler_, faults_),
         locks_(scheduler_),
         network_(scheduler_, faults_, endpoint_),
-        gateway_(scenario_, *gateway::profile_of(scenario_), scheduler_, network_, faults_),
+        gateway_(scenario_, *gateway::played_profile(scenario_, own_profile_), scheduler_, network_, faults_),
         endpoint_(scheduler_, handler_, endpoint::Backends{connections_, locks_, gateway_, server_run_.get(), &services_},
                   faults_,
                   *this),
@@ -264,6 +265,8 @@ class Simulation final : public endpoint::ReplySink {
   services::Services services_;
   env::LockService locks_;
   net::Network network_;  // carries to endpoint_, constructed below; used only once the run starts
+  // The profile gateway_ plays, when the scenario's [gateway] makes it its own (else the shared entry).
+  std::optional<gateway::RetryProfile> own_profile_;
   gateway::Gateway gateway_;
   endpoint::Endpoint endpoint_;
   check::AckBeforeCommit acks_;
