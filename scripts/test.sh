@@ -78,7 +78,7 @@ if [ "${TWICE_SKIP_SANITIZERS:-0}" != 1 ]; then
   build_or_die "$SAN_DIR" "$SAN_DIR/build.log" tests/twice_tests twice tests/cli/twice_cli_tests \
     tests/reports/twice_reports_tests twice_sample_plugin twice_other_version_plugin twice_not_a_plugin \
     twice_mixed_version_plugin twice_misregistered_plugin_1 twice_misregistered_plugin_2 \
-    twice_misregistered_plugin_3 twice_hostile_plugin
+    twice_misregistered_plugin_3 twice_family_plugin twice_hostile_plugin
   # The same fixed RapidCheck seed and case count as ctest gives twice_tests,
   # read from tests/CMakeLists.txt so the two cannot drift apart.
   RC_FIXED="$(sed -n 's/.*"RC_PARAMS=\(seed=[0-9]* max_success=[0-9]*\)".*/\1/p' "$ROOT/tests/CMakeLists.txt" | head -1)"
@@ -94,7 +94,8 @@ if [ "${TWICE_SKIP_SANITIZERS:-0}" != 1 ]; then
     "$SAN_DIR/tests/library/libtwice_mixed_version_plugin.so" \
     "$SAN_DIR/tests/library/libtwice_misregistered_plugin_1.so" \
     "$SAN_DIR/tests/library/libtwice_misregistered_plugin_2.so" \
-    "$SAN_DIR/tests/library/libtwice_misregistered_plugin_3.so" || rc=$?
+    "$SAN_DIR/tests/library/libtwice_misregistered_plugin_3.so" \
+    "$SAN_DIR/tests/library/libtwice_family_plugin.so" || rc=$?
   step "hostile handlers against the sanitized twice"
   TWICE_HOSTILE_SANITIZED=1 bash "$ROOT/tests/hostile/hostile_test.sh" "$SAN_DIR/twice" \
     "$SAN_DIR/tests/hostile/libtwice_hostile_plugin.so" || rc=$?
