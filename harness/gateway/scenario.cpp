@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "gateway/retry_profile.h"
+#include "gateway/scenario_digest.h"
 #include "gateway/scenario_profile.h"
 #include "gateway/scenario_reader.h"
 #include "gateway/toml_error.h"
@@ -357,6 +358,7 @@ StatusOr<Scenario> load_scenario(const std::string& path) {
   try {
     const toml::table root = toml::parse_file(path);
     read(Reader(path), root, s);
+    s.digest = scenario_digest(root);
   } catch (const toml::parse_error& e) {
     return Status::error(one_line(toml_error_text(path, e)));
   } catch (const Invalid& e) {

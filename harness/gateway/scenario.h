@@ -88,6 +88,7 @@ struct Scenario {
   std::string name;         // the file's stem: "concurrent-duplicates"
   std::string description;  // one line, for `twice list`
   std::string source;       // the file it came from, for messages
+  std::string digest;       // its values' digest (scenario_digest.h); empty for a Scenario built in code
   std::string profile = "wechat-v3";
   GatewaySettings gateway;  // [gateway]
   std::vector<OrderSpec> orders;

@@ -1,0 +1,36 @@
+// A scenario file's digest: eight hex digits that a printed replay command
+// carries (`--scenario-digest`), so that `twice replay` can tell when the file
+// it reads is not the one the seed was found on. A seed fixes the run's
+// choices, not the scenario: an edited file (or a bundled scenario changed by
+// an upgrade) replays another run under the same command, silently, and a
+// reviewer reading a pull request's counterexample would see a different story.
+//
+// The digest is of the file's values, not its bytes: comments, blank lines,
+// spacing, the order of keys within a table and how a number is spelled (1e3
+// or 1000.0) do not count; any value, key, table or array entry does. Two
+// spellings of one duration ("5s", "5000ms") are two values here.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <toml++/toml.h>
+
+namespace twice::gateway {
+
+// Eight lowercase hex digits (32 bits of FNV-1a 64 over a canonical form of
+// `root`): stable across runs, builds and machines.
+std::string scenario_digest(const toml::table& root);
+
+// True when `text` is what scenario_digest() makes: eight lowercase hex digits.
+bool is_scenario_digest(const std::string& text);
+
+// Whether a replay (`twice replay --scenario-digest`, twice/testing.h's
+// Run::scenario_digest) may read `file`, whose digest is `now`, for a run found
+// on a file of digest `wanted`: "" when it may (or `wanted` is empty), else one
+// line that names the file and both digests and ends with `leave_out`, how to
+// replay the file as it is ("leave out --scenario-digest").
+std::string digest_mismatch(std::string_view file, std::string_view now, std::string_view wanted,
+                            std::string_view leave_out);
+
+}  // namespace twice::gateway
