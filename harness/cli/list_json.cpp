@@ -52,6 +52,7 @@ nlohmann::json list_as_json(const std::string& scenarios_dir, const std::vector<
     if (s.close_after > 0) jobs.push_back("order-closer");
     listed.push_back({{"name", s.name},
                       {"description", s.description},
+                      {"digest", s.digest},
                       {"profile", s.profile},
                       {"gateway", gateway_json(s)},
                       {"jobs", jobs}});

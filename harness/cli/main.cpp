@@ -43,6 +43,7 @@
 #include "process/child_io.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario.h"
+#include "gateway/scenario_digest.h"
 #include "gateway/scenario_profile.h"
 #include "gateway/scenario_ref.h"
 #include "reports/cell_verdict.h"
@@ -583,6 +584,7 @@ struct ReplayArgs {
   int pct_depth = 2;
   int pct_steps = 0;
   std::string scenarios_dir;
+  std::string scenario_digest;  // the digest of the file the seed was found on, as a replay command gives it
   bool reconciler = false;  // as `twice run --reconciler`
   bool shrunk = false;
   std::string invariant;
@@ -592,10 +594,26 @@ struct ReplayArgs {
   int cell_timeout = 30;    // contained: seconds without a scheduling point before it is killed as hung
 };
 
+// A replay command's --scenario-digest against the file read now: a file
+// edited since the seed was found (or a bundled scenario an upgrade changed)
+// would replay another run under the same seed, and its trace would tell
+// another story than the report it was copied from.
+void check_scenario_digest(const std::string& wanted, const gateway::Scenario& scenario, const std::string& file) {
+  if (!wanted.empty() && !gateway::is_scenario_digest(wanted))
+    throw UsageError{fmt::format("--scenario-digest '{}': want the eight hex digits a printed replay command gives",
+                                 wanted)};
+  if (std::string why = gateway::digest_mismatch(file, scenario.digest, wanted, "leave out --scenario-digest");
+      !why.empty())
+    throw UsageError{std::move(why)};
+}
+
 int cmd_replay(const ReplayArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const HandlerInfo* handler = find_handlers({a.handler}).front();
   gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
+  check_scenario_digest(a.scenario_digest, scenario, gateway::is_scenario_name(a.scenario)
+                                                          ? (fs::path(dir) / (a.scenario + ".toml")).string()
+                                                          : a.scenario);
   if (a.reconciler) scenario.reconciler = true;
   const bool exhaustive = a.strategy == "exhaustive";
   if (exhaustive && a.schedule.empty())
@@ -940,6 +958,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   replay->add_option("--scenarios-dir", replay_args.scenarios_dir, scenarios_dir_help);
+  replay->add_option("--scenario-digest", replay_args.scenario_digest,
+                     "The digest of the scenario file the seed was found on, as the printed replay command gives it "
+                     "(eight hex digits of its values: comments and spacing do not count): a file changed since "
+                     "is refused, since the seed would replay another run");
   replay->add_flag("--reconciler", replay_args.reconciler,
                    "Pair the scenario with the reconciler job, as `twice run --reconciler` did (its replay commands "
                    "carry it)");

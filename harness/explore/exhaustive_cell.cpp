@@ -110,7 +110,7 @@ std::string schedule_replay_command(const std::string& handler, const gateway::S
                                     const std::vector<std::uint64_t>& choices, const engine::EngineChoice& engine) {
   std::string cmd = fmt::format("twice replay --handler {} {} --strategy exhaustive --schedule {}",
                                 shell_quote(handler), scenario_replay_args(scenario), schedule_text(choices));
-  return cmd + engine_replay_args(engine);
+  return cmd + scenario_digest_args(scenario) + engine_replay_args(engine);
 }
 
 int count_preemptions(const run::RunSpec& spec, const std::vector<std::uint64_t>& choices) {

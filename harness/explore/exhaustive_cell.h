@@ -18,7 +18,7 @@ namespace twice::explore {
 CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const HandlerInfo& handler,
                                      const ExploreOptions& options, const Expectation& expected);
 
-// "twice replay --handler H --scenario S --strategy exhaustive --schedule 0x4.1.0x9"
+// "twice replay --handler H --scenario S --strategy exhaustive --schedule 0x4.1.0x9 [--scenario-digest X]"
 std::string schedule_replay_command(const std::string& handler, const gateway::Scenario& scenario,
                                     const std::vector<std::uint64_t>& choices, const engine::EngineChoice& engine = {});
 

@@ -31,6 +31,10 @@ std::string scenario_replay_args(const gateway::Scenario& scenario) {
   return args;
 }
 
+std::string scenario_digest_args(const gateway::Scenario& scenario) {
+  return scenario.digest.empty() ? "" : " --scenario-digest " + scenario.digest;
+}
+
 std::string engine_replay_args(const engine::EngineChoice& engine) {
   if (engine.is_sqlite()) return "";
   std::string args =
@@ -71,7 +75,7 @@ std::string replay_command(const std::string& handler, const gateway::Scenario& 
   if (shrunk) cmd += " --shrunk";
   if (shrunk && !invariant.empty()) cmd += " --invariant " + shell_quote(invariant);
   if (shrunk && shrink_budget != kReplayShrinkBudget) cmd += fmt::format(" --shrink-budget {}", shrink_budget);
-  return cmd + engine_replay_args(engine);
+  return cmd + scenario_digest_args(scenario) + engine_replay_args(engine);
 }
 
 namespace {

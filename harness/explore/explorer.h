@@ -111,7 +111,7 @@ std::string engine_replay_args(const engine::EngineChoice& engine);
 std::optional<results::EngineServer> engine_server(const engine::EngineChoice& engine);
 
 // "twice replay --handler H --scenario S [--reconciler] --seed N [--strategy pct --pct-depth D] [--shrunk
-//  [--invariant V] [--shrink-budget B]] [--engine E --isolation I [--engine-url U]]". `invariant`: the violation
+//  [--invariant V] [--shrink-budget B]] [--scenario-digest X] [--engine E --isolation I [--engine-url U]]". `invariant`: the violation
 // to shrink for, given only when it is not the run's first (what replay shrinks for unless told).
 std::string replay_command(const std::string& handler, const gateway::Scenario& scenario, std::uint64_t seed,
                            const sim::StrategySpec& strategy, bool shrunk, int shrink_budget = kReplayShrinkBudget,
@@ -152,6 +152,11 @@ std::string scenario_ref(const gateway::Scenario& scenario);
 // What a replay command says to load the scenario as the run did:
 // "--scenario REF", and " --reconciler" when the run added the reconciler job.
 std::string scenario_replay_args(const gateway::Scenario& scenario);
+// " --scenario-digest D" for a scenario read from a file (its digest,
+// gateway/scenario_digest.h), which a replay command ends with, before the
+// engine's options: `twice replay` then refuses a file changed since the run,
+// which would replay another run under the same seed. "" for one built in code.
+std::string scenario_digest_args(const gateway::Scenario& scenario);
 
 // Shrinks the failing run `seed` for `invariant`. Deterministic.
 Counterexample shrink_counterexample(const gateway::Scenario& scenario, const HandlerInfo& handler,

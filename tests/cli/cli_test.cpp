@@ -587,6 +587,82 @@ TEST(Cli, ReplayCommandsOfAScenariosFolderNameItsFiles) {
   EXPECT_NE(replay.out.find("one payment of 777"), std::string::npos) << replay.out;
 }
 
+// A seed fixes a run's choices, not its scenario: a replay command pasted from
+// a report after its scenario file was edited replayed another run, with
+// nothing said. Each replay command ends with the file's digest, and `twice
+// replay` refuses a file whose values changed (not one whose comments did).
+TEST(Cli, AReplayCommandRefusesTheScenarioFileWhenItChangedSinceTheRun) {
+  const std::string dir = temp_path("digest-folder");
+  std::filesystem::create_directories(dir);
+  std::string text;
+  {
+    std::ifstream in(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string file = dir + "/copies.toml";
+  std::ofstream(file) << text;
+  const auto listed = nlohmann::json::parse(twice_stdout("list --json --scenarios-dir " + dir).out);
+  const std::string digest = listed["scenarios"][0]["digest"].get<std::string>();
+  ASSERT_EQ(digest.size(), 8u) << listed.dump(2);
+
+  const std::string json_path = temp_path("digest.json");
+  const auto o = twice("run --handler check-then-act --scenario " + file + " --seeds 30 -q --no-report --json " +
+                       json_path);
+  ASSERT_EQ(o.exit_code, 1) << o.out;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  ASSERT_FALSE(j["cells"][0]["violations"].empty()) << j.dump(2);
+  const std::string cmd = j["cells"][0]["violations"][0]["counterexample"]["replay"].get<std::string>();
+  ASSERT_TRUE(cmd.ends_with(" --scenario-digest " + digest)) << cmd;
+  const std::string args = cmd.substr(std::string("twice ").size());
+  const auto replay = twice(args, "/dev/null");
+  EXPECT_EQ(replay.exit_code, 1) << cmd << "\n" << replay.out;
+  EXPECT_NE(replay.out.find("# verdict: double_credit"), std::string::npos) << replay.out;
+
+  // Comments and spacing do not change the run: the same command replays it.
+  std::ofstream(file) << "# a comment the run does not read\n\n" << text << "\n\n";
+  EXPECT_EQ(twice(args, "/dev/null").out, replay.out);
+
+  // A changed amount does: refused, in one line naming the file, both digests
+  // and the way out; and without the digest the new file replays as it is.
+  std::string edited = text;
+  const std::size_t at = edited.find("amount = 12000");
+  ASSERT_NE(at, std::string::npos);
+  edited.replace(at, std::string("amount = 12000").size(), "amount = 777");
+  std::ofstream(file) << edited;
+  const std::string now = nlohmann::json::parse(twice_stdout("list --json --scenarios-dir " + dir).out)["scenarios"][0]
+                              ["digest"].get<std::string>();
+  ASSERT_NE(now, digest);
+  const auto refused = twice(args);
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_EQ(refused.out,
+            fmt::format("twice: {}: not the scenario this replay command was printed for (its digest is {} now, the "
+                        "command says {}): the file has changed since, and the seed would replay another run; replay "
+                        "with the scenario file the report was made from, or leave out --scenario-digest to replay "
+                        "this file as it is\n",
+                        file, now, digest));
+  const std::string without = args.substr(0, args.find(" --scenario-digest "));
+  const auto anyway = twice(without, "/dev/null");
+  EXPECT_NE(anyway.exit_code, 2) << anyway.out;
+  EXPECT_NE(anyway.out.find("777"), std::string::npos) << anyway.out;
+
+  // A bundled scenario by name: its digest is checked against the bundled file.
+  const auto bundled = nlohmann::json::parse(twice_stdout("list --json").out);
+  std::string bundled_digest;
+  for (const auto& s : bundled["scenarios"])
+    if (s["name"] == "concurrent-duplicates") bundled_digest = s["digest"].get<std::string>();
+  ASSERT_EQ(bundled_digest, digest) << "the copy holds the bundled file's values";
+  const std::string by_name = "replay --handler check-then-act --scenario concurrent-duplicates --seed 5787478153334856";
+  EXPECT_EQ(twice(by_name + " --scenario-digest " + digest, "/dev/null").exit_code, 1);
+  const auto wrong = twice(by_name + " --scenario-digest " + now);
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
+  EXPECT_TRUE(wrong.out.starts_with("twice: ")) << wrong.out;
+  EXPECT_NE(wrong.out.find("/concurrent-duplicates.toml: not the scenario this replay command was printed for"),
+            std::string::npos)
+      << wrong.out;
+  expect_usage_error(by_name + " --scenario-digest 12AB",
+                     "twice: --scenario-digest '12AB': want the eight hex digits a printed replay command gives\n");
+}
+
 // What a run prints on stdout alone, and on stderr alone.
 Output twice_stream(const std::string& args, bool want_stderr) {
   return twice::testing::run_twice(args, want_stderr ? "&1 >/dev/null" : "/dev/null");
@@ -768,10 +844,10 @@ TEST(Cli, AShrunkReplayCommandNamesItsViolationWhenTheSeedShowsSeveral) {
   auto o = twice("run --handler check-then-act --scenario crash-after-commit --show all --no-report", "/dev/null");
   const std::string cmd =
       "twice replay --handler check-then-act --scenario crash-after-commit --seed 6650854377519919 --shrunk "
-      "--invariant lost_payment";
+      "--invariant lost_payment --scenario-digest 64418a58";
   ASSERT_NE(o.out.find("replay this counterexample: " + cmd + "\n"), std::string::npos) << o.out;
   // The first violation's command stays as it was.
-  EXPECT_NE(o.out.find("--seed 3251949076933735 --shrunk\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--seed 3251949076933735 --shrunk --scenario-digest 64418a58\n"), std::string::npos) << o.out;
   const auto replay = twice(cmd.substr(std::string("twice ").size()));
   EXPECT_EQ(replay.exit_code, 1);
   EXPECT_NE(replay.out.find("# verdict: lost_payment"), std::string::npos) << replay.out;

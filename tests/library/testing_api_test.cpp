@@ -172,6 +172,51 @@ TEST(TestingApi, CheckRunShrinksOneFailingRun) {
   FAIL() << "check-then-act never double-credited in 200 seeds";
 }
 
+// A regression test pinned to a seed (check_run) tests another run once its
+// scenario file is edited: with the digest its replay command printed, it
+// fails saying so instead of passing on another run.
+TEST(TestingApi, CheckRunWithADigestFailsWhenTheScenarioFileChanged) {
+  const auto path = twice::testing::unique_temp_dir() / "pinned.toml";
+  const std::string text = "description = \"two copies at once\"\n[faults]\nduplicate = 1.0\n"
+                           "duplicate_delay = [\"0ms\", \"0ms\"]\n[[orders]]\norder_no = \"O-7\"\nuser = \"dan\"\n";
+  std::ofstream(path) << text << "amount = 700\n";
+  const Report found = twice::testing::check_exactly_once("check-then-act", only(path.string(), 30));
+  ASSERT_FALSE(found.passed) << found.message;
+  const std::string key = "--scenario-digest ";
+  const auto at = found.message.find(key);
+  ASSERT_NE(at, std::string::npos) << found.message;
+  const std::string digest = found.message.substr(at + key.size(), 8);
+  const auto seed_at = found.message.find("--seed ");
+  ASSERT_NE(seed_at, std::string::npos) << found.message;
+  const std::uint64_t seed = std::stoull(found.message.substr(seed_at + 7));
+
+  const twice::testing::Run pinned{path.string(), seed, digest};
+  const Report same = twice::testing::check_run("check-then-act", pinned);
+  EXPECT_FALSE(same.passed);
+  EXPECT_FALSE(same.violations.empty()) << same.message;
+
+  std::ofstream(path) << text << "amount = 701\n";
+  const Report changed = twice::testing::check_run("check-then-act", pinned);
+  EXPECT_FALSE(changed.passed);
+  EXPECT_TRUE(changed.violations.empty()) << changed.message;
+  EXPECT_EQ(changed.runs, 0) << "nothing may run on the changed file";
+  EXPECT_TRUE(contains(changed.message, path.string() + ": not the scenario this replay command was printed for (its "
+                                                        "digest is "))
+      << changed.message;
+  EXPECT_TRUE(contains(changed.message, "the command says " + digest + "): the file has changed since"))
+      << changed.message;
+  EXPECT_TRUE(contains(changed.message, "or clear Run::scenario_digest to replay this file as it is")) << changed.message;
+  // Cleared, the edited file runs as it is: the same choices, the same race,
+  // another amount.
+  const Report anyway = twice::testing::check_run("check-then-act", {path.string(), seed});
+  EXPECT_EQ(anyway.violations, same.violations) << anyway.message;
+  EXPECT_EQ(anyway.runs, 1);
+
+  const Report malformed = twice::testing::check_run("check-then-act", {path.string(), seed, "xyz"});
+  EXPECT_FALSE(malformed.passed);
+  EXPECT_TRUE(contains(malformed.message, "Run::scenario_digest 'xyz': want the eight hex digits")) << malformed.message;
+}
+
 // The RapidCheck way: RapidCheck picks scenario and seed; RC_PARAMS replays.
 RC_GTEST_PROP(TestingApi, GeneratedRunsOfACorrectHandlerPass, ()) {
   twice::testing::rc_assert_exactly_once("unique-key+cas", *twice::testing::gen_run(duplicates()), duplicates());

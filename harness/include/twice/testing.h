@@ -123,6 +123,12 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options = {
 struct Run {
   std::string scenario;
   std::uint64_t seed = 0;
+  // The scenario file's digest, as a printed replay command's
+  // --scenario-digest gives it; when set, check_run() fails at once if the
+  // file has changed since (the seed would run another run). Empty: unchecked.
+  // (`= {}`: so that Run{"concurrent-duplicates", 7} leaves it out without
+  // GCC's -Wmissing-field-initializers.)
+  std::string scenario_digest = {};
 };
 inline std::ostream& operator<<(std::ostream& os, const Run& run) {
   return os << run.scenario << " seed " << run.seed;
