@@ -36,6 +36,12 @@ std::string temp_path(const std::string& name) {
   return (twice::testing::unique_temp_dir() / name).string();
 }
 
+// A bundled scenario file's text, to write an edited copy of.
+std::string bundled_scenario_text(const std::string& name) {
+  std::ifstream in(std::string(TWICE_SOURCE_DIR) + "/scenarios/" + name + ".toml");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 // `twice <args>` is a usage error: exit 2 and exactly `message` (one line).
 void expect_usage_error(const std::string& args, const std::string& message) {
   const auto o = twice(args);
@@ -564,11 +570,7 @@ TEST(Cli, ReplayCommandsOfARunWithTheReconcilerCarryIt) {
 TEST(Cli, ReplayCommandsOfAScenariosFolderNameItsFiles) {
   const std::string dir = temp_path("own-folder");
   std::filesystem::create_directories(dir);
-  std::string text;
-  {
-    std::ifstream in(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml");
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string text = bundled_scenario_text("concurrent-duplicates");
   const std::size_t at = text.find("amount = 12000");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, std::string("amount = 12000").size(), "amount = 777");
@@ -594,11 +596,7 @@ TEST(Cli, ReplayCommandsOfAScenariosFolderNameItsFiles) {
 TEST(Cli, AReplayCommandRefusesTheScenarioFileWhenItChangedSinceTheRun) {
   const std::string dir = temp_path("digest-folder");
   std::filesystem::create_directories(dir);
-  std::string text;
-  {
-    std::ifstream in(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml");
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string text = bundled_scenario_text("concurrent-duplicates");
   const std::string file = dir + "/copies.toml";
   std::ofstream(file) << text;
   const auto listed = nlohmann::json::parse(twice_stdout("list --json --scenarios-dir " + dir).out);
