@@ -72,6 +72,7 @@ std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, st
       "--seeds 1",
       shell_quote(a.endpoint), options, shell_quote(db.url), shell_quote(a.oracle), shell_quote(a.keys_dir), a.time_scale,
       a.min_timeout_seconds, shell_quote(s.source.empty() ? s.name : s.source), seed) +
+         (s.digest.empty() ? "" : " --scenario-digest " + s.digest) +
          (db.password_variable.empty() ? ""
                                        : fmt::format("  # the URL's password is not printed: set {}", db.password_variable));
 }
@@ -204,6 +205,10 @@ void add_blackbox_options(CLI::App* run, BlackboxArgs& a) {
   run->add_option("--service-log", a.service_log,
                   "Black-box mode: where --endpoint-command's output goes (emptied when twice starts the service)")
       ->capture_default_str();
+  run->add_option("--scenario-digest", a.scenario_digest,
+                  "Black-box mode: the digest of the scenario file a printed repeat command was made on; a file "
+                  "changed since is refused, since the seed would make another fault plan (twice replay takes it "
+                  "too)");
 }
 
 int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scenario>& scenarios, int runs,

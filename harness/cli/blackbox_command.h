@@ -27,11 +27,15 @@ struct BlackboxArgs {
   double kill_window_seconds = 0.5;
   std::string service_log = "twice-service.log";
   int query_port = -1;  // -1: no query API
+  // --scenario-digest: the digest of the scenario file a printed repeat
+  // command was made on; checked (against the one scenario) before anything runs.
+  std::string scenario_digest;
   std::string json;  // run's own --json: a file ("-" is refused: the text goes to stdout)
 };
 
 // Adds --endpoint, --db, --oracle, --keys-dir, --time-scale, --min-timeout,
-// --endpoint-command, --kills, --kill-window, --service-log, --query-port to `run`.
+// --endpoint-command, --kills, --kill-window, --service-log, --query-port,
+// --scenario-digest to `run`.
 void add_blackbox_options(CLI::App* run, BlackboxArgs& args);
 
 // Runs each scenario `runs` times (fault-plan seeds first_seed, first_seed+1,

@@ -594,6 +594,11 @@ struct ReplayArgs {
   int cell_timeout = 30;    // contained: seconds without a scheduling point before it is killed as hung
 };
 
+// The file a --scenario names: a bundled scenario's in `dir`, else the path given.
+std::string scenario_file(const std::string& dir, const std::string& ref) {
+  return gateway::is_scenario_name(ref) ? (fs::path(dir) / (ref + ".toml")).string() : ref;
+}
+
 // A replay command's --scenario-digest against the file read now: a file
 // edited since the seed was found (or a bundled scenario an upgrade changed)
 // would replay another run under the same seed, and its trace would tell
@@ -611,9 +616,7 @@ int cmd_replay(const ReplayArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const HandlerInfo* handler = find_handlers({a.handler}).front();
   gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
-  check_scenario_digest(a.scenario_digest, scenario, gateway::is_scenario_name(a.scenario)
-                                                          ? (fs::path(dir) / (a.scenario + ".toml")).string()
-                                                          : a.scenario);
+  check_scenario_digest(a.scenario_digest, scenario, scenario_file(dir, a.scenario));
   if (a.reconciler) scenario.reconciler = true;
   const bool exhaustive = a.strategy == "exhaustive";
   if (exhaustive && a.schedule.empty())
@@ -1106,14 +1109,25 @@ int main(int argc, char** argv) {
       blackbox_args.json = run_args.json;
       // Each run takes real time: 10 unless --seeds says otherwise.
       const int runs = run->count("--seeds") > 0 ? run_args.seeds : 10;
-      return cli::run_blackbox_command(blackbox_args,
-                                       load_scenarios(dir, run_args.scenarios, !run_args.scenarios_dir.empty()), runs,
-                                       run_args.seed, run_args.quiet);
+      std::vector<gateway::Scenario> scenarios =
+          load_scenarios(dir, run_args.scenarios, !run_args.scenarios_dir.empty());
+      if (!blackbox_args.scenario_digest.empty()) {
+        // A repeat command's: it names one scenario, the one the digest is of.
+        if (scenarios.size() != 1)
+          throw UsageError{"--scenario-digest is the digest of one scenario file: give one --scenario, as the "
+                           "repeat command printed it"};
+        check_scenario_digest(blackbox_args.scenario_digest, scenarios.front(),
+                              scenario_file(dir, run_args.scenarios.front()));
+      }
+      return cli::run_blackbox_command(blackbox_args, scenarios, runs, run_args.seed, run_args.quiet);
     }
     if (*run) {
       for (const char* option : {"--db", "--oracle", "--keys-dir", "--time-scale", "--min-timeout", "--endpoint-command",
                                  "--kills", "--kill-window", "--service-log", "--query-port"})
         if (run->count(option) > 0) throw UsageError{fmt::format("{} belongs to black-box mode: add --endpoint URL", option)};
+      if (run->count("--scenario-digest") > 0)
+        throw UsageError{"--scenario-digest checks the scenario of one run: it goes with `twice replay`, or with "
+                         "--endpoint (black-box mode's repeat commands)"};
       run_args.bounds_given = preemption_bound->count() > 0 || max_faults->count() > 0;
       // An option the chosen strategy does not read is a mistake to say, not to ignore.
       const bool exhaustive = run_args.prove || run_args.strategy == "exhaustive";

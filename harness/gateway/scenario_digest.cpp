@@ -108,7 +108,7 @@ std::string digest_mismatch(std::string_view file, std::string_view now, std::st
                             std::string_view leave_out) {
   if (wanted.empty() || wanted == now) return "";
   std::string line(file);
-  line.append(": not the scenario this replay command was printed for (its digest is ")
+  line.append(": not the scenario this command was printed for (its digest is ")
       .append(now)
       .append(" now, the command says ")
       .append(wanted)

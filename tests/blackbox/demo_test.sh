@@ -77,6 +77,12 @@ stop_service
 echo "buggy ($ENGINE): double_credit in $double of $total runs"
 [ "$total" -eq "$RUNS" ] || { echo "FAIL: $total runs reported, $RUNS asked"; exit 1; }
 [ "$double" -ge $((RUNS - RUNS / 20)) ] || { echo "FAIL: the buggy service was caught in only $double of $RUNS runs"; exit 1; }
+# Its repeat command ends with the scenario file's digest, which a later
+# repeat checks against the file (errors_test.sh: the refusal).
+BURST_DIGEST="$("$TWICE" list --json --scenarios-dir "$SRC/tests/blackbox" |
+  python3 -c 'import json, sys; print([s["digest"] for s in json.load(sys.stdin)["scenarios"] if s["name"] == "burst"][0])')"
+grep -Eq -- "--scenario $SRC/tests/blackbox/burst.toml --seed [0-9]+ --seeds 1 --scenario-digest $BURST_DIGEST\$" "$WORK/buggy.out" ||
+  { cat "$WORK/buggy.out"; echo "FAIL: no repeat command ending with --scenario-digest $BURST_DIGEST"; exit 1; }
 
 start_service fixed
 read -r double any total < <(run_twice fixed | tail -1)

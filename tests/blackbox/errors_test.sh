@@ -65,6 +65,32 @@ expect_usage_error "a profile without a wire format" "profile wechat-v2 has no w
 expect_usage_error "black-box options without --endpoint" "--db belongs to black-box mode" \
   run --db "$WORK/shop.sqlite" --scenario "$SCENARIO"
 
+# A repeat command ends with its scenario's --scenario-digest: a file changed
+# since is refused before anything is sent (nothing listens on FREE_PORT: the
+# digest is checked first), and the file as it was goes on to the next check.
+mkdir -p "$WORK/digest"
+cp "$SCENARIO" "$WORK/digest/burst.toml"
+DIGEST="$("$TWICE" list --json --scenarios-dir "$WORK/digest" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["scenarios"][0]["digest"])')"
+DB_ARGS=(--db "$WORK/shop.sqlite" --oracle "$ORACLE" --keys-dir "$WORK/keys")
+expect_usage_error "the scenario as it was" "nothing listens on" \
+  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" "${DB_ARGS[@]}" --scenario "$WORK/digest/burst.toml" \
+  --scenario-digest "$DIGEST"
+printf '# a comment changes no value\n' >>"$WORK/digest/burst.toml"
+expect_usage_error "the scenario with a comment added" "nothing listens on" \
+  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" "${DB_ARGS[@]}" --scenario "$WORK/digest/burst.toml" \
+  --scenario-digest "$DIGEST"
+sed -i 's/^amount = \([0-9]*\)$/amount = 1\1/' "$WORK/digest/burst.toml"
+expect_usage_error "a scenario changed since the repeat command" \
+  "^twice: $WORK/digest/burst.toml: not the scenario this command was printed for \(its digest is [0-9a-f]{8} now, the command says $DIGEST\): .*leave out --scenario-digest" \
+  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" "${DB_ARGS[@]}" --scenario "$WORK/digest/burst.toml" \
+  --scenario-digest "$DIGEST"
+expect_usage_error "a digest with two scenarios" "--scenario-digest is the digest of one scenario file: give one --scenario" \
+  run --endpoint "http://127.0.0.1:$FREE_PORT/notify" "${DB_ARGS[@]}" --scenario "$SCENARIO" \
+  --scenario concurrent-duplicates --scenario-digest "$DIGEST"
+expect_usage_error "a digest without --endpoint" "--scenario-digest checks the scenario of one run: it goes with .twice replay., or with --endpoint" \
+  run --scenario "$SCENARIO" --scenario-digest "$DIGEST"
+
 # Options black-box mode does not read are refused, not ignored; and what can
 # be checked before a run is spent is checked first.
 BB=(run --endpoint "http://127.0.0.1:$FREE_PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" --scenario "$SCENARIO"

@@ -633,7 +633,7 @@ TEST(Cli, AReplayCommandRefusesTheScenarioFileWhenItChangedSinceTheRun) {
   const auto refused = twice(args);
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
   EXPECT_EQ(refused.out,
-            fmt::format("twice: {}: not the scenario this replay command was printed for (its digest is {} now, the "
+            fmt::format("twice: {}: not the scenario this command was printed for (its digest is {} now, the "
                         "command says {}): the file has changed since, and the seed would replay another run; replay "
                         "with the scenario file the report was made from, or leave out --scenario-digest to replay "
                         "this file as it is\n",
@@ -654,7 +654,7 @@ TEST(Cli, AReplayCommandRefusesTheScenarioFileWhenItChangedSinceTheRun) {
   const auto wrong = twice(by_name + " --scenario-digest " + now);
   EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
   EXPECT_TRUE(wrong.out.starts_with("twice: ")) << wrong.out;
-  EXPECT_NE(wrong.out.find("/concurrent-duplicates.toml: not the scenario this replay command was printed for"),
+  EXPECT_NE(wrong.out.find("/concurrent-duplicates.toml: not the scenario this command was printed for"),
             std::string::npos)
       << wrong.out;
   expect_usage_error(by_name + " --scenario-digest 12AB",

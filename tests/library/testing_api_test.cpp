@@ -200,7 +200,7 @@ TEST(TestingApi, CheckRunWithADigestFailsWhenTheScenarioFileChanged) {
   EXPECT_FALSE(changed.passed);
   EXPECT_TRUE(changed.violations.empty()) << changed.message;
   EXPECT_EQ(changed.runs, 0) << "nothing may run on the changed file";
-  EXPECT_TRUE(contains(changed.message, path.string() + ": not the scenario this replay command was printed for (its "
+  EXPECT_TRUE(contains(changed.message, path.string() + ": not the scenario this command was printed for (its "
                                                         "digest is "))
       << changed.message;
   EXPECT_TRUE(contains(changed.message, "the command says " + digest + "): the file has changed since"))
