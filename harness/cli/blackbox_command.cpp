@@ -30,6 +30,7 @@
 #include "cli/stop_lines.h"
 #include "cli/stop_signal.h"
 #include "engine/engine_url.h"
+#include "explore/explorer.h"
 #include "explore/shell_quote.h"
 #include "gateway/retry_profile.h"
 #include "gateway/scenario_profile.h"
@@ -72,7 +73,7 @@ std::string repeat_command(const BlackboxArgs& a, const gateway::Scenario& s, st
       "--seeds 1",
       shell_quote(a.endpoint), options, shell_quote(db.url), shell_quote(a.oracle), shell_quote(a.keys_dir), a.time_scale,
       a.min_timeout_seconds, shell_quote(s.source.empty() ? s.name : s.source), seed) +
-         (s.digest.empty() ? "" : " --scenario-digest " + s.digest) +
+         explore::scenario_digest_args(s) +
          (db.password_variable.empty() ? ""
                                        : fmt::format("  # the URL's password is not printed: set {}", db.password_variable));
 }

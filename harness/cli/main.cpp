@@ -189,8 +189,7 @@ std::vector<gateway::Scenario> load_scenarios(const std::string& dir, const std:
       // A bundled scenario's source is empty (named by name): its file is in `dir`.
       const auto file_of = [&](const std::string& ref) {
         std::error_code ec;
-        const fs::path p = gateway::is_scenario_name(ref) ? fs::path(dir) / (ref + ".toml") : fs::path(ref);
-        return fs::weakly_canonical(p, ec);
+        return fs::weakly_canonical(gateway::scenario_ref_file(ref, dir), ec);
       };
       if (it->second == w) throw UsageError{fmt::format("--scenario names '{}' twice; give each scenario once", w)};
       if (file_of(it->second) == file_of(w))
@@ -594,29 +593,23 @@ struct ReplayArgs {
   int cell_timeout = 30;    // contained: seconds without a scheduling point before it is killed as hung
 };
 
-// The file a --scenario names: a bundled scenario's in `dir`, else the path given.
-std::string scenario_file(const std::string& dir, const std::string& ref) {
-  return gateway::is_scenario_name(ref) ? (fs::path(dir) / (ref + ".toml")).string() : ref;
-}
-
-// A replay command's --scenario-digest against the file read now: a file
+// A printed command's --scenario-digest against the file read now: a file
 // edited since the seed was found (or a bundled scenario an upgrade changed)
-// would replay another run under the same seed, and its trace would tell
-// another story than the report it was copied from.
-void check_scenario_digest(const std::string& wanted, const gateway::Scenario& scenario, const std::string& file) {
-  if (!wanted.empty() && !gateway::is_scenario_digest(wanted))
-    throw UsageError{fmt::format("--scenario-digest '{}': want the eight hex digits a printed replay command gives",
-                                 wanted)};
-  if (std::string why = gateway::digest_mismatch(file, scenario.digest, wanted, "leave out --scenario-digest");
-      !why.empty())
-    throw UsageError{std::move(why)};
+// would play another run under the same seed, and tell another story than
+// the report the command was copied from.
+void require_scenario_digest(const std::string& wanted, const gateway::Scenario& scenario, const std::string& ref,
+                           const std::string& dir) {
+  if (Status st = gateway::check_scenario_digest(gateway::scenario_ref_file(ref, dir), scenario.digest, wanted,
+                                                 "--scenario-digest", "leave out --scenario-digest");
+      !st.ok())
+    throw UsageError{st.message()};
 }
 
 int cmd_replay(const ReplayArgs& a) {
   const std::string dir = a.scenarios_dir.empty() ? default_scenarios_dir() : a.scenarios_dir;
   const HandlerInfo* handler = find_handlers({a.handler}).front();
   gateway::Scenario scenario = load_scenarios(dir, {a.scenario}).front();
-  check_scenario_digest(a.scenario_digest, scenario, scenario_file(dir, a.scenario));
+  require_scenario_digest(a.scenario_digest, scenario, a.scenario, dir);
   if (a.reconciler) scenario.reconciler = true;
   const bool exhaustive = a.strategy == "exhaustive";
   if (exhaustive && a.schedule.empty())
@@ -1116,8 +1109,7 @@ int main(int argc, char** argv) {
         if (scenarios.size() != 1)
           throw UsageError{"--scenario-digest is the digest of one scenario file: give one --scenario, as the "
                            "repeat command printed it"};
-        check_scenario_digest(blackbox_args.scenario_digest, scenarios.front(),
-                              scenario_file(dir, run_args.scenarios.front()));
+        require_scenario_digest(blackbox_args.scenario_digest, scenarios.front(), run_args.scenarios.front(), dir);
       }
       return cli::run_blackbox_command(blackbox_args, scenarios, runs, run_args.seed, run_args.quiet);
     }

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace twice::gateway {
 
 namespace {
@@ -104,19 +106,18 @@ bool is_scenario_digest(const std::string& text) {
          std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-std::string digest_mismatch(std::string_view file, std::string_view now, std::string_view wanted,
-                            std::string_view leave_out) {
-  if (wanted.empty() || wanted == now) return "";
-  std::string line(file);
-  line.append(": not the scenario this command was printed for (its digest is ")
-      .append(now)
-      .append(" now, the command says ")
-      .append(wanted)
-      .append("): the file has changed since, and the seed would replay another run; replay with the scenario file "
-              "the report was made from, or ")
-      .append(leave_out)
-      .append(" to replay this file as it is");
-  return line;
+Status check_scenario_digest(std::string_view file, std::string_view now, std::string_view wanted,
+                             std::string_view given_as, std::string_view leave_out) {
+  if (wanted.empty() || wanted == now) return Status::OK();
+  if (!is_scenario_digest(std::string(wanted)))
+    return Status::error(fmt::format("{} '{}': want the eight hex digits a printed command gives after "
+                                     "--scenario-digest",
+                                     given_as, wanted));
+  return Status::error(fmt::format(
+      "{}: not the scenario this command was printed for (its digest is {} now, the command says {}): the file has "
+      "changed since, and the seed would replay another run; replay with the scenario file the report was made "
+      "from, or {} to replay this file as it is",
+      file, now, wanted, leave_out));
 }
 
 }  // namespace twice::gateway

@@ -16,6 +16,8 @@
 
 #include <toml++/toml.h>
 
+#include "twice/status.h"
+
 namespace twice::gateway {
 
 // Eight lowercase hex digits (32 bits of FNV-1a 64 over a canonical form of
@@ -25,12 +27,14 @@ std::string scenario_digest(const toml::table& root);
 // True when `text` is what scenario_digest() makes: eight lowercase hex digits.
 bool is_scenario_digest(const std::string& text);
 
-// Whether a replay (`twice replay --scenario-digest`, twice/testing.h's
-// Run::scenario_digest) may read `file`, whose digest is `now`, for a run found
-// on a file of digest `wanted`: "" when it may (or `wanted` is empty), else one
-// line that names the file and both digests and ends with `leave_out`, how to
-// replay the file as it is ("leave out --scenario-digest").
-std::string digest_mismatch(std::string_view file, std::string_view now, std::string_view wanted,
-                            std::string_view leave_out);
+// Whether a run found on a scenario file of digest `wanted` may be played
+// again on `file`, whose digest is `now`. `wanted` comes from a printed
+// command's --scenario-digest (`twice replay`, black-box mode's repeat
+// command) or twice/testing.h's Run::scenario_digest, and `given_as` names it
+// that way. OK when it may, or `wanted` is empty; else a one-line error: a
+// malformed `wanted`, or the file and both digests, ending with `leave_out`,
+// how to play the file as it is ("leave out --scenario-digest").
+Status check_scenario_digest(std::string_view file, std::string_view now, std::string_view wanted,
+                             std::string_view given_as, std::string_view leave_out);
 
 }  // namespace twice::gateway

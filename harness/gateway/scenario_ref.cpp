@@ -11,6 +11,10 @@ namespace twice::gateway {
 
 bool is_scenario_name(std::string_view ref) { return ref.find('/') == std::string_view::npos && !ref.ends_with(".toml"); }
 
+std::string scenario_ref_file(const std::string& ref, const std::string& bundled_dir) {
+  return is_scenario_name(ref) ? (fs::path(bundled_dir) / (ref + ".toml")).string() : ref;
+}
+
 StatusOr<Scenario> load_scenario_ref(const std::string& ref, const std::string& bundled_dir) {
   std::error_code ec;
   if (fs::is_directory(ref, ec)) {
@@ -22,7 +26,7 @@ StatusOr<Scenario> load_scenario_ref(const std::string& ref, const std::string& 
   if (bundled_dir.empty())
     return Status::error(fmt::format(
         "scenario '{}': no bundled scenarios folder (set Options::bundled_dir, or link twice::twice, which sets it)", ref));
-  const std::string path = (fs::path(bundled_dir) / (ref + ".toml")).string();
+  const std::string path = scenario_ref_file(ref, bundled_dir);
   if (!fs::exists(path, ec)) {
     std::string names;
     if (StatusOr<std::vector<std::string>> files = scenario_files(bundled_dir); files.ok())

@@ -16,6 +16,9 @@ namespace twice::gateway {
 // True for a bundled scenario's name: no '/' and no ".toml" ending.
 bool is_scenario_name(std::string_view ref);
 
+// The file `ref` names: a bundled scenario's in `bundled_dir`, else `ref`.
+std::string scenario_ref_file(const std::string& ref, const std::string& bundled_dir);
+
 // Loads `ref`. A bundled scenario comes back with an empty `source`, so that
 // its replay command names it by name and works from any folder. An unknown
 // name lists the bundled ones; a folder says to name a file in it.

@@ -288,15 +288,11 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   StatusOr<gateway::Scenario> loaded = gateway::load_scenario_ref(run.scenario, options.bundled_dir);
   if (!loaded.ok()) return failed(loaded.status().message());
   const gateway::Scenario& scenario = *loaded;
-  if (!run.scenario_digest.empty() && !gateway::is_scenario_digest(run.scenario_digest))
-    return failed(fmt::format("Run::scenario_digest '{}': want the eight hex digits a printed replay command gives "
-                              "after --scenario-digest",
-                              run.scenario_digest));
-  if (std::string why = gateway::digest_mismatch(
-          gateway::is_scenario_name(run.scenario) ? options.bundled_dir + "/" + run.scenario + ".toml" : run.scenario,
-          scenario.digest, run.scenario_digest, "clear Run::scenario_digest");
-      !why.empty())
-    return failed(why);
+  if (Status st = gateway::check_scenario_digest(gateway::scenario_ref_file(run.scenario, options.bundled_dir),
+                                                 scenario.digest, run.scenario_digest, "Run::scenario_digest",
+                                                 "clear Run::scenario_digest");
+      !st.ok())
+    return failed(st.message());
 
   explore::ExploreOptions explore;
   explore.only_seed = run.seed;

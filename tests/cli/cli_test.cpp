@@ -658,7 +658,8 @@ TEST(Cli, AReplayCommandRefusesTheScenarioFileWhenItChangedSinceTheRun) {
             std::string::npos)
       << wrong.out;
   expect_usage_error(by_name + " --scenario-digest 12AB",
-                     "twice: --scenario-digest '12AB': want the eight hex digits a printed replay command gives\n");
+                     "twice: --scenario-digest '12AB': want the eight hex digits a printed command gives after "
+                     "--scenario-digest\n");
 }
 
 // What a run prints on stdout alone, and on stderr alone.
