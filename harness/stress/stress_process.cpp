@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -38,7 +39,7 @@ using SteadyClock = std::chrono::steady_clock;
 // A child's one message: a kind byte, then the payload to the end of the pipe.
 enum class Message : char {
   kReport = 'R',  // the StressReport, CBOR
-  kError = 'E',   // run_stress() failed (or threw): the text
+  kError = 'E',   // run_stress() failed (or threw): the processes it left (decimal), a space, the text
   kExit = 'X',    // something called exit() (no payload)
 };
 
@@ -97,8 +98,9 @@ extern "C" void on_child_exit() {
   // What the handler forked and left (a daemon), ended before the report
   // goes, so that the report can say how many; the workers have all returned.
   report.processes_left = explore::end_descendants();
-  const std::string frame = error.empty() ? static_cast<char>(Message::kReport) + encode_report(report)
-                                          : static_cast<char>(Message::kError) + error;
+  const std::string frame =
+      error.empty() ? static_cast<char>(Message::kReport) + encode_report(report)
+                    : static_cast<char>(Message::kError) + fmt::format("{} {}", report.processes_left, error);
   const bool sent = write_all(fd, frame.data(), frame.size());
   // No atexit handlers, no static destructors: they belong to the parent
   // (its servers, its clusters). What the handler printed goes out.
@@ -113,8 +115,15 @@ ContainedRun outcome_of(bool killed, int status, const std::string& inbox, Stres
   using Outcome = ContainedRun::Outcome;
   if (killed) return {Outcome::kKilled, Status::error("killed before it ended; its report is lost")};
   const bool exited_zero = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kError))
-    return {Outcome::kError, Status::error(inbox.substr(1))};
+  if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kError)) {
+    // "3 the text": what the child counted as left, then why it failed.
+    const std::string_view rest = std::string_view(inbox).substr(1);
+    int left = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), left);
+    const bool counted = ec == std::errc() && end < rest.data() + rest.size() && *end == ' ';
+    const std::string_view why = counted ? rest.substr(static_cast<std::size_t>(end - rest.data()) + 1) : rest;
+    return {Outcome::kError, Status::error(std::string(why)), counted ? left : 0};
+  }
   if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kReport)) {
     if (decode_report(std::string_view(inbox).substr(1), report)) return {Outcome::kReport, Status::OK()};
     return {Outcome::kHandlerFailed,
@@ -280,9 +289,10 @@ ContainedRun run_stress_contained(const StressOptions& options, const std::atomi
   ::close(fds[0]);
 
   ContainedRun run = outcome_of(killed, status, inbox, report);
-  // A child that reported ended its own (counted in the report); this
-  // process adopted none of them.
-  run.processes_left = run.outcome == Outcome::kReport ? report.processes_left : orphans;
+  // A child that reported ended its own (counted in the report, or in its
+  // error); this process adopted none of them then.
+  if (run.outcome == Outcome::kReport) run.processes_left = report.processes_left;
+  else run.processes_left += orphans;
   return run;
 }
 

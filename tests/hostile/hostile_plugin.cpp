@@ -255,6 +255,17 @@ class DaemonSpin final : public twice::Handler {
   }
 };
 
+// Starts the daemon, then calls the warehouse: in `twice stress`, which has no
+// services, the run ends on an error after the handler forked.
+class DaemonCall final : public twice::Handler {
+ public:
+  twice::Reply handle(const twice::Notify& n, twice::Env& env) override {
+    start_daemon_once();
+    [[maybe_unused]] const twice::ServiceReply r = env.call("warehouse", twice::ServiceRequest{"ship", n.out_trade_no, {}, {}});
+    return credit_once(n, env);
+  }
+};
+
 // Reads its standard input once per process: at end of file at once it
 // handles as plugin-cas; anything else read (or an error) aborts.
 class ReadsStdin final : public twice::Handler {
@@ -373,6 +384,7 @@ TWICE_REGISTER_HANDLER(Fork, "hostile-fork", "forks a process that sleeps for 30
 TWICE_REGISTER_HANDLER(Print, "hostile-print", "prints to stdout and stderr");
 TWICE_REGISTER_HANDLER(Daemon, "hostile-daemon", "starts a daemon (fork, setsid, fork) that sleeps for 300 s");
 TWICE_REGISTER_HANDLER(DaemonSpin, "hostile-daemon-spin", "starts a daemon, then spins without an Env call");
+TWICE_REGISTER_HANDLER(DaemonCall, "hostile-daemon-call", "starts a daemon, then calls the warehouse");
 TWICE_REGISTER_HANDLER(ReadsStdin, "hostile-stdin", "reads its standard input; aborts unless at end of file");
 TWICE_REGISTER_HANDLER(CloseFds, "hostile-close-fds", "closes every file descriptor from 3 up");
 TWICE_REGISTER_HANDLER(SigTerm, "hostile-sigterm", "raises SIGTERM");

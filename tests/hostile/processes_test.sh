@@ -93,6 +93,14 @@ python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("pro
 rc=$?
 [ "$rc" -eq 0 ] || fail "stress (cas): exit $rc, wanted 0: $(cat err.txt)"
 ! grep -q "processes" out.txt stress.json || fail "stress (cas): processes said to be left: $(cat out.txt)"
+# A run that ends on an error after the handler forked (stress mode has no
+# services): the error said nothing of the daemon it killed.
+"$twice" stress --plugin "$plugin" --handler hostile-daemon-call --deliveries 200 -q >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 2 ] || fail "stress (error): exit $rc, wanted 2: $(cat err.txt)"
+no_daemon "stress (error)"
+grep -qF "twice: stress: stress mode has no external services: hostile-daemon-call calls Env::call (service warehouse); test it with \`twice run --handler hostile-daemon-call\`; the handler left 1 process running when the run ended; twice killed it" err.txt ||
+  fail "stress (error): stderr does not say a process was left: $(cat err.txt)"
 setsid "$twice" stress --plugin "$plugin" --handler hostile-daemon-spin --deliveries 200 -q --json spin.json \
   >out.txt 2>err.txt &
 tp=$!
