@@ -26,8 +26,10 @@
 #include "cli/argument_checks.h"
 #include "cli/engine_options.h"
 #include "cli/exit_status.h"
+#include "cli/stop_lines.h"
 #include "cli/stop_signal.h"
 #include "explore/explorer.h"
+#include "process/stop_now.h"
 #include "reports/cell_verdict.h"
 #include "reports/escape.h"
 #include "reports/json_report.h"
@@ -79,28 +81,34 @@ constexpr std::size_t kViolationsListed = 100;
 
 // The first SIGINT, SIGTERM or SIGHUP stops the runs after the round under
 // way and writes the reports so far; a second one kills the run under way
-// (g_stop_now), or before any run started ends twice at once (the guardians
-// remove the servers' folders). Only async-signal-safe calls here.
+// (g_stop_now) and says which reports it keeps and drops, as `twice run`'s
+// does (cli/stop_lines.h); a third, or a second before any run started, ends
+// twice at once (the guardians remove the servers' folders). Only
+// async-signal-safe calls here.
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_stop_now{false};
 std::atomic<int> g_signal{0};
 std::atomic<bool> g_runs_started{false};
 std::atomic<bool> g_progress_on_tty{false};
+// The runs (one per engine and level) started and finished: a run whose
+// report comes in after a stop now is dropped, as the stop said.
+process::StopNow g_stress_runs;
 
 StopCount g_stress_stops;  // cli/stop_signal.h
 
 extern "C" void on_stress_signal(int sig) {
   const StopSignal kind = classify_stop(g_stop, g_stress_stops);
   if (kind == StopSignal::kRepeat) return;  // `timeout`'s second copy of the first
-  if (kind != StopSignal::kFirst) {  // a second one, or any later: kill the run under way
-    if (!g_runs_started.load()) {
-      ::signal(sig, SIG_DFL);
-      ::raise(sig);
-      return;
-    }
+  if (kind == StopSignal::kLater || (kind == StopSignal::kSecond && !g_runs_started.load())) {
+    if (kind == StopSignal::kLater) say_dropped(g_stress_runs.now().finished, "run");
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  if (kind == StopSignal::kSecond) {  // kill the run under way
+    const process::StopNow::Counts counts = g_stress_runs.stop();
     g_stop_now = true;
-    static constexpr char kNow[] = "twice: stopping now\n";
-    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kNow, sizeof kNow - 1);
+    say_stopping_now(counts, "run", sig, g_progress_on_tty.load());
     return;
   }
   g_signal = sig;
@@ -460,13 +468,29 @@ int run_stress_command(const StressArgs& a) {
     }
     options.engine = choice;
     const std::optional<results::EngineServer> server = explore::engine_server(choice);
+    if (!g_stress_runs.start()) {
+      interrupted = true;
+      break;
+    }
     stress::StressReport report;
     const stress::ContainedRun run = stress::run_stress_contained(options, &g_stop_now, kStopGrace, report);
+    // A report that came in after a stop now is dropped, as the stop said.
+    const bool kept = g_stress_runs.finish();
     if (tty) {
       fmt::print(stderr, "\r\x1b[K");
       std::fflush(stderr);
     }
     using Outcome = stress::ContainedRun::Outcome;
+    const std::string where = several ? fmt::format(" on {}", describe(choice)) : "";
+    // "; the handler left 1 process running when the run ended; twice killed it"
+    std::string left = reports::processes_left_sentence(run.processes_left, "run");
+    if (!left.empty()) left = "; " + left;
+    if (!kept) {
+      std::cerr << fmt::format("twice: stress: stopped now: the run{} was {}; its report is lost{}\n", where,
+                               run.outcome == Outcome::kKilled ? "killed" : "dropped", left);
+      interrupted = true;
+      break;
+    }
     if (run.outcome == Outcome::kReport) {
       print_report(report, server, text);
       text.flush();
@@ -479,13 +503,9 @@ int run_stress_command(const StressArgs& a) {
       }
       continue;
     }
-    const std::string where = several ? fmt::format(" on {}", describe(choice)) : "";
     nlohmann::json entry = header_json(handler->name, describe(choice), server);
     entry["error"] = run.status.message();
     if (run.processes_left > 0) entry["processes_left"] = run.processes_left;
-    // "; the handler left 1 process running when the run ended; twice killed it"
-    std::string left = reports::processes_left_sentence(run.processes_left, "run");
-    if (!left.empty()) left = "; " + left;
     if (run.outcome == Outcome::kKilled) {
       std::cerr << fmt::format("twice: stress: stopped now: the run{} was killed; its report is lost{}\n", where, left);
       interrupted = true;
@@ -557,7 +577,8 @@ CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
       "Stress mode has no external services: a handler that calls Env::call is an error (use `twice run`).\n"
       "--engine postgres|mariadb runs the same on a server (started by twice, or --engine-url), each thread on\n"
       "its own blocking connection at --isolation; with several engines or levels, one run and report for each.\n"
-      "Ctrl-C (or SIGTERM, SIGHUP) stops after the round under way and writes the reports; again: at once.\n"
+      "Ctrl-C (or SIGTERM, SIGHUP) stops after the round under way and writes the reports; again: kills the run\n"
+      "under way and writes the reports of the runs before it (one run per engine and level); a third: at once.\n"
       "Exit status: 0 no violation; 1 violations found, or the handler crashed or exited; 2 a usage or setup\n"
       "error (also an engine that could not run, or a handler that calls a service); 3 an internal error;\n"
       "130 interrupted (143 on SIGTERM, 129 on SIGHUP).\n"

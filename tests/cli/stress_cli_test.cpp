@@ -145,7 +145,8 @@ TEST_F(StressCli, TermAndHupStopTheRunKeepItsReportAndRemoveItsDatabase) {
 }
 
 // A handler that never returns ignores the stop; a second Ctrl-C kills its
-// run at once, and still nothing is left behind.
+// run at once, says what it keeps and drops as `twice run`'s does, and still
+// nothing is left behind.
 TEST_F(StressCli, ASecondInterruptKillsAHandlerThatNeverReturns) {
   const auto o = script(
       "\"$twice\" stress --plugin \"$plugin\" --handler hostile-spin --orders 50 -q & p=$!\n"
@@ -153,6 +154,10 @@ TEST_F(StressCli, ASecondInterruptKillsAHandlerThatNeverReturns) {
       "sleep 0.3; kill -INT $p; sleep 0.3; kill -INT $p; wait $p");
   EXPECT_EQ(o.exit_code, 130) << o.out;
   EXPECT_NE(o.out.find("twice: stopping after the round under way"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("twice: stopping now: the 0 finished runs are written; 1 run under way is dropped (Ctrl-C "
+                       "again to stop at once, writing nothing)\n"),
+            std::string::npos)
+      << o.out;
   EXPECT_NE(o.out.find("twice: stress: stopped now: the run was killed; its report is lost"), std::string::npos)
       << o.out;
   EXPECT_EQ(leftovers(), "");
