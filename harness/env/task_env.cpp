@@ -12,8 +12,9 @@ Micros TaskClock::now() {
 }
 
 void TaskClock::sleep(Micros duration) {
-  if (scheduler_.killed()) return;
-  if (scheduler_.tracing()) scheduler_.record(sim::TraceKind::kClock, fmt::format("sleep({})", format_duration(duration)));
+  // A killed task's sleep is a dead call (Scheduler::sleep_for), not traced.
+  if (!scheduler_.killed() && scheduler_.tracing())
+    scheduler_.record(sim::TraceKind::kClock, fmt::format("sleep({})", format_duration(duration)));
   scheduler_.sleep_for(duration);
 }
 

@@ -442,7 +442,13 @@ bool Scheduler::block_on_db(const LockWait& until) {
 
 void Scheduler::sleep_for(Micros duration) {
   Task& t = task(current_);
-  if (t.unwinding) return;
+  if (t.unwinding || t.kill_requested) {
+    // A dead call, counted as any other: a handler that sleeps in a loop
+    // after its task was killed (waiting for a flag) gets TaskKilled thrown
+    // at it, where returning at once without counting spun it for ever.
+    (void)point("sleep");
+    return;
+  }
   t.wake_at = now_ + duration;
   set_state(t, State::kSleeping);
   (void)point("sleep");

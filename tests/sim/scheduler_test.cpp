@@ -131,6 +131,30 @@ TEST(Scheduler, TaskOverItsStepBudgetIsKilledAndReportedStuck) {
   EXPECT_NE(s.stuck()[0].find("budget 50"), std::string::npos) << s.stuck()[0];
 }
 
+// A handler that waits for a flag by sleeping in a loop: past its budget it is
+// killed, and its sleeps are dead calls like any other, so TaskKilled ends it.
+// A killed task's sleep returned at once without counting: the run never ended.
+TEST(Scheduler, ATaskThatSleepsInALoopPastItsBudgetIsKilledAndReportedStuck) {
+  Choices choices(4);
+  Trace trace;
+  SchedulerLimits limits;
+  limits.task_step_budget = 50;
+  Scheduler s({}, choices, trace, limits);
+  bool finished_normally = false;
+  bool killed_flag = false;
+  s.spawn("sleeper", 0,
+          [&] {
+            for (;;) s.sleep_for(kSecond);  // waits for a flag nobody sets
+            finished_normally = true;
+          },
+          [&](bool killed) { killed_flag = killed; });
+  s.run();
+  EXPECT_FALSE(finished_normally);
+  EXPECT_TRUE(killed_flag);
+  ASSERT_EQ(s.stuck().size(), 1u);
+  EXPECT_NE(s.stuck()[0].find("budget 50"), std::string::npos) << s.stuck()[0];
+}
+
 TEST(Scheduler, WhenEveryTaskWaitsOnTheDatabaseOneIsChosenAsVictim) {
   Choices choices(4);
   Trace trace;
