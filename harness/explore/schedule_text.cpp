@@ -35,13 +35,15 @@ StatusOr<std::vector<std::uint64_t>> parse_schedule(std::string_view text) {
           "--schedule: '{}' is not a value or VALUExCOUNT (the schedule is printed by `twice run --strategy exhaustive`)",
           token));
     };
-    if (v.empty() || std::from_chars(v.data(), v.data() + v.size(), value).ptr != v.data() + v.size()) return bad();
-    if (x != std::string_view::npos) {
-      const std::string_view n = token.substr(x + 1);
-      if (n.empty() || std::from_chars(n.data(), n.data() + n.size(), times).ptr != n.data() + n.size() || times == 0 ||
-          times > kMostRepeats)
-        return bad();
-    }
+    // The whole text a number, and one that fits: an overflow read as 0 (or
+    // a count of 1) replayed another schedule.
+    auto number = [](std::string_view digits, std::uint64_t& into) {
+      const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), into);
+      return !digits.empty() && ec == std::errc() && ptr == digits.data() + digits.size();
+    };
+    if (!number(v, value)) return bad();
+    if (x != std::string_view::npos && (!number(token.substr(x + 1), times) || times == 0 || times > kMostRepeats))
+      return bad();
     out.insert(out.end(), times, value);
     start = end + 1;
   }

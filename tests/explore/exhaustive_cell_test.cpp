@@ -287,6 +287,10 @@ TEST(ScheduleText, RoundTripsAndNamesBadTokens) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'zz'"), std::string::npos);
   EXPECT_FALSE(parse_schedule("1x0").ok());
+  // Too large for 64 bits: refused, not read as 0 (a value) or 1 (a count).
+  EXPECT_FALSE(parse_schedule("18446744073709551617").ok());
+  EXPECT_FALSE(parse_schedule("0.1x99999999999999999999").ok());
+  EXPECT_EQ(parse_schedule("18446744073709551615").value(), std::vector<std::uint64_t>{18446744073709551615u});
   EXPECT_FALSE(parse_schedule("1..2").ok());
 }
 
