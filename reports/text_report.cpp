@@ -197,7 +197,7 @@ std::string render_counterexample(const results::CellResult& cell, const results
                                   const TextOptions& o) {
   const auto& cex = v.counterexample;
   std::string out;
-  out += paint(o, "1", fmt::format("{} × {}: {}", cell.handler, cell.scenario, v.invariant)) + "\n";
+  out += paint(o, "1", terminal_text(fmt::format("{} × {}: {}", cell.handler, cell.scenario, v.invariant))) + "\n";
   out += fmt::format("  {}\n", terminal_text(v.detail));
   if (cex.preemptions >= 0)  // the exhaustive search's: no seed, a schedule
     out += fmt::format("  first seen in schedule {}; {} of {} schedules showed it; this one has {} preemption{}{}\n",
@@ -215,7 +215,7 @@ std::string render_counterexample(const results::CellResult& cell, const results
     // state across runs or is nondeterministic): no story to tell. Whether it
     // shows alone in a fresh process, the cell's re-check says.
     out += "  run again after the cell's other runs, to be shrunk, its seed did not show it: no transcript to show\n";
-    out += fmt::format("\n  replay the failing run:   {}\n", cex.replay_command);
+    out += fmt::format("\n  replay the failing run:   {}\n", terminal_text(cex.replay_command));
     return out;
   }
   const std::string shrunk = cex.shrunk ? "shrunk to" : "not shrunk (a shrink budget of 0):";
@@ -238,8 +238,8 @@ std::string render_counterexample(const results::CellResult& cell, const results
     out += "\n  effects at the end (what the services applied):\n";
     for (const auto& e : cex.effects) out += "    " + terminal_text(effect_line(e)) + "\n";
   }
-  out += fmt::format("\n  replay the failing run:   {}\n", cex.replay_command);
-  out += fmt::format("  replay this counterexample: {}\n", cex.replay_shrunk_command);
+  out += fmt::format("\n  replay the failing run:   {}\n", terminal_text(cex.replay_command));
+  out += fmt::format("  replay this counterexample: {}\n", terminal_text(cex.replay_shrunk_command));
   return out;
 }
 
@@ -305,7 +305,7 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
 std::string render_failure(const results::CellResult& cell, const results::CellFailure& f, const TextOptions& o) {
   std::string out = paint(o, "1", terminal_text(fmt::format("{} × {}: {}", cell.handler, cell.scenario, f.verdict))) + "\n";
   out += fmt::format("  {}\n", terminal_text(f.detail));
-  if (!f.replay_command.empty()) out += fmt::format("\n  replay that run:   {}\n", f.replay_command);
+  if (!f.replay_command.empty()) out += fmt::format("\n  replay that run:   {}\n", terminal_text(f.replay_command));
   return out;
 }
 
