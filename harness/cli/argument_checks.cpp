@@ -1,6 +1,10 @@
 #include "cli/argument_checks.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
 
 namespace twice::cli {
 namespace {
@@ -18,6 +22,14 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     }
   }
   return row[b.size()];
+}
+
+// CLI11 reads "010" as octal, 8: `--seed 010` replayed seed 8. Digits with a
+// leading zero are refused, naming the number meant; "" for any other.
+std::string leading_zero(const std::string& digits) {
+  if (digits.size() < 2 || digits[0] != '0') return {};
+  const std::size_t first = std::min(digits.find_first_not_of('0'), digits.size() - 1);
+  return "'" + digits + "' has a leading zero, which would be read as octal; write " + digits.substr(first);
 }
 
 }  // namespace
@@ -40,7 +52,8 @@ CLI::Validator whole_number() {
         std::size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
         const bool digits = i < text.size() && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(),
                                                            [](char c) { return c >= '0' && c <= '9'; });
-        return digits ? std::string() : "'" + text + "' is not a whole number";
+        if (!digits) return "'" + text + "' is not a whole number";
+        return leading_zero(text.substr(i));
       },
       "", "whole number");  // no label of its own: the option's type says it (cli/help_format.h)
 }
@@ -71,9 +84,50 @@ CLI::Validator seed_number() {
           return why;
         // As many digits as the largest: no more than it (compared as text).
         if (text.size() == largest.size() && text > largest) return why;
-        return {};
+        return leading_zero(text);
       },
       "", "seed");  // labelled SEED by the option's type_name
+}
+
+std::optional<std::string> empty_list_item(int argc, const char* const* argv, const std::vector<std::string>& options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    const std::size_t eq = word.find('=');
+    const std::string name = word.substr(0, eq);
+    if (std::find(options.begin(), options.end(), name) == options.end()) continue;
+    if (eq == std::string::npos && i + 1 >= argc) continue;  // no value: CLI11 says so
+    const std::string value = eq == std::string::npos ? argv[++i] : word.substr(eq + 1);
+    if (!value.starts_with("-") || value.empty()) {
+      std::size_t start = 0;
+      for (;;) {
+        const std::size_t comma = std::min(value.find(',', start), value.size());
+        if (comma == start)
+          return fmt::format("{}: an empty name in '{}'; give names separated by single commas, none empty", name,
+                             value);
+        if (comma == value.size()) break;
+        start = comma + 1;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+CLI::Validator path_given() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty path; give a file or folder (is a shell variable unset?)" : "";
+      },
+      "", "path");
+}
+
+Status check_replaceable_file(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return Status::OK();
+  return Status::error(fmt::format("{}: the {} would replace it, but it is {}; move it away or choose another path",
+                                   path, what, fs::is_directory(st) ? "a folder" : "not a regular file"));
 }
 
 }  // namespace twice::cli

@@ -12,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "twice/status.h"
+
 namespace twice::cli {
 
 // The known subcommand nearest to `word` (at most two edits away), if any.
@@ -33,5 +35,21 @@ inline constexpr std::uint64_t kLargestSeed = (std::uint64_t{1} << 53) - 1;
 // A seed as `twice run` prints them: 0 to kLargestSeed, decimal digits only
 // (no sign: "-5" would wrap around to another seed).
 CLI::Validator seed_number();
+
+// A comma-separated list given to one of `options` ("--scenario") with an
+// empty item ("--scenario ,", "--handler a,,b", "--format="): what to say,
+// naming the option. CLI11 drops empty items, so an option left with none took
+// the next word ("unknown scenario '--handler'").
+std::optional<std::string> empty_list_item(int argc, const char* const* argv, const std::vector<std::string>& options);
+
+// A path that is not empty: `--json "$OUT"` with OUT unset would otherwise
+// write nothing and exit 0, as if no report had been asked for.
+CLI::Validator path_given();
+
+// A report's path that a writer may replace: nothing there yet, or a regular
+// file. A folder, a device (/dev/full), a FIFO, a socket or a symbolic link
+// is refused before the run, naming the path and `what` ("JSON report"): the
+// writer's rename() would put the report in place of it.
+Status check_replaceable_file(const std::string& path, const std::string& what);
 
 }  // namespace twice::cli

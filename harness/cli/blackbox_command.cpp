@@ -168,7 +168,7 @@ Status check_json_path(const std::string& json) {
     return Status::error(fmt::format("--json {}: no folder {}; create it or give another path", json, folder.string()));
   if (::access(folder.c_str(), W_OK) != 0)
     return Status::error(fmt::format("--json {}: cannot write in {}; give another path", json, folder.string()));
-  return Status::OK();
+  return check_replaceable_file(json, "JSON report");
 }
 
 }  // namespace
@@ -194,7 +194,7 @@ void add_blackbox_options(CLI::App* run, BlackboxArgs& a) {
                   "Black-box mode: start the service with this shell command (stopped when twice ends), so that the "
                   "nemesis can kill -9 it and start it again");
   run->add_option("--kills", a.kills, "Black-box mode, with --endpoint-command: kill -9s per run (default 1)")
-      ->check(CLI::Range(0, 1000));
+      ->check(whole_number())->check(CLI::Range(0, 1000));
   run->add_option("--kill-window", a.kill_window_seconds,
                   "Black-box mode: the kills land at moments drawn in the run's first this many seconds")
       ->check(CLI::Range(0.001, 3600.0))
@@ -202,7 +202,7 @@ void add_blackbox_options(CLI::App* run, BlackboxArgs& a) {
   run->add_option("--query-port", a.query_port,
                   "Black-box mode: serve the gateway's query API (WeChat query-order, alipay.trade.query, Stripe "
                   "PaymentIntent retrieve) on 127.0.0.1:PORT from the run's ledger (0: a free port)")
-      ->check(CLI::Range(0, 65535));
+      ->check(whole_number())->check(CLI::Range(0, 65535));
   run->add_option("--service-log", a.service_log,
                   "Black-box mode: where --endpoint-command's output goes (emptied when twice starts the service)")
       ->capture_default_str();

@@ -346,11 +346,7 @@ void check_writable_folder(const std::string& folder, const std::string& what) {
 // Fails before the run: a report file's path taken by something that is not a
 // file (a folder named twice-report.md), which the writer could not replace.
 void check_replaceable_file(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  const fs::file_status st = fs::symlink_status(path, ec);
-  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return;
-  throw UsageError{fmt::format("{}: the {} would replace it, but it is {}; move it away or choose another path", path,
-                               what, fs::is_directory(st) ? "a folder" : "not a regular file")};
+  if (Status s = cli::check_replaceable_file(path, what); !s.ok()) throw UsageError{s.message()};
 }
 
 // A handler from a plugin replays only in a twice that loads the plugin: its
@@ -849,11 +845,11 @@ int main(int argc, char** argv) {
                   "lower end, then all at their upper end)")
       ->check(CLI::IsMember({"random", "pct", "exhaustive"}))
       ->capture_default_str();
-  run->add_option("--pct-depth", run_args.pct_depth, "PCT bug depth d (d-1 priority change points)")->check(CLI::Range(1, 10))->capture_default_str();
+  run->add_option("--pct-depth", run_args.pct_depth, "PCT bug depth d (d-1 priority change points)")->check(cli::whole_number())->check(CLI::Range(1, 10))->capture_default_str();
   run->add_option("--pct-steps", run_args.pct_steps,
                   "PCT's k: the scheduling points with a real choice in one run (0: measured per cell from 5 "
                   "calibration runs; the replay commands print the figure used)")
-      ->check(CLI::Range(0, 1000000))
+      ->check(cli::whole_number())->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   CLI::Option* preemption_bound = run->add_option("--preemption-bound", run_args.preemption_bound,
                   "--strategy exhaustive: at most this many preemptions per schedule (none: no bound)")
@@ -861,11 +857,11 @@ int main(int argc, char** argv) {
       ->option_text("N=2 (0 to 100, or none)");
   CLI::Option* max_faults =
       run->add_option("--max-faults", run_args.max_faults, "--strategy exhaustive: at most this many faults per schedule")
-      ->check(CLI::Range(0, 100))
+      ->check(cli::whole_number())->check(CLI::Range(0, 100))
       ->capture_default_str();
   run->add_option("--budget", run_args.budget,
                   "--strategy exhaustive: runs per cell before it stops with an estimate (0: none)")
-      ->check(CLI::Range(0L, 1'000'000'000L))
+      ->check(cli::whole_number())->check(CLI::Range(0L, 1'000'000'000L))
       ->capture_default_str();
   run->add_option("--reduction", run_args.reduction,
                   "--strategy exhaustive: sleep-sets (skip orders that only swap independent steps) or none")
@@ -882,13 +878,15 @@ int main(int argc, char** argv) {
       ->check(cli::seed_number())
       ->capture_default_str();
   run->add_option("--json", run_args.json,
-                  "Write the results as JSON to this file; - writes it to stdout (the text report then goes to stderr)");
-  run->add_option("--scenarios-dir", run_args.scenarios_dir, scenarios_dir_help);
-  run->add_option("--expected", run_args.expected, "Expected matrix (default: <scenarios-dir>/expected.toml)");
+                  "Write the results as JSON to this file; - writes it to stdout (the text report then goes to stderr)")
+      ->check(cli::path_given());
+  run->add_option("--scenarios-dir", run_args.scenarios_dir, scenarios_dir_help)->check(cli::path_given());
+  run->add_option("--expected", run_args.expected, "Expected matrix (default: <scenarios-dir>/expected.toml)")
+      ->check(cli::path_given());
   run->add_option("--jobs,-j", run_args.jobs, "Cells explored at once (default: one per core)")
       ->check(cli::whole_number())
       ->check(CLI::Range(0, 256));
-  run->add_option("--shrink-budget", run_args.shrink_budget, "Runs spent shrinking each counterexample (0: do not shrink)")->check(CLI::Range(0, 1'000'000))->capture_default_str();
+  run->add_option("--shrink-budget", run_args.shrink_budget, "Runs spent shrinking each counterexample (0: do not shrink)")->check(cli::whole_number())->check(CLI::Range(0, 1'000'000))->capture_default_str();
   run->add_flag("--quiet,-q", run_args.quiet, "No progress on stderr");
   run->add_option("--color", run_args.color,
                   "Colour the report: auto (a terminal, unless NO_COLOR is set), always, never")
@@ -906,7 +904,8 @@ int main(int argc, char** argv) {
                 "Pair every scenario with the reconciler job (queries orders still waiting after 30 min)");
   auto* report_dir_opt = run->add_option(
       "--report-dir", run_args.report_dir,
-      "Write reports (Markdown, JSON, JUnit XML, HTML) into this folder (default for the full matrix: twice-report)");
+      "Write reports (Markdown, JSON, JUnit XML, HTML) into this folder (default for the full matrix: twice-report)")
+      ->check(cli::path_given());
   run->add_option("--format", run_args.formats, "Report formats, comma-separated (default: all)")
       ->delimiter(',')
       ->check(CLI::IsMember({"md", "json", "junit", "html"}));
@@ -918,11 +917,11 @@ int main(int argc, char** argv) {
                 "server engine always run in this process: a child would share its connections)");
   run->add_option("--cell-timeout", run_args.cell_timeout,
                   "Seconds a cell's process may go without a scheduling point before it is killed as hung")
-      ->check(CLI::Range(1, 86'400))
+      ->check(cli::whole_number())->check(CLI::Range(1, 86'400))
       ->capture_default_str();
   run->add_option("--cell-memory", run_args.cell_memory_mib,
                   "Address space of each cell's process in MiB (0: no limit); past it the cell is out of memory")
-      ->check(CLI::Range(0, 1'048'576))
+      ->check(cli::whole_number())->check(CLI::Range(0, 1'048'576))
       ->capture_default_str();
   cli::add_engine_options(run, run_args.engines);
   cli::BlackboxArgs blackbox_args;
@@ -949,11 +948,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   replay->add_option("--schedule", replay_args.schedule,
                      "--strategy exhaustive: the schedule to replay, as `twice run --strategy exhaustive` printed it");
-  replay->add_option("--pct-depth", replay_args.pct_depth, "PCT bug depth")->check(CLI::Range(1, 10))->capture_default_str();
+  replay->add_option("--pct-depth", replay_args.pct_depth, "PCT bug depth")->check(cli::whole_number())->check(CLI::Range(1, 10))->capture_default_str();
   replay->add_option("--pct-steps", replay_args.pct_steps, "PCT's k, as the printed replay command gives it (0: measured)")
-      ->check(CLI::Range(0, 1000000))
+      ->check(cli::whole_number())->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  replay->add_option("--scenarios-dir", replay_args.scenarios_dir, scenarios_dir_help);
+  replay->add_option("--scenarios-dir", replay_args.scenarios_dir, scenarios_dir_help)->check(cli::path_given());
   replay->add_option("--scenario-digest", replay_args.scenario_digest,
                      "The digest of the scenario file the seed was found on, as the printed replay command gives it "
                      "(eight hex digits of its values: comments and spacing do not count): a file changed since "
@@ -965,7 +964,7 @@ int main(int argc, char** argv) {
   replay->add_option("--invariant", replay_args.invariant, "With --shrunk: which violation to shrink for (default: the first)");
   replay->add_option("--shrink-budget", replay_args.shrink_budget,
                      "With --shrunk: runs spent shrinking (a counterexample's replay command says when it differs)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->check(cli::whole_number())->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   cli::add_engine_options(replay, replay_args.engines);
   replay->add_flag("--in-process", replay_args.in_process,
@@ -974,7 +973,7 @@ int main(int argc, char** argv) {
                    "engine it always runs in this process)");
   replay->add_option("--cell-timeout", replay_args.cell_timeout,
                      "Seconds the run may go without a scheduling point before it is killed as hung")
-      ->check(CLI::Range(1, 86'400))
+      ->check(cli::whole_number())->check(CLI::Range(1, 86'400))
       ->capture_default_str();
 
   std::string list_dir;
@@ -983,7 +982,7 @@ int main(int argc, char** argv) {
       "\nUnder a scenario, a line says where its [gateway] table departs from its profile's published (or\n"
       "default) timeout and retry intervals (docs/scenarios.md); --json gives every scenario's figures.\n"
       "Exit status: 0; 2 when the folder or a scenario in it cannot be read (one line on stderr).");
-  list->add_option("--scenarios-dir", list_dir, scenarios_dir_help);
+  list->add_option("--scenarios-dir", list_dir, scenarios_dir_help)->check(cli::path_given());
   bool list_json = false;
   list->add_flag("--json", list_json, "Print the lists as one JSON object (docs/cli-json.md)");
 
@@ -1010,6 +1009,11 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (const std::optional<std::string> empty =
+          cli::empty_list_item(argc, argv, {"--handler", "--scenario", "--format"})) {
+    std::cerr << fmt::format("twice: {}\n", *empty);
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -287,6 +287,7 @@ class JsonFile {
  public:
   explicit JsonFile(std::string path) : path_(std::move(path)) {}
   Status check() const {
+    if (Status s = check_replaceable_file(path_, "JSON report"); !s.ok()) return s;
     std::string tmp;
     const int fd = make_temp(tmp);
     if (fd < 0) return Status::error(fmt::format("cannot write --json {}: {}", path_, std::strerror(errno)));
@@ -621,7 +622,8 @@ CLI::App* add_stress_command(CLI::App& app, std::function<int()>& action) {
                 "Check after every round and stop at the first double_credit, lost_update or lost_payment "
                 "(wrong_amount needs every order of an account: judged at the end); slower, a checker pass per round");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress line on stderr");
-  cmd->add_option("--json", args->json, "Write the report as JSON to this file; - writes it to stdout (text to stderr)");
+  cmd->add_option("--json", args->json, "Write the report as JSON to this file; - writes it to stdout (text to stderr)")
+      ->check(path_given());
   add_engine_options(cmd, args->engines);
   cmd->callback([args, &action] { action = [args] { return run_stress_command(*args); }; });
   return cmd;

@@ -757,6 +757,60 @@ TEST(Cli, MistakesOnTheCommandLineSayWhatIsWrong) {
   expect_usage_error("list handlers", "twice: twice list does not take: handlers (see twice list --help)\n");
 }
 
+// Words that CLI11 would have taken otherwise, each a silent surprise: a
+// leading zero read as octal (`--seed 010` replayed seed 8), an empty list
+// item that made an option take the next word, an empty path (an unset shell
+// variable) that wrote no report and exited 0, a schedule value too large for
+// 64 bits read as 0.
+TEST(Cli, WordsCli11WouldMisreadAreRefusedNamingTheFix) {
+  expect_usage_error("replay --handler cas --scenario concurrent-duplicates --seed 010",
+                     "twice: --seed: '010' has a leading zero, which would be read as octal; write 10 (see twice "
+                     "replay --help)\n");
+  expect_usage_error("run --handler cas --scenario concurrent-duplicates --seeds 0009",
+                     "twice: --seeds: '0009' has a leading zero, which would be read as octal; write 9 (see twice run "
+                     "--help)\n");
+  expect_usage_error("run --handler cas --scenario concurrent-duplicates --seeds 5 --cell-timeout 010",
+                     "twice: --cell-timeout: '010' has a leading zero, which would be read as octal; write 10 (see "
+                     "twice run --help)\n");
+  expect_usage_error("stress --handler cas --deliveries 010",
+                     "twice: --deliveries: '010' has a leading zero, which would be read as octal; write 10 (see "
+                     "twice stress --help)\n");
+  expect_usage_error("run --scenario , --handler cas",
+                     "twice: --scenario: an empty name in ','; give names separated by single commas, none empty\n");
+  expect_usage_error("run --handler cas,,check-then-act",
+                     "twice: --handler: an empty name in 'cas,,check-then-act'; give names separated by single "
+                     "commas, none empty\n");
+  expect_usage_error("run --format=",
+                     "twice: --format: an empty name in ''; give names separated by single commas, none empty\n");
+  for (const std::string option : {"--json", "--report-dir", "--expected", "--scenarios-dir"})
+    expect_usage_error("run --handler cas --scenario concurrent-duplicates " + option + " ''",
+                       "twice: " + option + ": an empty path; give a file or folder (is a shell variable unset?) (see "
+                       "twice run --help)\n");
+  expect_usage_error("stress --handler cas --json ''",
+                     "twice: --json: an empty path; give a file or folder (is a shell variable unset?) (see twice "
+                     "stress --help)\n");
+  expect_usage_error("replay --handler cas --scenario concurrent-duplicates --strategy exhaustive --schedule "
+                     "0.1x99999999999999999999",
+                     "twice: --schedule: '1x99999999999999999999' is not a value or VALUExCOUNT (the schedule is "
+                     "printed by `twice run --strategy exhaustive`)\n");
+}
+
+// `twice stress --json` renames its report into place: a device or a folder
+// there is refused before any thread runs (as root, /dev/full was replaced).
+TEST(CliStress, AJsonPathThatIsNotAFileIsRefusedBeforeTheRun) {
+  const std::string dir = temp_path("stress-json-folder");
+  std::filesystem::create_directories(dir);
+  auto o = twice("stress --handler cas --deliveries 10 --threads 2 -q --json " + dir);
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_EQ(o.out, "twice: stress: " + dir + ": the JSON report would replace it, but it is a folder; move it away or "
+                   "choose another path\n");
+  o = twice("stress --handler cas --deliveries 10 --threads 2 -q --json /dev/null");
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_EQ(o.out, "twice: stress: /dev/null: the JSON report would replace it, but it is not a regular file; move it "
+                   "away or choose another path\n");
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+}
+
 TEST(Cli, ReplayExitsOneWhenTheReplayedRunShowsAViolation) {
   auto o = twice("replay --handler check-then-act --scenario concurrent-duplicates --seed 5787478153334856");
   EXPECT_NE(o.out.find("# verdict: double_credit"), std::string::npos) << o.out;
@@ -885,6 +939,20 @@ TEST(Cli, ReplayShowsControlCharactersOfAScenarioEscaped) {
   std::istringstream lines(o.out);
   for (std::string line; std::getline(lines, line);)
     EXPECT_TRUE(line.rfind("# ", 0) == 0 || line.rfind("[", 0) == 0) << line;
+}
+
+// A scenario is named by its file: a name with a newline and a colour code
+// is shown escaped in the counterexample's heading and replay commands too,
+// as in the matrix's legend (it turned the terminal red).
+TEST(Cli, RunShowsControlCharactersOfAScenarioFileNameEscaped) {
+  const std::string dir = temp_path("control-char-name");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/a\nb\x1b[31m.toml") << bundled_scenario_text("concurrent-duplicates");
+  const auto o = twice("run --handler check-then-act --seeds 30 --no-report --show all --color never --scenario '" + dir +
+                       "/a\nb\x1b[31m.toml'");
+  EXPECT_EQ(o.exit_code, 1) << o.out;  // a scenario of its own: expected to pass
+  EXPECT_EQ(o.out.find('\x1b'), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("check-then-act × a\\nb\\x1b[31m: double_credit\n"), std::string::npos) << o.out;
 }
 
 // The example at the end of `twice replay --help` works as printed.
