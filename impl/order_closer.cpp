@@ -25,3 +25,11 @@ class OrderCloser final : public Job {
 
 TWICE_REGISTER_JOB(twice::impl::OrderCloser, "order-closer",
                    "every 10 min, closes orders that waited longer than the scenario's close_after");
+
+// Named by the test API (harness/testing/exactly_once.cpp), whose static
+// library holds this file too: naming it links the file, and so the job's
+// registration, into a test program.
+namespace twice::impl {
+extern const int kOrderCloserLinked;
+const int kOrderCloserLinked = 1;
+}  // namespace twice::impl

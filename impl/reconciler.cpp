@@ -31,3 +31,11 @@ class Reconciler final : public Job {
 
 TWICE_REGISTER_JOB(twice::impl::Reconciler, "reconciler",
                    "every 10 min, queries the gateway for orders waiting over 30 min; applies through the handler");
+
+// Named by the test API (harness/testing/exactly_once.cpp), whose static
+// library holds this file too: naming it links the file, and so the job's
+// registration, into a test program.
+namespace twice::impl {
+extern const int kReconcilerLinked;
+const int kReconcilerLinked = 1;
+}  // namespace twice::impl

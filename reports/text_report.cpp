@@ -214,7 +214,8 @@ std::string render_counterexample(const results::CellResult& cell, const results
     // process, the seed did not show the violation (a handler that keeps
     // state across runs or is nondeterministic): no story to tell. Whether it
     // shows alone in a fresh process, the cell's re-check says.
-    out += "  run again after the cell's other runs, to be shrunk, its seed did not show it: no transcript to show\n";
+    out += "  run again after the cell's other runs, to be shrunk, its seed did not show it: no transcript to show (the\n"
+           "  handler keeps state from one run to the next, or is nondeterministic)\n";
     out += fmt::format("\n  replay the failing run:   {}\n", terminal_text(cex.replay_command));
     return out;
   }

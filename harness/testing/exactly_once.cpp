@@ -1,6 +1,10 @@
 // check_exactly_once() and check_run(): the explorer and the text report, put
 // behind the small public API of twice/testing.h.
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -10,6 +14,7 @@
 
 #include "explore/cell_process.h"
 #include "explore/explorer.h"
+#include "explore/shell_quote.h"
 #include "gateway/scenario_digest.h"
 #include "gateway/scenario_ref.h"
 #include "reports/cell_verdict.h"
@@ -22,7 +27,19 @@
 
 namespace fs = std::filesystem;
 
+// The jobs the bundled scenarios switch on, compiled into this library
+// (harness/testing/CMakeLists.txt): named here, so that a test program links
+// them, and their registrations, from it.
+namespace twice::impl {
+extern const int kReconcilerLinked;
+extern const int kOrderCloserLinked;
+}  // namespace twice::impl
+
 namespace twice::testing {
+
+// Not static: the compiler keeps it, and with it the names above.
+int scenario_jobs_linked() { return impl::kReconcilerLinked + impl::kOrderCloserLinked; }
+
 namespace {
 
 Report failed(std::string message) {
@@ -100,11 +117,25 @@ std::string skip_hint(const gateway::Scenario& scenario, std::string_view error)
                      scenario.name);
 }
 
-// `twice` can replay only a handler it can load: put the plugin in the command.
+// `twice` can replay only a handler it can load: put the plugin in the
+// command. A relative path that names a file from here is made absolute, as
+// a scenario's is, so that the command works pasted in any folder; one that
+// names none (a test that ctest runs in another folder) is left as given.
 void add_plugin(std::string& command, const std::string& plugin) {
   const std::string prefix = "twice replay ";
-  if (!plugin.empty() && command.starts_with(prefix))
-    command = prefix + "--plugin " + plugin + " " + command.substr(prefix.size());
+  if (plugin.empty() || !command.starts_with(prefix)) return;
+  std::error_code ec;
+  std::string shown = plugin;
+  if (fs::path(plugin).is_relative() && fs::is_regular_file(plugin, ec))
+    if (const fs::path absolute = fs::absolute(plugin, ec); !ec) shown = absolute.lexically_normal().string();
+  command = prefix + "--plugin " + explore::shell_quote(shown) + " " + command.substr(prefix.size());
+}
+
+// A hung run's replay waits as long as the check did before calling it hung
+// (`twice replay` waits 30 s unless told).
+void add_hang_seconds(std::string& command, const explore::CellFailure& f, const Options& o) {
+  if (o.hang_seconds != 30 && f.verdict.starts_with("hung") && command.starts_with("twice replay "))
+    command += fmt::format(" --cell-timeout {}", o.hang_seconds);
 }
 
 std::string replay_hint(const Options& o) {
@@ -126,6 +157,7 @@ std::string render_failures(std::vector<explore::CellResult>& cells, const Optio
     }
     for (auto& f : cell.failures) {
       add_plugin(f.replay_command, o.plugin);
+      add_hang_seconds(f.replay_command, f, o);
       out += "\n" + reports::render_failure(cell, f, text);
     }
   }
@@ -151,13 +183,55 @@ bool only_thread() {
   return !ec && threads == 1;
 }
 
+// The handler whose check runs in this process while Options::contain asked
+// for child processes (or with it off): an exit() from it would end the test
+// program, with its status (0: green). Set only while such a check runs.
+std::atomic<const char*> g_uncontained_handler{nullptr};
+
+extern "C" void on_exit_during_uncontained_check() {
+  const char* handler = g_uncontained_handler.load();
+  if (!handler) return;
+  const std::string line = fmt::format(
+      "\ntwice: exit() was called during the uncontained check of {} (Report::contained is false): the test program "
+      "ends with status 1, not with the status given, so that it cannot end green\n",
+      handler);
+  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, line.data(), line.size());
+  ::_exit(1);
+}
+
+// Marks an uncontained check for its lifetime (one at a time: the test API
+// is called from one thread).
+class UncontainedCheck {
+ public:
+  explicit UncontainedCheck(const HandlerInfo& handler) {
+    static const bool registered = std::atexit(on_exit_during_uncontained_check) == 0;
+    if (registered) g_uncontained_handler = handler.name.c_str();
+  }
+  ~UncontainedCheck() { g_uncontained_handler = nullptr; }
+  UncontainedCheck(const UncontainedCheck&) = delete;
+  UncontainedCheck& operator=(const UncontainedCheck&) = delete;
+};
+
 // Explores the cells of one handler, in child processes when the options ask
-// for it and it is safe (Options::contain), else on threads of this process.
+// for it and it is safe (Options::contain), else in this process. `why_not`:
+// why a check that asked to be contained was not ("" when it was, or when
+// Options::contain is false).
 explore::MatrixResult explore_cells(const HandlerInfo& handler, const std::vector<gateway::Scenario>& scenarios,
-                                    const explore::ExploreOptions& explore, const Options& o, bool& contained) {
-  contained = o.contain && explore.engine.is_sqlite() && only_thread();
+                                    const explore::ExploreOptions& explore, const Options& o, bool& contained,
+                                    std::string& why_not) {
+  contained = false;
+  why_not.clear();
+  if (o.contain && !explore.engine.is_sqlite())
+    why_not = "; not contained: a server engine's runs share this process's connections";
+  else if (o.contain && !only_thread())
+    why_not = "; not contained: this program runs other threads, which a fork would not copy";
+  else
+    contained = o.contain;
   // No expected matrix: a handler under test is held to exactly-once everywhere.
-  if (!contained) return explore::explore_matrix({&handler}, scenarios, explore, explore::ExpectedMatrix{});
+  if (!contained) {
+    const UncontainedCheck guard(handler);
+    return explore::explore_matrix({&handler}, scenarios, explore, explore::ExpectedMatrix{});
+  }
   explore::IsolationLimits limits;
   limits.timeout_seconds = o.hang_seconds;
   return explore::explore_matrix_isolated({&handler}, scenarios, explore, limits, explore::ExpectedMatrix{});
@@ -194,17 +268,20 @@ std::string processes_left(const std::vector<explore::CellResult>& cells, Report
                      fmt::join(where, ", "), n == 1 ? "it" : "them");
 }
 
+// A name no handler is registered as, with those that are and the fix.
+std::string unknown_handler(std::string_view handler) {
+  std::string names;
+  for (const auto* x : HandlerRegistry::instance().all()) names += (names.empty() ? "" : ", ") + x->name;
+  return fmt::format("no handler registered as '{}' in this program (registered: {}); register it with "
+                     "TWICE_REGISTER_HANDLER in a .cpp file linked into the test",
+                     handler, names.empty() ? "none" : names);
+}
+
 }  // namespace
 
 Report check_exactly_once(std::string_view handler, const Options& options) {
   const HandlerInfo* h = HandlerRegistry::instance().find(handler);
-  if (!h) {
-    std::string names;
-    for (const auto* x : HandlerRegistry::instance().all()) names += (names.empty() ? "" : ", ") + x->name;
-    return failed(fmt::format("no handler registered as '{}' in this program (registered: {}); register it with "
-                              "TWICE_REGISTER_HANDLER in a .cpp file linked into the test",
-                              handler, names.empty() ? "none" : names));
-  }
+  if (!h) return failed(unknown_handler(handler));
   return check_exactly_once(*h, options);
 }
 
@@ -230,19 +307,27 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   explore.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   explore.engine = *engine;
   bool contained = false;
-  explore::MatrixResult m = explore_cells(handler, scenarios, explore, options, contained);
+  std::string not_contained;
+  explore::MatrixResult m = explore_cells(handler, scenarios, explore, options, contained, not_contained);
 
+  // A scenario the handler could not be checked on at all is said first; the
+  // other scenarios' violations still follow (they hid behind it).
   std::string cannot;
+  std::vector<std::string> not_started;
   for (std::size_t i = 0; i < m.cells.size(); ++i)
-    if (std::optional<std::string> why = could_not_start(m.cells[i], scenarios[i]))
-      cannot += (cannot.empty() ? "" : "\n") + *why;
-  if (!cannot.empty()) return failed(cannot);
+    if (std::optional<std::string> why = could_not_start(m.cells[i], scenarios[i])) {
+      cannot += *why + "\n";
+      not_started.push_back(scenarios[i].name);
+      m.cells[i].failures.clear();
+      m.cells[i].violations.clear();
+    }
+  if (not_started.size() == m.cells.size()) return failed(cannot.substr(0, cannot.size() - 1));
 
   Report report;
   report.contained = contained;
   const std::string left = processes_left(m.cells, report);
   std::string summary;
-  int unfinished = 0;
+  int unfinished = 0, unreplayable = 0;
   for (const auto& cell : m.cells) {
     report.runs += cell.seeds_run;
     for (const auto& v : cell.violations) {
@@ -252,32 +337,42 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
     for (const auto& f : cell.failures) {
       report.violations.push_back(cell.scenario + ": " + f.verdict);
       summary += fmt::format("  {}: {}\n", cell.scenario, f.verdict);
-      ++unfinished;
+      // A violation a fresh process did not show again is a finding about
+      // the handler, not a scenario that did not finish.
+      if (f.verdict == "keeps state across runs" || f.verdict == "nondeterministic") ++unreplayable;
+      else ++unfinished;
     }
   }
+  const int violations = static_cast<int>(report.violations.size()) - unfinished - unreplayable;
+  for (const auto& name : not_started) report.violations.push_back(name + ": could not start");
   const std::string what = fmt::format("{} scenario{} × {} runs (strategy {}, seed {}){}", scenarios.size(),
                                        scenarios.size() == 1 ? "" : "s", options.seeds, m.strategy, options.seed,
                                        engine->is_sqlite() ? "" : " on " + engine->cell_suffix().substr(1)) +
                            server_clause(*engine);
   report.passed = report.violations.empty();
   if (report.passed) {
-    report.message = fmt::format("{}: exactly once on {}{}", handler.name, what, left);
+    report.message = fmt::format("{}: exactly once on {}{}{}", handler.name, what, left, not_contained);
     return report;
   }
-  const int violations = static_cast<int>(report.violations.size()) - unfinished;
   std::vector<std::string> counts;
   if (violations > 0) counts.push_back(fmt::format("{} violation{}", violations, violations == 1 ? "" : "s"));
   if (unfinished > 0)
     counts.push_back(fmt::format("{} scenario{} that did not finish", unfinished, unfinished == 1 ? "" : "s"));
-  report.message = fmt::format("{} is not exactly-once: {} on {}{}\n{}", handler.name, fmt::join(counts, " and "), what,
-                               left, summary) +
+  if (unreplayable > 0)
+    counts.push_back(fmt::format("{} violation{} that a fresh process did not show again", unreplayable,
+                                 unreplayable == 1 ? "" : "s"));
+  if (!not_started.empty())
+    counts.push_back(fmt::format("{} scenario{} it could not be checked on", not_started.size(),
+                                 not_started.size() == 1 ? "" : "s"));
+  report.message = fmt::format("{} is not exactly-once: {} on {}{}{}\n{}{}", handler.name,
+                               fmt::join(counts, " and "), what, left, not_contained, cannot, summary) +
                    render_failures(m.cells, options) + replay_hint(options);
   return report;
 }
 
 Report check_run(std::string_view handler, const Run& run, const Options& options) {
   const HandlerInfo* h = HandlerRegistry::instance().find(handler);
-  if (!h) return failed(fmt::format("no handler registered as '{}' in this program", handler));
+  if (!h) return failed(unknown_handler(handler));
   return check_run(*h, run, options);
 }
 
@@ -302,7 +397,8 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   explore.jobs = 1;
   explore.engine = *engine;
   bool contained = false;
-  explore::MatrixResult m = explore_cells(handler, {scenario}, explore, options, contained);
+  std::string not_contained;
+  explore::MatrixResult m = explore_cells(handler, {scenario}, explore, options, contained, not_contained);
   if (m.cells.empty()) return failed(fmt::format("{} on {} seed {}: the run did not end", handler.name, scenario.name, run.seed));
   if (std::optional<std::string> why = could_not_start(m.cells.front(), scenario)) return failed(*why);
 
@@ -315,12 +411,12 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   for (const auto& f : cell.failures) report.violations.push_back(cell.scenario + ": " + f.verdict);
   report.passed = report.violations.empty();
   if (report.passed) {
-    report.message = fmt::format("{}: exactly once on {} seed {}{}{}", handler.name, cell.scenario, run.seed,
-                                 server_clause(*engine), left);
+    report.message = fmt::format("{}: exactly once on {} seed {}{}{}{}", handler.name, cell.scenario, run.seed,
+                                 server_clause(*engine), left, not_contained);
     return report;
   }
-  report.message = fmt::format("{} is not exactly-once on {} seed {}{}{}\n", handler.name, cell.scenario, run.seed,
-                               server_clause(*engine), left) +
+  report.message = fmt::format("{} is not exactly-once on {} seed {}{}{}{}\n", handler.name, cell.scenario, run.seed,
+                               server_clause(*engine), left, not_contained) +
                    render_failures(m.cells, options) + replay_hint(options);
   return report;
 }

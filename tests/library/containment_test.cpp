@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -141,6 +143,8 @@ TEST(Containment, AHandlerThatHangsFailsItsCheckAfterHangSeconds) {
       << r.message;
   // Killed after about a second, not left to spin until ctest's own timeout.
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  // Its replay waits as long before calling it hung (twice replay's own is 30 s).
+  EXPECT_TRUE(contains(r.message, " --cell-timeout 1\n")) << r.message;
 }
 
 // The daemon outlives the check's process group; it is killed when its
@@ -176,6 +180,34 @@ TEST(Containment, AHandlerThatKeepsStateAcrossRunsIsNamed) {
   const Report r = twice::testing::check_exactly_once(kKeepsState, alone("sequential-duplicates", 30));
   EXPECT_FALSE(r.passed);
   EXPECT_TRUE(contains(r.message, "keeps state across runs")) << r.message;
+  // Its scenario finished: the count says what the finding is.
+  EXPECT_TRUE(contains(r.message, " and 1 violation that a fresh process did not show again on 1 scenario"))
+      << r.message;
+  EXPECT_FALSE(contains(r.message, "did not finish")) << r.message;
+}
+
+// Containment asked for but not possible (another thread runs: a fork would
+// not copy it) is said in the message, not only in Report::contained.
+TEST(Containment, AContainedCheckWithAnotherThreadRunningSaysItWasNotContained) {
+  std::promise<void> done;
+  std::thread other([f = done.get_future()]() mutable { f.wait(); });
+  const Report r = twice::testing::check_exactly_once("unique-key+cas", alone("sequential-duplicates", 3));
+  done.set_value();
+  other.join();
+  EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_FALSE(r.contained);
+  EXPECT_TRUE(contains(r.message, "; not contained: this program runs other threads, which a fork would not copy"))
+      << r.message;
+}
+
+// Uncontained, an exit(0) in the handler would end the test program green:
+// it ends with status 1 and a line that says why.
+TEST(ContainmentDeathTest, AnExitDuringAnUncontainedCheckEndsTheProgramWithOne) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Options o = alone("sequential-duplicates", 3);
+  o.contain = false;
+  EXPECT_EXIT((void)twice::testing::check_exactly_once(kExits, o), ::testing::ExitedWithCode(1),
+              "exit\\(\\) was called during the uncontained check of contained-exits \\(Report::contained is false\\)");
 }
 
 // contain = false (for a debugger) runs in this process, and says so.

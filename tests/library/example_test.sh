@@ -36,7 +36,7 @@ if build/wallet_topup_v1_test >"$work/v1.out" 2>&1; then
   exit 1
 fi
 for wanted in "wallet-topup-v1 is not exactly-once" "double_credit" "shrunk to" \
-              "INSERT INTO wallet_credits" "twice replay --plugin build/libwallet_topup.so --handler wallet-topup-v1"; do
+              "INSERT INTO wallet_credits" "twice replay --plugin $PWD/build/libwallet_topup.so --handler wallet-topup-v1"; do
   grep -qF -- "$wanted" "$work/v1.out" || { cat "$work/v1.out"; echo "FAIL: the failure lacks '$wanted'"; exit 1; }
 done
 sed -n '/is not exactly-once/,/^$/p' "$work/v1.out"
@@ -92,8 +92,9 @@ replay=$(awk '/^wallet-topup-v1 × concurrent-duplicates: double_credit$/ { foun
          "$work/v1.out")
 [ -n "$replay" ] || { echo "FAIL: no shrunk replay command in the test's output"; exit 1; }
 echo "\$ $replay"
+# The plugin by its absolute path: the command works pasted in another folder.
 rc=0
-"$twice" ${replay#twice } >"$work/replay.out" 2>&1 || rc=$?
+(cd / && "$twice" ${replay#twice }) >"$work/replay.out" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || { cat "$work/replay.out"; echo "FAIL: $replay exited $rc, wanted 1"; exit 1; }
 grep -q "# verdict: double_credit" "$work/replay.out" || { cat "$work/replay.out"; echo "FAIL: replay verdict"; exit 1; }
 tail -2 "$work/replay.out"

@@ -1,6 +1,8 @@
 // The test API of twice/testing.h, gtest.h and rapidcheck.h, used the way a
 // user's suite uses it: handlers by registered name, options, scenario files,
 // RapidCheck-generated runs. The reference handlers (impl/) are linked in.
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -101,6 +103,20 @@ TEST(TestingApi, ThePluginGoesIntoTheReplayCommands) {
   ASSERT_FALSE(r.passed);
   EXPECT_TRUE(contains(r.message, "twice replay --plugin build/libmine.so --handler check-then-act")) << r.message;
   EXPECT_FALSE(contains(r.message, "path/to/libyours.so")) << r.message;
+}
+
+// A relative plugin path that names a file goes into the commands absolute,
+// so that they work pasted in any folder, as a scenario's path does.
+TEST(TestingApi, AnExistingRelativePluginGoesIntoTheReplayCommandsAbsolute) {
+  const std::string name = "twice-testing-api-plugin-" + std::to_string(::getpid()) + ".so";
+  std::ofstream(name) << "not loaded: only its path is printed\n";
+  Options o = only("concurrent-duplicates");
+  o.plugin = name;
+  const Report r = twice::testing::check_exactly_once("check-then-act", o);
+  std::filesystem::remove(name);
+  ASSERT_FALSE(r.passed);
+  const std::string absolute = (std::filesystem::current_path() / name).string();
+  EXPECT_TRUE(contains(r.message, "twice replay --plugin " + absolute + " --handler check-then-act")) << r.message;
 }
 
 TEST(TestingApi, TheSameOptionsGiveTheSameReportOnAnyNumberOfJobs) {

@@ -70,14 +70,20 @@ struct Options {
   // for a debugger's breakpoints in your handler. Runs on a server engine are
   // never contained (a child would share this process's connections), nor
   // are checks made while this program runs other threads (a fork copies
-  // their locks but not them); Report::contained says which it was.
+  // their locks but not them); Report::contained says which it was, and the
+  // message's first line ends "; not contained: ..." saying why. While a
+  // check runs in this process, an exit() ends the program with status 1
+  // (and a line on stderr), never with the status given: it cannot end green.
   bool contain = true;
   // Contained: seconds a scenario's process may go without reaching a
-  // scheduling point (an Env call) before it is killed as hung.
+  // scheduling point (an Env call) before it is killed as hung; a hung run's
+  // replay command carries it (--cell-timeout) when it is not 30.
   int hang_seconds = 30;
   // The plugin holding the handler, for the printed replay commands
   // ("twice replay --plugin <plugin> --handler ..."): `twice` itself can only
-  // replay a handler it can load. Empty: the commands say where it goes.
+  // replay a handler it can load. Empty: the commands say where it goes. A
+  // relative path that names a file from the test's working folder is printed
+  // absolute, so that the commands work pasted in any folder.
   std::string plugin;
   // Where the bundled scenarios are.
   std::string bundled_dir = TWICE_BUNDLED_SCENARIOS_DIR;
