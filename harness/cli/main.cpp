@@ -920,7 +920,8 @@ int main(int argc, char** argv) {
       ->check(cli::whole_number())->check(CLI::Range(1, 86'400))
       ->capture_default_str();
   run->add_option("--cell-memory", run_args.cell_memory_mib,
-                  "Address space of each cell's process in MiB (0: no limit); past it the cell is out of memory")
+                  "Address space of each cell's process in MiB (0: no limit); past it the cell is out of memory. "
+                  "Each task of a run reserves 8 MiB of it for its stack: give a few hundred MiB at least")
       ->check(cli::whole_number())->check(CLI::Range(0, 1'048'576))
       ->capture_default_str();
   cli::add_engine_options(run, run_args.engines);

@@ -221,9 +221,13 @@ void send(Message kind, const std::string& payload) {
 
 // operator new failed under the memory limit: nothing may allocate any more,
 // so a frame built in advance says so and the child ends.
-void on_out_of_memory() {
+void send_out_of_memory() {
   static const char frame[kHeader] = {static_cast<char>(Message::kOutOfMemory), 0, 0, 0, 0};
   write_all(g_child_fd, frame, sizeof frame);
+}
+
+void on_out_of_memory() {
+  send_out_of_memory();
   ::_exit(124);
 }
 
@@ -246,6 +250,15 @@ template <class Body>
   try {
     body();
     returned = true;
+  } catch (const std::bad_alloc& e) {
+    // Under the memory limit, what operator new's handler does not see: a
+    // fiber's stack that mmap could not map. The cell is out of memory, not
+    // "error: std::bad_alloc".
+    if (limits.memory_limit_bytes > 0) {
+      send_out_of_memory();
+    } else {
+      send(Message::kError, e.what());
+    }
   } catch (const std::exception& e) {
     send(Message::kError, e.what());
   } catch (...) {

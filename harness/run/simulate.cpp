@@ -1,5 +1,6 @@
 #include "run/simulate.h"
 
+#include <new>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -398,6 +399,8 @@ RunResult simulate_or_throw(const RunSpec& spec) {
 StatusOr<RunResult> simulate(const RunSpec& spec) {
   try {
     return simulate_or_throw(spec);
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory is the process's, not the run's: a cell under --cell-memory says so
   } catch (const std::exception& e) {
     return Status::error(e.what());
   }
