@@ -178,6 +178,16 @@ nlohmann::json header_json(const std::string& handler, const std::string& databa
   return j;
 }
 
+// The accounts some violation names (lost_update, wrong_amount name an
+// account; double_credit and lost_payment an order).
+std::set<std::string> accounts_named(const stress::StressReport& r) {
+  std::set<std::string> accounts, named;
+  for (const auto& acc : r.verdict.accounts) accounts.insert(acc.user);
+  for (const auto& v : r.verdict.violations)
+    if (accounts.count(v.subject)) named.insert(v.subject);
+  return named;
+}
+
 // The report as JSON (docs/cli-json.md): the same figures as the text,
 // and the first kViolationsListed violations.
 nlohmann::json report_json(const stress::StressReport& r, const std::optional<results::EngineServer>& server) {
@@ -203,6 +213,8 @@ nlohmann::json report_json(const stress::StressReport& r, const std::optional<re
             {"violation_count", r.verdict.violations.size()},
             {"violating_orders", r.violating_orders},
             {"violation_rate", r.violation_rate()},
+            {"accounts", r.verdict.accounts.size()},
+            {"violating_accounts", accounts_named(r).size()},
             {"violations", violations}});
   // Only when some were left, as in `twice run`'s cells.
   if (r.processes_left > 0) j["processes_left"] = r.processes_left;
@@ -246,16 +258,13 @@ void print_report(const stress::StressReport& r, const std::optional<results::En
   // double_credit and lost_payment name an order, lost_update an account.
   std::set<std::string> accounts;
   for (const auto& acc : r.verdict.accounts) accounts.insert(acc.user);
-  std::set<std::string> accounts_hit;
+  const std::set<std::string> accounts_hit = accounts_named(r);
   for (const auto& [invariant, n] : r.violations_per_invariant) {
     long orders = 0, of_accounts = 0;
     for (const auto& v : r.verdict.violations) {
       if (v.invariant != invariant) continue;
       if (v.subject.starts_with("S-")) ++orders;
-      if (accounts.count(v.subject)) {
-        ++of_accounts;
-        accounts_hit.insert(v.subject);
-      }
+      if (accounts.count(v.subject)) ++of_accounts;
     }
     std::string what = std::to_string(n);
     if (orders == n)

@@ -437,6 +437,14 @@ TEST(Cli, StressJsonIsTheReportForTools) {
   EXPECT_EQ(per_invariant, j["violation_count"].get<int>());
   EXPECT_EQ(j["violations"].size(), std::min<std::size_t>(100, j["violation_count"].get<std::size_t>()));
   EXPECT_EQ(o.exit_code, j["violation_count"].get<int>() > 0 ? 1 : 0);
+  // An account a violation names (lost_update) is counted apart from orders:
+  // violation_rate, of orders only, read 0.0 for a run of lost updates.
+  std::set<std::string> accounts_listed;
+  for (const auto& v : j["violations"])
+    if (!v["subject"].get<std::string>().starts_with("S-")) accounts_listed.insert(v["subject"].get<std::string>());
+  EXPECT_GT(j["accounts"].get<std::size_t>(), 0u);
+  EXPECT_GE(j["violating_accounts"].get<std::size_t>(), accounts_listed.size());
+  EXPECT_LE(j["violating_accounts"].get<std::size_t>(), j["accounts"].get<std::size_t>());
 
   // "-": the JSON alone on stdout.
   const auto piped = twice_stdout("stress --handler unique-key+cas --deliveries 100 -q --json -");
@@ -793,6 +801,18 @@ TEST(Cli, WordsCli11WouldMisreadAreRefusedNamingTheFix) {
                      "0.1x99999999999999999999",
                      "twice: --schedule: '1x99999999999999999999' is not a value or VALUExCOUNT (the schedule is "
                      "printed by `twice run --strategy exhaustive`)\n");
+}
+
+// Under --cell-memory, a fiber's stack that cannot be mapped is the cell
+// running out of memory, not "error: std::bad_alloc" (the stack's mmap fails
+// where operator new's handler does not see it).
+TEST(Cli, ACellPastItsMemoryLimitIsOutOfMemoryNotAnError) {
+  const auto o = twice("run --handler check-then-act --scenario concurrent-duplicates --seeds 20 --no-report -q "
+                       "--cell-memory 40");
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("check-then-act × concurrent-duplicates: out of memory\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("ran out of memory (its limit is 40 MiB)"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("bad_alloc"), std::string::npos) << o.out;
 }
 
 // `twice stress --json` renames its report into place: a device or a folder
