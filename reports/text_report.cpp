@@ -244,6 +244,13 @@ std::string render_counterexample(const results::CellResult& cell, const results
   return out;
 }
 
+TextOptions fitted_to_width(const results::Counterexample& cex, TextOptions options) {
+  const int columns = std::max<int>(1, static_cast<int>(cex.columns.size()));
+  options.column_width =
+      std::max(24, std::min(options.column_width, (static_cast<int>(kTextWidth) - 17) / columns - 2));
+  return options;
+}
+
 std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   std::string out = render_verdict(m, o) + "\n" + render_matrix(m, o);
   // Only under --strategy exhaustive: what was proved, cell by cell; with --coverage, how much was run.
@@ -262,13 +269,7 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
       hidden += c.violations.size();
       continue;
     }
-    for (const auto& v : c.violations) {
-      // Task columns narrowed (not below 24) so that a transcript fits the terminal too.
-      TextOptions narrow = o;
-      const int columns = std::max<int>(1, static_cast<int>(v.counterexample.columns.size()));
-      narrow.column_width = std::max(24, std::min(o.column_width, (static_cast<int>(kTextWidth) - 17) / columns - 2));
-      out += "\n" + render_counterexample(c, v, narrow);
-    }
+    for (const auto& v : c.violations) out += "\n" + render_counterexample(c, v, fitted_to_width(v.counterexample, o));
     for (const auto& f : c.failures) out += "\n" + render_failure(c, f, o);
   }
   std::vector<std::string> mismatches;

@@ -32,6 +32,9 @@ std::string render_matrix(const results::MatrixResult& m, const TextOptions& opt
 std::string render_verdict(const results::MatrixResult& m, const TextOptions& options);
 std::string render_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
                                   const TextOptions& options);
+// `options` with the task columns narrowed (not below 24) so that the
+// transcript of `cex` fits kTextWidth when it can.
+TextOptions fitted_to_width(const results::Counterexample& cex, TextOptions options);
 // A cell that did not finish ("crashed: SIGSEGV", "exited: 0", "hung: ..."):
 // what its process did, in which run, and the command that replays that run.
 std::string render_failure(const results::CellResult& cell, const results::CellFailure& failure,

@@ -153,7 +153,7 @@ std::string render_failures(std::vector<explore::CellResult>& cells, const Optio
     for (auto& v : cell.violations) {
       add_plugin(v.counterexample.replay_command, o.plugin);
       add_plugin(v.counterexample.replay_shrunk_command, o.plugin);
-      out += "\n" + reports::render_counterexample(cell, v, text);
+      out += "\n" + reports::render_counterexample(cell, v, reports::fitted_to_width(v.counterexample, text));
     }
     for (auto& f : cell.failures) {
       add_plugin(f.replay_command, o.plugin);
