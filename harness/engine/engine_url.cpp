@@ -91,9 +91,17 @@ std::string pg_url_without_password(const std::string& conninfo) {
 // and the last '@' of all (the widest, last).
 std::vector<std::pair<std::size_t, std::size_t>> written_user_passwords(std::string_view url) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
+  // Without "://" (a mistyped "postgres//app:pw@db", "mysql:app:pw@db") the
+  // user's part starts after the last '/' before the first '@', or at the
+  // start: a password there is still one, masked with all it may include.
   const std::size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return out;
-  const std::size_t from = scheme + 3;
+  std::size_t from = 0;
+  if (scheme != std::string_view::npos) {
+    from = scheme + 3;
+  } else if (const std::size_t at = url.find('@'); at != std::string_view::npos) {
+    const std::size_t slash = url.substr(0, at).rfind('/');
+    from = slash == std::string_view::npos ? 0 : slash + 1;
+  }
   const std::size_t first_at = url.find('@', from);
   const std::size_t colon = url.find(':', from);
   if (first_at == std::string_view::npos || colon > first_at) return out;

@@ -104,6 +104,13 @@ std::vector<Case> failing_urls() {
        "--engine-url 'mysql://app@db.internal/pay': '***' is not a port"},
       {"mariadb-given-to-postgres", "postgres", "mysql://app:TWICE-SECRET-4711@db.internal/pay",
        "--engine-url 'mysql://app@db.internal/pay' is not a PostgreSQL URL"},
+      // A mistyped scheme, without "://": its password was printed whole.
+      {"postgres-no-double-slash", "postgres", "postgres//app:TWICE-SECRET-4711@localhost",
+       "--engine-url 'postgres//app@localhost' is not a PostgreSQL URL"},
+      {"postgres-one-slash", "postgres", "postgres:/app:TWICE-SECRET-4711@localhost/pay",
+       "--engine-url 'postgres:/app@localhost/pay' is not a PostgreSQL URL"},
+      {"mariadb-no-slashes", "mariadb", "mysql:app:TWICE-SECRET-4711@localhost",
+       "--engine-url 'mysql@localhost' is not a MariaDB URL"},
   };
 }
 
