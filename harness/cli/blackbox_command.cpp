@@ -439,8 +439,12 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     if (!f) return usage(fmt::format("{}: cannot write the JSON report", a.json));
   }
   if (stop == Stop::kInterrupted) {
-    std::cerr << fmt::format("twice: stopped after {} run{}{}\n", runs_done, runs_done == 1 ? "" : "s",
-                             a.json.empty() ? "" : "; they are in " + a.json);
+    if (runs_done == 0)  // nothing to write: an earlier file there is not this test's
+      std::cerr << fmt::format("twice: stopped before any run finished{}\n",
+                               a.json.empty() ? "" : "; nothing written to " + a.json);
+    else
+      std::cerr << fmt::format("twice: stopped after {} run{}{}\n", runs_done, runs_done == 1 ? "" : "s",
+                               a.json.empty() ? "" : "; they are in " + a.json);
     return kExitInterrupted;
   }
   if (stop == Stop::kError) {

@@ -128,6 +128,28 @@ if [ "$STATUS" -ne 130 ] ||
 else
   echo "ok: second Ctrl-C: $(grep "stopping now" "$WORK/now.err")"
 fi
+
+# 2c. The same before any run finished: nothing is written, and twice says so;
+# it said the runs "are in" the JSON file, where an earlier test's stayed.
+start_odd hang-after 0
+echo '{"earlier": true}' >"$WORK/none.json"
+setsid "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
+  --keys-dir "$WORK/keys" --scenario "$WORK/one.toml" --seeds 5 --min-timeout 600 -q --json "$WORK/none.json" \
+  >"$WORK/none.out" 2>"$WORK/none.err" &
+TWICE_PID=$!
+for _ in $(seq 600); do [ "$(cat "$WORK/port.posts" 2>/dev/null || echo 0)" -ge 1 ] && break; sleep 0.05; done
+kill -INT -- "-$TWICE_PID" 2>/dev/null || true
+for _ in $(seq 200); do grep -q "stopping after the run under way" "$WORK/none.err" && break; sleep 0.05; done
+sleep 0.3
+kill -INT -- "-$TWICE_PID" 2>/dev/null || true
+ended 20
+if [ "$STATUS" -ne 130 ] ||
+   ! grep -qx "twice: stopped before any run finished; nothing written to $WORK/none.json" "$WORK/none.err" ||
+   [ "$(cat "$WORK/none.json")" != '{"earlier": true}' ]; then
+  fail "a stop before any run finished (exit $STATUS):"; cat "$WORK/none.out" "$WORK/none.err"
+else
+  echo "ok: a stop before any run finished: $(tail -1 "$WORK/none.err")"
+fi
 mkfifo "$WORK/full"
 exec 3<>"$WORK/full"  # the pipe's reader, which never reads
 for ender in alarm third; do
