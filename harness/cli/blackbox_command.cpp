@@ -25,6 +25,7 @@
 #include "blackbox/service_process.h"
 #include "blackbox/wire_format.h"
 #include "blackbox/wire_keys.h"
+#include "check/violation.h"
 #include "cli/argument_checks.h"
 #include "cli/exit_status.h"
 #include "cli/stop_lines.h"
@@ -352,6 +353,22 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
                                      service_gone ? "the service stopped answering mid-test" : "the test stopped", i + 1,
                                      o.seed, scenario.name, runs_done, runs_done == 1 ? "" : "s", why,
                                      a.json.empty() ? "" : " in " + a.json);
+        break;
+      }
+      // An oracle query that fails, or returns too few columns, is the oracle
+      // file's mistake, not the service's: an input error, before more runs
+      // are spent, not an oracle_error "found" in every run.
+      if (const auto bad = std::find_if(r->verdict.violations.begin(), r->verdict.violations.end(),
+                                        [](const check::Violation& x) { return x.invariant == "oracle_error"; });
+          bad != r->verdict.violations.end()) {
+        stop = Stop::kError;
+        stop_message = fmt::format("{}: {}; fix the query in the oracle file (its columns: twice/schema.h, "
+                                   "docs/black-box.md){}",
+                                   a.oracle, bad->detail,
+                                   runs_done == 0 ? std::string()
+                                                  : fmt::format("; the {} finished run{} before it are kept{}",
+                                                                runs_done, runs_done == 1 ? "" : "s",
+                                                                a.json.empty() ? "" : " in " + a.json));
         break;
       }
       ++done;

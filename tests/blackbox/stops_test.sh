@@ -129,6 +129,35 @@ else
   echo "ok: second Ctrl-C: $(grep "stopping now" "$WORK/now.err")"
 fi
 
+# 2b'. An oracle query that fails, or returns too few columns, is the oracle
+# file's mistake: one line, exit 2, after the first run. It was an
+# oracle_error, or a lost_payment read from zeros, "found" in every run (exit 1).
+start_odd status 200
+for bad in "SELECT order_no FROM orders" "SELECT order_no, nosuchcol FROM orders"; do
+  python3 - "$ORACLE" "$bad" >"$WORK/bad-oracle.toml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+value = '"' + sys.argv[2] + '"'
+print(re.sub(r'^credits_sql = ("""(.|\n)*?"""|"[^"\n]*")', lambda m: "credits_sql = " + value, text, count=1,
+             flags=re.M), end="")
+PY
+  STATUS=0
+  timeout 120 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" \
+    --oracle "$WORK/bad-oracle.toml" --keys-dir "$WORK/keys" --scenario "$WORK/one.toml" --seeds 5 -q \
+    >"$WORK/oracle.out" 2>"$WORK/oracle.err" || STATUS=$?
+  case "$bad" in
+    *nosuchcol*) wanted="credits (Schema::credits_sql): .*no such column: nosuchcol" ;;
+    *) wanted="credits (Schema::credits_sql): a row of 1 column, where it must return (order_no, credits) at least" ;;
+  esac
+  if [ "$STATUS" -ne 2 ] || [ "$(wc -l <"$WORK/oracle.err")" -ne 1 ] ||
+     ! grep -q "^twice: $WORK/bad-oracle.toml: the checker could not read $wanted.*; fix the query in the oracle file" \
+       "$WORK/oracle.err" || grep -q "run 2" "$WORK/oracle.out"; then
+    fail "an oracle query that cannot be read ($bad; exit $STATUS):"; cat "$WORK/oracle.out" "$WORK/oracle.err"
+  else
+    echo "ok: $(cat "$WORK/oracle.err")"
+  fi
+done
+
 # 2c. The same before any run finished: nothing is written, and twice says so;
 # it said the runs "are in" the JSON file, where an earlier test's stayed.
 start_odd hang-after 0

@@ -160,6 +160,34 @@ TEST(CustomSchema, AJobThatCannotWorkWithTheHandlersTablesFailsTheScenarioNotPas
   EXPECT_NE(r.message.find("no such table: orders"), std::string::npos) << r.message;
 }
 
+// An oracle query with too few columns read as zeros and empty texts: a
+// correct handler was shown to lose every payment. It is an oracle_error
+// naming the query and the columns it must return.
+TEST(CustomSchema, AnOracleQueryWithTooFewColumnsIsAnOracleErrorNotALostPayment) {
+  struct ShortCredits final : twice::Handler {
+    twice::Reply handle(const twice::Notify& n, twice::Env& env) override { return correct_.handle(n, env); }
+    WalletCompareAndSwap correct_;
+    const twice::Schema& schema() const override {
+      static const twice::Schema s = [] {
+        twice::Schema short_credits = wallet_schema();
+        short_credits.credits_sql = "SELECT pay_id FROM credit_events";
+        return short_credits;
+      }();
+      return s;
+    }
+  };
+  const twice::HandlerInfo handler{"short-credits", "", [] { return std::make_unique<ShortCredits>(); }};
+  twice::testing::Options o = base_scenarios();
+  o.seeds = 3;
+  const twice::testing::Report r = twice::testing::check_exactly_once(handler, o);
+  ASSERT_FALSE(r.passed);
+  for (const auto& v : r.violations) EXPECT_EQ(v.substr(v.find(": ") + 2), "oracle_error") << r.message;
+  EXPECT_NE(r.message.find("could not read credits (Schema::credits_sql): a row of 1 column, where it must return "
+                           "(order_no, credits) at least"),
+            std::string::npos)
+      << r.message;
+}
+
 TEST(CustomSchema, ASchemaTheDatabaseRejectsIsReportedNotThrown) {
   struct BadSchema final : twice::Handler {
     twice::Reply handle(const twice::Notify&, twice::Env&) override { return twice::Reply::success(); }
