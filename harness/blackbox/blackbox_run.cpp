@@ -20,6 +20,10 @@
 namespace twice::blackbox {
 namespace {
 
+// Requests refused in a row, none of the run answered, before a run without
+// --endpoint-command gives up on the service: nobody will start it.
+constexpr int kRefusedBeforeGivingUp = 3;
+
 using SteadyClock = std::chrono::steady_clock;
 
 // The fault plan's randomness: one stream per notification, so that what an
@@ -112,10 +116,18 @@ class Player final : public LedgerView {
   Status play_all() {
     start_ = SteadyClock::now();
     std::vector<std::jthread> threads;
+    std::atomic<std::size_t> played{0};
     for (std::size_t k = 0; k < planned_.size(); ++k)
-      threads.emplace_back([this, k] { play(k, planned_[k], FaultDraws(options_.seed, k)); });
+      threads.emplace_back([this, k, &played] {
+        play(k, planned_[k], FaultDraws(options_.seed, k));
+        ++played;
+      });
     const Status nemesis = run_nemesis();
+    report_progress_until([&] { return played.load() == planned_.size(); });
     threads.clear();  // joins
+    if (nobody_listens_)
+      return Status::error(
+          fmt::format("nothing listens on {} (connection refused, {} requests)", options_.endpoint.url, refused_.load()));
     if (stopped()) return Status::error(kStoppedNow);  // nothing drained, nothing judged
     if (!nemesis.ok()) return nemesis;
     // The requests the gateway gave up on may still be running in the
@@ -201,15 +213,38 @@ class Player final : public LedgerView {
     return Status::OK();
   }
 
-  // Stopped now (BlackboxOptions::stop_now): every wait ends, nothing more is sent.
-  bool stopped() const { return options_.stop_now && options_.stop_now->stopped(); }
-
-  // Sleeps until `when`; false, and sooner, once stopped now.
-  bool sleep_until(SteadyClock::time_point when) const {
-    if (!options_.stop_now) {
-      std::this_thread::sleep_until(when);
-      return true;
+  // Until `done`, says how the run goes every BlackboxOptions::progress_every.
+  template <class Done>
+  void report_progress_until(Done done) const {
+    if (!options_.on_progress || options_.progress_every <= 0) return;
+    auto next = start_ + std::chrono::microseconds(options_.progress_every);
+    while (!done() && !stopped()) {
+      if (SteadyClock::now() < next) {
+        std::this_thread::sleep_for(std::chrono::microseconds(kStopCheck));
+        continue;
+      }
+      BlackboxOptions::Progress p;
+      p.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start_).count();
+      p.requests = requests_;
+      p.answered = answered_;
+      p.acks = acks_;
+      p.refused = refused_;
+      p.timed_out = timed_out_;
+      {
+        std::lock_guard lock(ledger_mutex_);
+        p.statuses = statuses_;
+      }
+      options_.on_progress(p);
+      next += std::chrono::microseconds(options_.progress_every);
     }
+  }
+
+  // Stopped now (BlackboxOptions::stop_now), or nobody listens: every wait
+  // ends, nothing more is sent.
+  bool stopped() const { return (options_.stop_now && options_.stop_now->stopped()) || nobody_listens_.load(); }
+
+  // Sleeps until `when`; false, and sooner, once stopped.
+  bool sleep_until(SteadyClock::time_point when) const {
     for (;;) {
       if (stopped()) return false;
       const auto now = SteadyClock::now();
@@ -224,11 +259,6 @@ class Player final : public LedgerView {
   template <class Done>
   void wait(std::unique_lock<std::mutex>& lock, AttemptState& state, Done done,
             std::optional<SteadyClock::time_point> until = std::nullopt) const {
-    if (!options_.stop_now) {
-      if (until) state.changed.wait_until(lock, *until, done);
-      else state.changed.wait(lock, done);
-      return;
-    }
     while (!done() && !stopped()) {
       auto next = SteadyClock::now() + std::chrono::microseconds(kStopCheck);
       if (until) {
@@ -320,6 +350,13 @@ class Player final : public LedgerView {
       case HttpOutcome::Kind::kRefused: ++refused_; break;
       case HttpOutcome::Kind::kBroken: ++broken_; break;
     }
+    // Refused again and again, nothing ever answered: nothing listens, and
+    // without --endpoint-command nobody starts it. The run ends now, where
+    // it waited out the gateway's whole retry schedule (a quarter of an hour
+    // at the default time scale), silent.
+    if (out.kind == HttpOutcome::Kind::kRefused && !options_.process && refused_ >= kRefusedBeforeGivingUp &&
+        answered_ == 0 && timed_out_ == 0 && broken_ == 0)
+      nobody_listens_ = true;
     {
       std::lock_guard lock(ledger_mutex_);
       if (out.kind == HttpOutcome::Kind::kAnswered) ++statuses_[out.http_status];
@@ -408,6 +445,7 @@ class Player final : public LedgerView {
   mutable std::mutex ledger_mutex_;
   std::vector<gateway::PaymentRecord> payments_;
   std::atomic<int> requests_{0}, answered_{0}, acks_{0}, timed_out_{0}, broken_{0}, refused_{0}, forged_{0};
+  std::atomic<bool> nobody_listens_{false};
   std::map<int, int> statuses_;     // under ledger_mutex_
   std::string broken_example_;      // under ledger_mutex_
   std::string timeout_example_;     // under ledger_mutex_

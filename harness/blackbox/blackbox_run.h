@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -75,6 +76,16 @@ struct BlackboxOptions {
   // (its connection closed), the nemesis ends, nothing is drained or judged,
   // and run_blackbox() says it stopped. Null: the run plays out.
   const process::StopNow* stop_now = nullptr;
+  // Called every `progress_every` of real time while a run plays (from the
+  // thread that called run_blackbox), so that a long run is not silent: how
+  // long it has played, and its requests so far.
+  struct Progress {
+    Micros elapsed = 0;
+    int requests = 0, answered = 0, acks = 0, refused = 0, timed_out = 0;
+    std::map<int, int> statuses;  // HTTP status -> answers
+  };
+  std::function<void(const Progress&)> on_progress;
+  Micros progress_every = 60 * kSecond;
 };
 
 struct BlackboxRun {

@@ -284,6 +284,9 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
   // stops answering, or Ctrl-C ends the test after the runs done, which are
   // printed and written to --json.
   g_blackbox_stop = false;
+  Micros progress_every = 60 * kSecond;
+  if (const char* every = std::getenv("TWICE_PROGRESS_SECONDS"))
+    progress_every = static_cast<Micros>(std::clamp(std::atoi(every), 1, 3600)) * kSecond;
   if (const char* seconds = std::getenv("TWICE_STOP_NOW_SECONDS"))
     g_stop_now_seconds = static_cast<unsigned>(std::clamp(std::atoi(seconds), 1, 3600));
   std::signal(SIGINT, on_blackbox_sigint);
@@ -308,6 +311,22 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     o.kills = kills;
     o.kill_window = static_cast<Micros>(a.kill_window_seconds * kSecond);
     o.stop_now = &g_blackbox_stop_now;
+    // A run waits out the gateway's retry schedule (a quarter of an hour at
+    // the default time scale when nothing is acknowledged): said once a
+    // minute, so that it is not silent ($TWICE_PROGRESS_SECONDS).
+    if (!quiet) {
+      o.progress_every = progress_every;
+      o.on_progress = [&o, runs, first_seed](const blackbox::BlackboxOptions::Progress& p) {
+        std::string so_far = fmt::format("{} request{}, {} answered", p.requests, p.requests == 1 ? "" : "s", p.answered);
+        if (!p.statuses.empty()) so_far += fmt::format(" ({})", statuses_text(p.statuses));
+        so_far += fmt::format(", {} ack{}", p.acks, p.acks == 1 ? "" : "s");
+        if (p.refused > 0) so_far += fmt::format(", {} refused", p.refused);
+        if (p.timed_out > 0) so_far += fmt::format(", {} timed out", p.timed_out);
+        std::cerr << fmt::format("  run {} (seed {}) of {}: {} so far: {}; the gateway retries on its schedule\n",
+                                 o.seed - first_seed + 1, o.seed, runs, seconds(p.elapsed), so_far)
+                  << std::flush;
+      };
+    }
     std::cout << fmt::format("black-box: {} × {} ({} wire format), {} run{}, fault-plan seeds {}..{}\n", shown(a.endpoint),
                              shown(scenario.name), scenario.profile, runs, runs == 1 ? "" : "s", first_seed,
                              first_seed + static_cast<std::uint64_t>(runs) - 1);

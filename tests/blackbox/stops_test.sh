@@ -158,6 +158,40 @@ PY
   fi
 done
 
+# 2e. A run that waits out the gateway's retries says how it goes, once a
+# minute ($TWICE_PROGRESS_SECONDS): a service that answers 500 to everything
+# kept twice silent for a quarter of an hour a run.
+start_odd status 500
+STATUS=0
+TWICE_PROGRESS_SECONDS=1 timeout 120 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" \
+  --oracle "$ORACLE" --keys-dir "$WORK/keys" --scenario "$WORK/one.toml" --seeds 1 \
+  >"$WORK/progress.out" 2>"$WORK/progress.err" || STATUS=$?
+if ! grep -qE "^  run 1 \(seed 1\) of 1: [0-9.]+s so far: [0-9]+ requests?, [0-9]+ answered \(HTTP 500 ×[0-9]+\), 0 acks; the gateway retries on its schedule$" \
+     "$WORK/progress.err"; then
+  fail "a long run says nothing of how it goes (exit $STATUS):"; cat "$WORK/progress.out" "$WORK/progress.err"
+else
+  echo "ok: $(head -1 "$WORK/progress.err")"
+fi
+
+# 2f. Without --endpoint-command nobody starts a service again once it has
+# gone: the run gives up after a few refused connections, where it waited out
+# the gateway's whole retry schedule (WeChat's: a quarter of an hour a run at
+# the default time scale), silent.
+start_odd exit-after 2
+STATUS=0
+started=$(date +%s)
+timeout 300 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
+  --keys-dir "$WORK/keys" --scenario concurrent-duplicates --seeds 5 -q >"$WORK/refused.out" 2>"$WORK/refused.err" ||
+  STATUS=$?
+took=$(($(date +%s) - started))
+if [ "$STATUS" -ne 1 ] || [ "$took" -gt 60 ] ||
+   ! grep -q "^twice: the service stopped answering mid-test in run [0-9] (seed [0-9]) of concurrent-duplicates, after [0-9] finished runs\?: nothing listens on http://127.0.0.1:$PORT/notify (connection refused, [0-9]* requests); the finished runs are kept$" \
+     "$WORK/refused.err"; then
+  fail "a service gone mid-test (exit $STATUS, ${took}s):"; cat "$WORK/refused.out" "$WORK/refused.err"
+else
+  echo "ok: ${took}s: $(cat "$WORK/refused.err")"
+fi
+
 # 2c. The same before any run finished: nothing is written, and twice says so;
 # it said the runs "are in" the JSON file, where an earlier test's stayed.
 start_odd hang-after 0
