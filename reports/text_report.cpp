@@ -104,6 +104,12 @@ std::string flow(const std::vector<std::string>& items, std::size_t width, const
 }
 
 
+// A transcript longer than kRowsShown rows (a handler that polls the
+// database until its step budget kills it: tens of thousands) shows its first
+// kHeadRows and last kTailRows, and says what it leaves out; the replay
+// command prints it whole. Its full text was a megabyte in a test's message.
+constexpr std::size_t kHeadRows = 150, kTailRows = 100, kRowsShown = 300;
+
 // The transcript: a column per task, a row per line; steps numbered as the
 // run took them (a "cut" row stands for the steps it leaves out).
 std::string transcript_table(const results::Counterexample& cex, std::size_t w) {
@@ -115,7 +121,18 @@ std::string transcript_table(const results::Counterexample& cex, std::size_t w) 
   for (const auto& col : cex.columns) header += "| " + pad(first_columns(cell_text(col), w - 1), w);
   out += header + "\n";
   int step = 0;
-  for (const auto& r : cex.rows) {
+  const std::size_t rows = cex.rows.size();
+  const bool long_one = rows > kRowsShown;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto& r = cex.rows[i];
+    if (long_one && i >= kHeadRows && i < rows - kTailRows) {
+      if (i == kHeadRows)
+        out += fmt::format("  ... {} rows not shown here; the replay command below prints the whole run\n",
+                           rows - kHeadRows - kTailRows);
+      if (r.step) ++step;
+      step += r.skipped;
+      continue;
+    }
     std::string text = r.text;
     if (!r.result.empty()) text += "  -> " + r.result;
     const auto lines = wrap(text, w - 1);

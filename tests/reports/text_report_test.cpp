@@ -187,6 +187,26 @@ TEST(TextReport, StepsAfterACutRowKeepTheirNumbers) {
   EXPECT_NE(text.find("\n  502  0.070s"), std::string::npos) << text;
 }
 
+// A handler that polls until its step budget kills it makes tens of
+// thousands of rows: the table shows the first 150 and the last 100, says how
+// many it leaves out, and numbers the last ones as the run did.
+TEST(TextReport, AVeryLongTranscriptShowsItsStartAndEndAndSaysWhatItLeavesOut) {
+  auto [cell, v] = a_counterexample();
+  auto& cex = v.counterexample;
+  cex.rows.clear();
+  for (int i = 1; i <= 1000; ++i)
+    cex.rows.push_back(results::TranscriptRow{0, "0.001s", "sql", fmt::format("SELECT {}", i), "1 row", true, 0});
+  const std::string text = render_counterexample(cell, v, TextOptions{});
+  EXPECT_NE(text.find("SELECT 150 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("SELECT 151 "), std::string::npos);
+  EXPECT_EQ(text.find("SELECT 900 "), std::string::npos);
+  EXPECT_NE(text.find("  ... 750 rows not shown here; the replay command below prints the whole run\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("\n  901  0.001s    | SELECT 901 "), std::string::npos);
+  EXPECT_NE(text.find("\n  1000 0.001s    | SELECT 1000 "), std::string::npos);
+  EXPECT_LT(text.size(), 40'000u);
+}
+
 // A time past nine characters ("53h03m15.900s", a retry two days on) widens
 // the time column for every row: each row's bar stays where the header's is.
 TEST(TextReport, ALongTimeWidensTheTimeColumnAndTheBarsStayInLine) {
