@@ -97,6 +97,10 @@ std::string matrix_strategy_name(const ExploreOptions& options);
 // counterexample shrunk with another budget prints `--shrink-budget N` in its
 // replay command, so that the replay shows the same steps.
 inline constexpr int kReplayShrinkBudget = 500;
+// The most runs spent shrinking any violation of a run that is also `stuck`,
+// whatever the budget: each candidate plays a loop to its step budget, and a
+// loop rarely gets shorter.
+inline constexpr int kStuckShrinkBudget = 100;
 
 // What a replay command says to run on `engine` as the run did: "" for SQLite, else
 // " --engine E --isolation I", and " --engine-url U" for a server --engine-url named: U shell-quoted,

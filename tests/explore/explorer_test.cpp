@@ -1,5 +1,6 @@
 #include "explore/explorer.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -88,6 +89,36 @@ TEST(Explorer, AShrunkCounterexampleShowsTheViolationItWasShrunkFor) {
   const auto r = run::simulate(replayed).value();
   EXPECT_TRUE(r.has("lost_update")) << "the shrunk counterexample shows no lost_update";
   EXPECT_TRUE(r.has("double_credit"));
+}
+
+// A handler that polls the database until its step budget kills it: every
+// shrinking candidate plays to that budget, so at most kStuckShrinkBudget of
+// them are run, whatever the budget given (1,500 took 80 s and 800 MB).
+TEST(Explorer, AStuckViolationIsShrunkWithinItsOwnSmallBudget) {
+  static int runs = 0;
+  struct Polls final : Handler {
+    Reply handle(const Notify&, Env& env) override {
+      ++runs;
+      for (;;) env.db().exec("SELECT 1");
+    }
+  };
+  static const HandlerInfo info{"polls", "", [] { return std::make_unique<Polls>(); }};
+  auto s = testing::concurrent_copies_scenario(1);
+  s.max_attempts = 1;  // no retries: a run handles one delivery, or two with the network's copy
+  ExploreOptions o;
+  o.seeds = 1;
+  o.shrink_budget = 1500;
+  runs = 0;
+  const CellResult c = explore_cell(s, info, o, Expectation{});
+  // Each violation of the run (stuck; lost_payment, since nothing was
+  // credited) is shrunk: per violation the seed's run, at most
+  // kStuckShrinkBudget candidates and the shrunk one's run, each handling two
+  // deliveries at most; and the explored run itself.
+  std::vector<std::string> names;
+  for (const auto& v : c.violations) names.push_back(v.invariant);
+  EXPECT_NE(std::find(names.begin(), names.end(), "stuck"), names.end());
+  EXPECT_LE(runs, 2 * (1 + static_cast<int>(names.size()) * (kStuckShrinkBudget + 2))) << runs;
+  EXPECT_GT(runs, 2);  // it did shrink
 }
 
 TEST(Explorer, SameOptionsSameResult) {
