@@ -151,22 +151,29 @@ class Player final : public LedgerView {
     return find([&](const gateway::PaymentRecord& p) { return p.transaction_id == id; });
   }
 
-  BlackboxRun result() const {
+  // The requests so far, by outcome, and the answers by status.
+  BlackboxRun counts() const {
     BlackboxRun r;
     r.seed = options_.seed;
-    r.payments = payments_;
     r.requests = requests_;
     r.answered = answered_;
     r.acks = acks_;
     r.timed_out = timed_out_;
     r.broken = broken_;
     r.refused = refused_;
+    std::lock_guard lock(ledger_mutex_);
+    r.statuses = statuses_;
+    return r;
+  }
+
+  BlackboxRun result() const {
+    BlackboxRun r = counts();
+    r.payments = payments_;
     r.ended_late = ended_late_;
     r.still_running = still_running_;
     r.drained = drained_;
     {
       std::lock_guard lock(ledger_mutex_);
-      r.statuses = statuses_;
       r.broken_example = broken_example_;
       r.timeout_example = timeout_example_;
     }
@@ -223,18 +230,8 @@ class Player final : public LedgerView {
         std::this_thread::sleep_for(std::chrono::microseconds(kStopCheck));
         continue;
       }
-      BlackboxOptions::Progress p;
-      p.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start_).count();
-      p.requests = requests_;
-      p.answered = answered_;
-      p.acks = acks_;
-      p.refused = refused_;
-      p.timed_out = timed_out_;
-      {
-        std::lock_guard lock(ledger_mutex_);
-        p.statuses = statuses_;
-      }
-      options_.on_progress(p);
+      options_.on_progress(
+          std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start_).count(), counts());
       next += std::chrono::microseconds(options_.progress_every);
     }
   }

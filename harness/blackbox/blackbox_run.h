@@ -38,6 +38,8 @@
 
 namespace twice::blackbox {
 
+struct BlackboxRun;
+
 struct BlackboxOptions {
   HttpEndpoint endpoint;
   const gateway::Scenario* scenario = nullptr;
@@ -78,13 +80,9 @@ struct BlackboxOptions {
   const process::StopNow* stop_now = nullptr;
   // Called every `progress_every` of real time while a run plays (from the
   // thread that called run_blackbox), so that a long run is not silent: how
-  // long it has played, and its requests so far.
-  struct Progress {
-    Micros elapsed = 0;
-    int requests = 0, answered = 0, acks = 0, refused = 0, timed_out = 0;
-    std::map<int, int> statuses;  // HTTP status -> answers
-  };
-  std::function<void(const Progress&)> on_progress;
+  // long it has played, and its requests so far (BlackboxRun's counts and
+  // statuses; nothing judged yet).
+  std::function<void(Micros elapsed, const BlackboxRun& so_far)> on_progress;
   Micros progress_every = 60 * kSecond;
 };
 

@@ -316,14 +316,14 @@ int run_blackbox_command(const BlackboxArgs& a, const std::vector<gateway::Scena
     // minute, so that it is not silent ($TWICE_PROGRESS_SECONDS).
     if (!quiet) {
       o.progress_every = progress_every;
-      o.on_progress = [&o, runs, first_seed](const blackbox::BlackboxOptions::Progress& p) {
+      o.on_progress = [runs, first_seed](Micros elapsed, const blackbox::BlackboxRun& p) {
         std::string so_far = fmt::format("{} request{}, {} answered", p.requests, p.requests == 1 ? "" : "s", p.answered);
         if (!p.statuses.empty()) so_far += fmt::format(" ({})", statuses_text(p.statuses));
         so_far += fmt::format(", {} ack{}", p.acks, p.acks == 1 ? "" : "s");
         if (p.refused > 0) so_far += fmt::format(", {} refused", p.refused);
         if (p.timed_out > 0) so_far += fmt::format(", {} timed out", p.timed_out);
         std::cerr << fmt::format("  run {} (seed {}) of {}: {} so far: {}; the gateway retries on its schedule\n",
-                                 o.seed - first_seed + 1, o.seed, runs, seconds(p.elapsed), so_far)
+                                 p.seed - first_seed + 1, p.seed, runs, seconds(elapsed), so_far)
                   << std::flush;
       };
     }

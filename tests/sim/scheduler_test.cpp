@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
@@ -110,7 +111,10 @@ TEST(Scheduler, SleepingTaskLetsTheClockMoveOn) {
   EXPECT_EQ(woke, 30 * kSecond);
 }
 
-TEST(Scheduler, TaskOverItsStepBudgetIsKilledAndReportedStuck) {
+// A task that never returns, `loop` (given the scheduler) being its body's
+// one statement: past a budget of 50 steps it is killed and reported stuck,
+// and its body never ends normally.
+void expect_killed_and_stuck(const std::function<void(Scheduler&)>& loop) {
   Choices choices(4);
   Trace trace;
   SchedulerLimits limits;
@@ -118,9 +122,9 @@ TEST(Scheduler, TaskOverItsStepBudgetIsKilledAndReportedStuck) {
   Scheduler s({}, choices, trace, limits);
   bool finished_normally = false;
   bool killed_flag = false;
-  s.spawn("spinner", 0,
+  s.spawn("looper", 0,
           [&] {
-            for (;;) (void)s.point();  // a handler that never returns
+            loop(s);
             finished_normally = true;
           },
           [&](bool killed) { killed_flag = killed; });
@@ -131,28 +135,19 @@ TEST(Scheduler, TaskOverItsStepBudgetIsKilledAndReportedStuck) {
   EXPECT_NE(s.stuck()[0].find("budget 50"), std::string::npos) << s.stuck()[0];
 }
 
+TEST(Scheduler, TaskOverItsStepBudgetIsKilledAndReportedStuck) {
+  expect_killed_and_stuck([](Scheduler& s) {
+    for (;;) (void)s.point();  // a handler that never returns
+  });
+}
+
 // A handler that waits for a flag by sleeping in a loop: past its budget it is
 // killed, and its sleeps are dead calls like any other, so TaskKilled ends it.
 // A killed task's sleep returned at once without counting: the run never ended.
 TEST(Scheduler, ATaskThatSleepsInALoopPastItsBudgetIsKilledAndReportedStuck) {
-  Choices choices(4);
-  Trace trace;
-  SchedulerLimits limits;
-  limits.task_step_budget = 50;
-  Scheduler s({}, choices, trace, limits);
-  bool finished_normally = false;
-  bool killed_flag = false;
-  s.spawn("sleeper", 0,
-          [&] {
-            for (;;) s.sleep_for(kSecond);  // waits for a flag nobody sets
-            finished_normally = true;
-          },
-          [&](bool killed) { killed_flag = killed; });
-  s.run();
-  EXPECT_FALSE(finished_normally);
-  EXPECT_TRUE(killed_flag);
-  ASSERT_EQ(s.stuck().size(), 1u);
-  EXPECT_NE(s.stuck()[0].find("budget 50"), std::string::npos) << s.stuck()[0];
+  expect_killed_and_stuck([](Scheduler& s) {
+    for (;;) s.sleep_for(kSecond);  // waits for a flag nobody sets
+  });
 }
 
 TEST(Scheduler, WhenEveryTaskWaitsOnTheDatabaseOneIsChosenAsVictim) {
