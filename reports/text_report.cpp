@@ -313,6 +313,20 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
                        terminal_text(m.expected_path));
     out += join(mismatches, "\n") + "\n";
   }
+  // scenarios/expected.toml holds at 100 seeds per cell: at fewer, a known bug
+  // it lists may simply not have shown yet.
+  constexpr int kExpectedSeeds = 100;
+  const bool bug_unseen = std::any_of(m.cells.begin(), m.cells.end(), [](const results::CellResult& c) {
+    if (c.matched || !c.failures.empty()) return false;
+    const std::vector<std::string> observed = c.observed();
+    return std::any_of(c.expected.begin(), c.expected.end(), [&](const std::string& e) {
+      return std::find(observed.begin(), observed.end(), e) == observed.end();
+    });
+  });
+  if (bug_unseen && !is_exhaustive(m) && m.seeds < kExpectedSeeds)
+    out += fmt::format("note: the expected matrix holds at {} seeds per cell; at {} a known bug may not show yet:\n"
+                       "  run --seeds {} or more before taking \"no longer caught\" for a regression\n",
+                       kExpectedSeeds, m.seeds, kExpectedSeeds);
   if (hidden > 0)
     out += fmt::format("{} counterexample{} of known bugs caught as expected not shown (--show all shows them)\n",
                        hidden, hidden == 1 ? "" : "s");

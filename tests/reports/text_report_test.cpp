@@ -251,6 +251,15 @@ TEST(TextReport, AMismatchAndALostCanaryAreLabelled) {
       << text;
   const std::string hostile = render_text(hostile_matrix(), TextOptions{});
   EXPECT_NE(hostile.find("(a known bug is no longer caught)"), std::string::npos) << hostile;
+  // At its 200 seeds, nothing more; at 50 (fewer than the expected matrix
+  // holds at), the text says a known bug may not have shown yet.
+  EXPECT_EQ(hostile.find("note: the expected matrix holds at"), std::string::npos) << hostile;
+  results::MatrixResult few = hostile_matrix();
+  few.seeds = 50;
+  EXPECT_NE(render_text(few, TextOptions{})
+                .find("note: the expected matrix holds at 100 seeds per cell; at 50 a known bug may not show yet:\n"
+                      "  run --seeds 100 or more before taking \"no longer caught\" for a regression\n"),
+            std::string::npos);
 }
 
 }  // namespace
