@@ -1,6 +1,7 @@
 #include "cli/argument_checks.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <system_error>
 
@@ -24,14 +25,6 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// CLI11 reads "010" as octal, 8: `--seed 010` replayed seed 8. Digits with a
-// leading zero are refused, naming the number meant; "" for any other.
-std::string leading_zero(const std::string& digits) {
-  if (digits.size() < 2 || digits[0] != '0') return {};
-  const std::size_t first = std::min(digits.find_first_not_of('0'), digits.size() - 1);
-  return "'" + digits + "' has a leading zero, which would be read as octal; write " + digits.substr(first);
-}
-
 }  // namespace
 
 std::optional<std::string> nearest_command(const std::string& word, const std::vector<std::string>& commands) {
@@ -52,8 +45,7 @@ CLI::Validator whole_number() {
         std::size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
         const bool digits = i < text.size() && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(),
                                                            [](char c) { return c >= '0' && c <= '9'; });
-        if (!digits) return "'" + text + "' is not a whole number";
-        return leading_zero(text.substr(i));
+        return digits ? std::string() : "'" + text + "' is not a whole number";
       },
       "", "whole number");  // no label of its own: the option's type says it (cli/help_format.h)
 }
@@ -84,31 +76,34 @@ CLI::Validator seed_number() {
           return why;
         // As many digits as the largest: no more than it (compared as text).
         if (text.size() == largest.size() && text > largest) return why;
-        return leading_zero(text);
+        return {};
       },
       "", "seed");  // labelled SEED by the option's type_name
 }
 
-std::optional<std::string> empty_list_item(int argc, const char* const* argv, const std::vector<std::string>& options) {
+std::optional<std::string> misread_word(int argc, const char* const* argv, const std::vector<std::string>& lists) {
+  std::string option;  // the option the next value is of
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
     if (word == "--") break;
-    const std::size_t eq = word.find('=');
-    const std::string name = word.substr(0, eq);
-    if (std::find(options.begin(), options.end(), name) == options.end()) continue;
-    if (eq == std::string::npos && i + 1 >= argc) continue;  // no value: CLI11 says so
-    const std::string value = eq == std::string::npos ? argv[++i] : word.substr(eq + 1);
-    if (!value.starts_with("-") || value.empty()) {
-      std::size_t start = 0;
-      for (;;) {
-        const std::size_t comma = std::min(value.find(',', start), value.size());
-        if (comma == start)
-          return fmt::format("{}: an empty name in '{}'; give names separated by single commas, none empty", name,
-                             value);
-        if (comma == value.size()) break;
-        start = comma + 1;
-      }
+    std::string value = word;
+    // "-j", "--seed", "--seed=010"; "-5" is a value.
+    if (word.size() > 1 && word[0] == '-' && !std::isdigit(static_cast<unsigned char>(word[1]))) {
+      const std::size_t eq = word.find('=');
+      option = word.substr(0, eq);
+      if (eq == std::string::npos) continue;  // its value is the next word
+      value = word.substr(eq + 1);
     }
+    const std::size_t sign = value.starts_with('-') || value.starts_with('+') ? 1 : 0;
+    const std::string digits = value.substr(sign);
+    const bool number = std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (number && digits.size() > 1 && digits[0] == '0')
+      return fmt::format("{}: '{}' has a leading zero, which would be read as octal; write {}{}", option, value,
+                         value.substr(0, sign), digits.substr(std::min(digits.find_first_not_of('0'), digits.size() - 1)));
+    if (std::find(lists.begin(), lists.end(), option) != lists.end() &&
+        (value.empty() || value.front() == ',' || value.back() == ',' || value.find(",,") != std::string::npos))
+      return fmt::format("{}: an empty name in '{}'; give names separated by single commas, none empty", option, value);
+    option.clear();
   }
   return std::nullopt;
 }

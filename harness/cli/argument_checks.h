@@ -36,11 +36,15 @@ inline constexpr std::uint64_t kLargestSeed = (std::uint64_t{1} << 53) - 1;
 // (no sign: "-5" would wrap around to another seed).
 CLI::Validator seed_number();
 
-// A comma-separated list given to one of `options` ("--scenario") with an
-// empty item ("--scenario ,", "--handler a,,b", "--format="): what to say,
-// naming the option. CLI11 drops empty items, so an option left with none took
-// the next word ("unknown scenario '--handler'").
-std::optional<std::string> empty_list_item(int argc, const char* const* argv, const std::vector<std::string>& options);
+// A word of the command line CLI11 would misread, and what to say of it,
+// naming the option it is the value of:
+// - a number with a leading zero ("--seed 010"), which CLI11 reads as octal
+//   (seed 8: another run replayed without a word);
+// - an empty item in the value of one of `lists`, the options that take a
+//   comma-separated list ("--scenario ,", "--handler a,,b", "--format="):
+//   CLI11 drops it, and an option left with none took the next word
+//   ("unknown scenario '--handler'").
+std::optional<std::string> misread_word(int argc, const char* const* argv, const std::vector<std::string>& lists);
 
 // A path that is not empty: `--json "$OUT"` with OUT unset would otherwise
 // write nothing and exit 0, as if no report had been asked for.

@@ -1010,9 +1010,16 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (const std::optional<std::string> empty =
-          cli::empty_list_item(argc, argv, {"--handler", "--scenario", "--format"})) {
-    std::cerr << fmt::format("twice: {}\n", *empty);
+  // Words CLI11 would misread, said before it reads them. The options that
+  // take a comma-separated list are those given a delimiter above.
+  std::vector<std::string> lists;
+  for (CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    for (const CLI::Option* option : command->get_options())
+      if (option->get_delimiter() == ',')
+        for (const std::string& name : option->get_lnames()) lists.push_back("--" + name);
+  if (const std::optional<std::string> misread = cli::misread_word(argc, argv, lists)) {
+    std::cerr << fmt::format("twice: {} (see twice{} --help)\n", *misread,
+                             argc > 1 && argv[1][0] != '-' ? std::string(" ") + argv[1] : std::string());
     return kExitUsage;
   }
   try {

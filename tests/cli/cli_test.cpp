@@ -780,16 +780,23 @@ TEST(Cli, WordsCli11WouldMisreadAreRefusedNamingTheFix) {
   expect_usage_error("run --handler cas --scenario concurrent-duplicates --seeds 5 --cell-timeout 010",
                      "twice: --cell-timeout: '010' has a leading zero, which would be read as octal; write 10 (see "
                      "twice run --help)\n");
+  // Every option, the ones with no number check of their own too, in each spelling.
+  expect_usage_error("run --strategy exhaustive --preemption-bound=007",
+                     "twice: --preemption-bound: '007' has a leading zero, which would be read as octal; write 7 (see "
+                     "twice run --help)\n");
+  expect_usage_error("replay --handler cas --scenario concurrent-duplicates --seed=-010",
+                     "twice: --seed: '-010' has a leading zero, which would be read as octal; write -10 (see twice "
+                     "replay --help)\n");
   expect_usage_error("stress --handler cas --deliveries 010",
                      "twice: --deliveries: '010' has a leading zero, which would be read as octal; write 10 (see "
                      "twice stress --help)\n");
   expect_usage_error("run --scenario , --handler cas",
-                     "twice: --scenario: an empty name in ','; give names separated by single commas, none empty\n");
+                     "twice: --scenario: an empty name in ','; give names separated by single commas, none empty (see twice run --help)\n");
   expect_usage_error("run --handler cas,,check-then-act",
                      "twice: --handler: an empty name in 'cas,,check-then-act'; give names separated by single "
-                     "commas, none empty\n");
+                     "commas, none empty (see twice run --help)\n");
   expect_usage_error("run --format=",
-                     "twice: --format: an empty name in ''; give names separated by single commas, none empty\n");
+                     "twice: --format: an empty name in ''; give names separated by single commas, none empty (see twice run --help)\n");
   for (const std::string option : {"--json", "--report-dir", "--expected", "--scenarios-dir"})
     expect_usage_error("run --handler cas --scenario concurrent-duplicates " + option + " ''",
                        "twice: " + option + ": an empty path; give a file or folder (is a shell variable unset?) (see "
