@@ -321,7 +321,7 @@ struct RunArgs {
   std::vector<std::string> formats;  // empty: all
   bool no_report = false;
   bool in_process = false;
-  int cell_timeout = 30;
+  int cell_timeout = explore::IsolationLimits{}.timeout_seconds;
   int cell_memory_mib = 0;
   cli::EngineArgs engines;
   std::map<std::string, std::string> plugin_of;  // handler -> the --plugin it came from
@@ -352,18 +352,14 @@ void check_replaceable_file(const std::string& path, const std::string& what) {
 // A handler from a plugin replays only in a twice that loads the plugin: its
 // replay commands say --plugin, so that they work as printed.
 void add_plugins_to_replays(explore::MatrixResult& m, const std::map<std::string, std::string>& plugin_of) {
-  const std::string prefix = "twice replay ";
   for (auto& cell : m.cells) {
     const auto it = plugin_of.find(cell.handler);
     if (it == plugin_of.end()) continue;
-    auto add = [&](std::string& command) {
-      if (command.starts_with(prefix)) command = prefix + "--plugin " + it->second + " " + command.substr(prefix.size());
-    };
     for (auto& v : cell.violations) {
-      add(v.counterexample.replay_command);
-      add(v.counterexample.replay_shrunk_command);
+      explore::add_plugin_to_replay(v.counterexample.replay_command, it->second);
+      explore::add_plugin_to_replay(v.counterexample.replay_shrunk_command, it->second);
     }
-    for (auto& f : cell.failures) add(f.replay_command);
+    for (auto& f : cell.failures) explore::add_plugin_to_replay(f.replay_command, it->second);
   }
 }
 
@@ -586,7 +582,7 @@ struct ReplayArgs {
   int shrink_budget = explore::kReplayShrinkBudget;
   cli::EngineArgs engines;
   bool in_process = false;  // run it in this process (for a debugger), not a contained child
-  int cell_timeout = 30;    // contained: seconds without a scheduling point before it is killed as hung
+  int cell_timeout = explore::IsolationLimits{}.timeout_seconds;  // contained: seconds without a scheduling point
 };
 
 // A printed command's --scenario-digest against the file read now: a file

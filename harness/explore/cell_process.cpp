@@ -702,6 +702,10 @@ class CellSupervisor {
       const bool shrinking = f.phase.starts_with("shrinking");
       f.replay_command = replay_command(h.name, s, f.seed, options_.strategy, shrinking,
                                         options_.shrink ? options_.shrink_budget : 0);
+      // A hung run's replay waits as long before calling it hung (`twice
+      // replay`'s own patience is IsolationLimits's default).
+      if (c.killed_as_hung && limits_.timeout_seconds != IsolationLimits{}.timeout_seconds)
+        f.replay_command += fmt::format(" --cell-timeout {}", limits_.timeout_seconds);
     }
     return f;
   }
@@ -750,7 +754,7 @@ class CellSupervisor {
         if (std::find(c.observed->begin(), c.observed->end(), v.invariant) == c.observed->end()) {
           CellFailure f;
           if (v.schedules_to_first > 1) {
-            f.verdict = "keeps state across runs";
+            f.verdict = kKeepsStateVerdict;
             f.detail = fmt::format(
                 "run {} (seed {}) showed {} after {} earlier run{} in the same process, but not when run alone in a "
                 "fresh one: the handler keeps state from one run to the next (a static, a thread_local, a file) or "
@@ -760,7 +764,7 @@ class CellSupervisor {
                 v.schedules_to_first == 2 ? "" : "s");
           } else {
             // The first run of its process, as in the fresh one: no earlier run to keep state from.
-            f.verdict = "nondeterministic";
+            f.verdict = kNondeterministicVerdict;
             f.detail = fmt::format(
                 "run 1 (seed {}) showed {}, but not when run again alone in a fresh process: the handler is "
                 "nondeterministic (time, rand(), addresses, threads: use the Env's clock and token) or keeps state "

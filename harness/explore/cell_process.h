@@ -46,6 +46,15 @@ struct IsolationLimits {
   std::uint64_t memory_limit_bytes = 0;
 };
 
+// The verdicts of a counterexample that a fresh process did not show again:
+// a finding about the handler (state kept across runs, nondeterminism), not a
+// cell that did not finish.
+inline constexpr std::string_view kKeepsStateVerdict = "keeps state across runs";
+inline constexpr std::string_view kNondeterministicVerdict = "nondeterministic";
+inline bool not_shown_again(const CellFailure& f) {
+  return f.verdict == kKeepsStateVerdict || f.verdict == kNondeterministicVerdict;
+}
+
 MatrixResult explore_matrix_isolated(const std::vector<const HandlerInfo*>& handlers,
                                      const std::vector<gateway::Scenario>& scenarios, const ExploreOptions& options,
                                      const IsolationLimits& limits, const ExpectedMatrix& expected);

@@ -35,6 +35,12 @@ std::string scenario_digest_args(const gateway::Scenario& scenario) {
   return scenario.digest.empty() ? "" : " --scenario-digest " + scenario.digest;
 }
 
+void add_plugin_to_replay(std::string& command, const std::string& plugin) {
+  constexpr std::string_view kPrefix = "twice replay ";
+  if (plugin.empty() || !command.starts_with(kPrefix)) return;
+  command.insert(kPrefix.size(), "--plugin " + shell_quote(plugin) + " ");
+}
+
 std::string engine_replay_args(const engine::EngineChoice& engine) {
   if (engine.is_sqlite()) return "";
   std::string args =

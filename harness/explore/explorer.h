@@ -114,6 +114,11 @@ std::string engine_replay_args(const engine::EngineChoice& engine);
 // it). None for SQLite. Its server must have started (the version is empty before).
 std::optional<results::EngineServer> engine_server(const engine::EngineChoice& engine);
 
+// `command`, a `twice replay` command, with `--plugin PLUGIN` first, so that
+// it loads the library a plugin's handler is in: `twice` replays only the
+// handlers it can load. Other commands are left as they are.
+void add_plugin_to_replay(std::string& command, const std::string& plugin);
+
 // "twice replay --handler H --scenario S [--reconciler] --seed N [--strategy pct --pct-depth D] [--shrunk
 //  [--invariant V] [--shrink-budget B]] [--scenario-digest X] [--engine E --isolation I [--engine-url U]]". `invariant`: the violation
 // to shrink for, given only when it is not the run's first (what replay shrinks for unless told).

@@ -14,7 +14,6 @@
 
 #include "explore/cell_process.h"
 #include "explore/explorer.h"
-#include "explore/shell_quote.h"
 #include "gateway/scenario_digest.h"
 #include "gateway/scenario_ref.h"
 #include "reports/cell_verdict.h"
@@ -117,25 +116,15 @@ std::string skip_hint(const gateway::Scenario& scenario, std::string_view error)
                      scenario.name);
 }
 
-// `twice` can replay only a handler it can load: put the plugin in the
-// command. A relative path that names a file from here is made absolute, as
-// a scenario's is, so that the command works pasted in any folder; one that
-// names none (a test that ctest runs in another folder) is left as given.
-void add_plugin(std::string& command, const std::string& plugin) {
-  const std::string prefix = "twice replay ";
-  if (plugin.empty() || !command.starts_with(prefix)) return;
+// The plugin as the replay commands name it: a relative path that names a
+// file from here is made absolute, as a scenario's is, so that the commands
+// work pasted in any folder; one that names none (a test that ctest runs in
+// another folder) is left as given.
+std::string plugin_as_shown(const std::string& plugin) {
   std::error_code ec;
-  std::string shown = plugin;
-  if (fs::path(plugin).is_relative() && fs::is_regular_file(plugin, ec))
-    if (const fs::path absolute = fs::absolute(plugin, ec); !ec) shown = absolute.lexically_normal().string();
-  command = prefix + "--plugin " + explore::shell_quote(shown) + " " + command.substr(prefix.size());
-}
-
-// A hung run's replay waits as long as the check did before calling it hung
-// (`twice replay` waits 30 s unless told).
-void add_hang_seconds(std::string& command, const explore::CellFailure& f, const Options& o) {
-  if (o.hang_seconds != 30 && f.verdict.starts_with("hung") && command.starts_with("twice replay "))
-    command += fmt::format(" --cell-timeout {}", o.hang_seconds);
+  if (plugin.empty() || !fs::path(plugin).is_relative() || !fs::is_regular_file(plugin, ec)) return plugin;
+  const fs::path absolute = fs::absolute(plugin, ec);
+  return ec ? plugin : absolute.lexically_normal().string();
 }
 
 std::string replay_hint(const Options& o) {
@@ -148,16 +137,16 @@ std::string replay_hint(const Options& o) {
 // the cells that did not finish, with the plugin in their replay commands.
 std::string render_failures(std::vector<explore::CellResult>& cells, const Options& o) {
   reports::TextOptions text;
+  const std::string plugin = plugin_as_shown(o.plugin);
   std::string out;
   for (auto& cell : cells) {
     for (auto& v : cell.violations) {
-      add_plugin(v.counterexample.replay_command, o.plugin);
-      add_plugin(v.counterexample.replay_shrunk_command, o.plugin);
+      explore::add_plugin_to_replay(v.counterexample.replay_command, plugin);
+      explore::add_plugin_to_replay(v.counterexample.replay_shrunk_command, plugin);
       out += "\n" + reports::render_counterexample(cell, v, reports::fitted_to_width(v.counterexample, text));
     }
     for (auto& f : cell.failures) {
-      add_plugin(f.replay_command, o.plugin);
-      add_hang_seconds(f.replay_command, f, o);
+      explore::add_plugin_to_replay(f.replay_command, plugin);
       out += "\n" + reports::render_failure(cell, f, text);
     }
   }
@@ -212,21 +201,19 @@ class UncontainedCheck {
   UncontainedCheck& operator=(const UncontainedCheck&) = delete;
 };
 
-// Explores the cells of one handler, in child processes when the options ask
-// for it and it is safe (Options::contain), else in this process. `why_not`:
-// why a check that asked to be contained was not ("" when it was, or when
-// Options::contain is false).
+// Why a check that asks to be contained (Options::contain) cannot be: "; not
+// contained: ..." for its message, or "" when it can (or did not ask).
+std::string why_not_contained(const Options& o, const engine::EngineChoice& engine) {
+  if (!o.contain) return "";
+  if (!engine.is_sqlite()) return "; not contained: a server engine's runs share this process's connections";
+  if (!only_thread()) return "; not contained: this program runs other threads, which a fork would not copy";
+  return "";
+}
+
+// Explores the cells of one handler, in child processes when `contained`,
+// else in this process.
 explore::MatrixResult explore_cells(const HandlerInfo& handler, const std::vector<gateway::Scenario>& scenarios,
-                                    const explore::ExploreOptions& explore, const Options& o, bool& contained,
-                                    std::string& why_not) {
-  contained = false;
-  why_not.clear();
-  if (o.contain && !explore.engine.is_sqlite())
-    why_not = "; not contained: a server engine's runs share this process's connections";
-  else if (o.contain && !only_thread())
-    why_not = "; not contained: this program runs other threads, which a fork would not copy";
-  else
-    contained = o.contain;
+                                    const explore::ExploreOptions& explore, const Options& o, bool contained) {
   // No expected matrix: a handler under test is held to exactly-once everywhere.
   if (!contained) {
     const UncontainedCheck guard(handler);
@@ -306,9 +293,9 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
   explore.shrink_budget = options.shrink_budget;
   explore.jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   explore.engine = *engine;
-  bool contained = false;
-  std::string not_contained;
-  explore::MatrixResult m = explore_cells(handler, scenarios, explore, options, contained, not_contained);
+  const std::string not_contained = why_not_contained(options, *engine);
+  const bool contained = options.contain && not_contained.empty();
+  explore::MatrixResult m = explore_cells(handler, scenarios, explore, options, contained);
 
   // A scenario the handler could not be checked on at all is said first; the
   // other scenarios' violations still follow (they hid behind it).
@@ -339,7 +326,7 @@ Report check_exactly_once(const HandlerInfo& handler, const Options& options) {
       summary += fmt::format("  {}: {}\n", cell.scenario, f.verdict);
       // A violation a fresh process did not show again is a finding about
       // the handler, not a scenario that did not finish.
-      if (f.verdict == "keeps state across runs" || f.verdict == "nondeterministic") ++unreplayable;
+      if (explore::not_shown_again(f)) ++unreplayable;
       else ++unfinished;
     }
   }
@@ -396,9 +383,9 @@ Report check_run(const HandlerInfo& handler, const Run& run, const Options& opti
   explore.shrink_budget = options.shrink_budget;
   explore.jobs = 1;
   explore.engine = *engine;
-  bool contained = false;
-  std::string not_contained;
-  explore::MatrixResult m = explore_cells(handler, {scenario}, explore, options, contained, not_contained);
+  const std::string not_contained = why_not_contained(options, *engine);
+  const bool contained = options.contain && not_contained.empty();
+  explore::MatrixResult m = explore_cells(handler, {scenario}, explore, options, contained);
   if (m.cells.empty()) return failed(fmt::format("{} on {} seed {}: the run did not end", handler.name, scenario.name, run.seed));
   if (std::optional<std::string> why = could_not_start(m.cells.front(), scenario)) return failed(*why);
 

@@ -73,6 +73,9 @@ for handler, verdict in wanted.items():
     # A plugin's handler replays only with its plugin: the command says so.
     if f["run"] < 1 or f["seed"] == 0 or not f["replay"].startswith(f"twice replay --plugin {plugin} --handler {handler} "):
         print(f"{handler}: no run, seed or replay: {f}"); bad += 1
+    # A hung run's replay waits as long as the run did (--cell-timeout 3) before calling it hung.
+    if handler == "hostile-spin" and not f["replay"].endswith(" --cell-timeout 3"):
+        print(f"{handler}: the replay does not wait as the run did: {f['replay']}"); bad += 1
 # Denied statements and empty SQL are answered, not fatal: these cells finish like cas.
 for handler in ("hostile-empty-sql", "hostile-wal", "hostile-attach", "cas"):
     c = cells.get(handler)
