@@ -24,6 +24,12 @@ namespace {
 // --endpoint-command gives up on the service: nobody will start it.
 constexpr int kRefusedBeforeGivingUp = 3;
 
+// A run whose every request was refused: the command says to start the
+// service first, or that it stopped answering mid-test.
+Status nothing_listens(const HttpEndpoint& endpoint, int refused) {
+  return Status::error(fmt::format("nothing listens on {} (connection refused, {} requests)", endpoint.url, refused));
+}
+
 using SteadyClock = std::chrono::steady_clock;
 
 // The fault plan's randomness: one stream per notification, so that what an
@@ -125,9 +131,7 @@ class Player final : public LedgerView {
     const Status nemesis = run_nemesis();
     report_progress_until([&] { return played.load() == planned_.size(); });
     threads.clear();  // joins
-    if (nobody_listens_)
-      return Status::error(
-          fmt::format("nothing listens on {} (connection refused, {} requests)", options_.endpoint.url, refused_.load()));
+    if (nobody_listens_) return nothing_listens(options_.endpoint, refused_);
     if (stopped()) return Status::error(kStoppedNow);  // nothing drained, nothing judged
     if (!nemesis.ok()) return nemesis;
     // The requests the gateway gave up on may still be running in the
@@ -485,8 +489,7 @@ StatusOr<BlackboxRun> run_blackbox(const BlackboxOptions& o) {
   if (!played.ok()) return played;  // kStoppedNow too
   BlackboxRun run = player.result();
   if (run.requests > 0 && run.answered == 0) {
-    if (run.refused == run.requests)
-      return Status::error(fmt::format("nothing listens on {} (connection refused, {} requests)", o.endpoint.url, run.requests));
+    if (run.refused == run.requests) return nothing_listens(o.endpoint, run.refused);
     if (run.timed_out == 0)
       return Status::error(fmt::format("the service at {} gave no HTTP answer to any of {} requests ({}); is an HTTP "
                                        "server listening on that port?",

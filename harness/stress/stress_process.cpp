@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -39,11 +38,28 @@ using SteadyClock = std::chrono::steady_clock;
 // A child's one message: a kind byte, then the payload to the end of the pipe.
 enum class Message : char {
   kReport = 'R',  // the StressReport, CBOR
-  kError = 'E',   // run_stress() failed (or threw): the processes it left (decimal), a space, the text
+  kError = 'E',   // run_stress() failed (or threw): [processes it left, the text], CBOR
   kExit = 'X',    // something called exit() (no payload)
 };
 
 int g_child_fd = -1;  // the child's end of its pipe; only ever set in a child
+
+// A kError frame's payload: the processes the handler left (the report's
+// count, which the error does not otherwise carry) and why the run failed.
+std::string encode_error(int processes_left, const std::string& why) {
+  const std::vector<std::uint8_t> bytes = json::to_cbor(json::array({processes_left, why}));
+  return std::string(bytes.begin(), bytes.end());
+}
+bool decode_error(std::string_view bytes, int& processes_left, std::string& why) {
+  try {
+    const json j = json::from_cbor(bytes);
+    processes_left = j.at(0).get<int>();
+    why = j.at(1).get<std::string>();
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
+}
 
 
 
@@ -98,9 +114,8 @@ extern "C" void on_child_exit() {
   // What the handler forked and left (a daemon), ended before the report
   // goes, so that the report can say how many; the workers have all returned.
   report.processes_left = explore::end_descendants();
-  const std::string frame =
-      error.empty() ? static_cast<char>(Message::kReport) + encode_report(report)
-                    : static_cast<char>(Message::kError) + fmt::format("{} {}", report.processes_left, error);
+  const std::string frame = error.empty() ? static_cast<char>(Message::kReport) + encode_report(report)
+                                          : static_cast<char>(Message::kError) + encode_error(report.processes_left, error);
   const bool sent = write_all(fd, frame.data(), frame.size());
   // No atexit handlers, no static destructors: they belong to the parent
   // (its servers, its clusters). What the handler printed goes out.
@@ -116,13 +131,12 @@ ContainedRun outcome_of(bool killed, int status, const std::string& inbox, Stres
   if (killed) return {Outcome::kKilled, Status::error("killed before it ended; its report is lost")};
   const bool exited_zero = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kError)) {
-    // "3 the text": what the child counted as left, then why it failed.
-    const std::string_view rest = std::string_view(inbox).substr(1);
     int left = 0;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), left);
-    const bool counted = ec == std::errc() && end < rest.data() + rest.size() && *end == ' ';
-    const std::string_view why = counted ? rest.substr(static_cast<std::size_t>(end - rest.data()) + 1) : rest;
-    return {Outcome::kError, Status::error(std::string(why)), counted ? left : 0};
+    std::string why;
+    if (!decode_error(std::string_view(inbox).substr(1), left, why))
+      return {Outcome::kHandlerFailed, Status::error("the stress run sent back an error that does not decode (did the "
+                                                     "handler write to file descriptors it does not own?)")};
+    return {Outcome::kError, Status::error(why), left};
   }
   if (exited_zero && !inbox.empty() && inbox[0] == static_cast<char>(Message::kReport)) {
     if (decode_report(std::string_view(inbox).substr(1), report)) return {Outcome::kReport, Status::OK()};
