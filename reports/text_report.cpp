@@ -107,7 +107,7 @@ std::string flow(const std::vector<std::string>& items, std::size_t width, const
 // A transcript longer than kRowsShown rows (a handler that polls the
 // database until its step budget kills it: tens of thousands) shows its first
 // kHeadRows and last kTailRows, and says what it leaves out; the replay
-// command prints it whole. Its full text was a megabyte in a test's message.
+// command prints it whole, where a test's failure message printed it all.
 constexpr std::size_t kHeadRows = 150, kTailRows = 100, kRowsShown = 300;
 
 // The transcript: a column per task, a row per line; steps numbered as the

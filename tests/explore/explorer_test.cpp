@@ -93,7 +93,8 @@ TEST(Explorer, AShrunkCounterexampleShowsTheViolationItWasShrunkFor) {
 
 // A handler that polls the database until its step budget kills it: every
 // shrinking candidate plays to that budget, so at most kStuckShrinkBudget of
-// them are run, whatever the budget given (1,500 took 80 s and 800 MB).
+// them are run, whatever the budget given (before the cap: 998 handler calls
+// here, 51,360 in 57 s with the gateway's retries left on).
 TEST(Explorer, AStuckViolationIsShrunkWithinItsOwnSmallBudget) {
   static int runs = 0;
   struct Polls final : Handler {
