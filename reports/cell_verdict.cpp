@@ -16,6 +16,11 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 
 }  // namespace
 
+std::string compared_with(const results::MatrixResult& m, const std::string& shown_path) {
+  if (m.expected_found) return shown_path;
+  return "the default that every cell passes (there is no " + shown_path + ")";
+}
+
 CellVerdict verdict_of(const results::CellResult* cell) {
   if (!cell) return CellVerdict::kNotRun;
   if (!cell->failures.empty()) return CellVerdict::kFailed;

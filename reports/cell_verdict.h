@@ -24,6 +24,11 @@ enum class CellVerdict {
 };
 
 CellVerdict verdict_of(const results::CellResult* cell);
+// What the cells were compared with, for a sentence ("differs from ...",
+// "matrix matches ..."): `shown_path`, the expected matrix's path as the
+// caller escaped it for its format; or, when there was no such file, "the
+// default that every cell passes (there is no <shown_path>)".
+std::string compared_with(const results::MatrixResult& m, const std::string& shown_path);
 // True for a matrix run under the exhaustive strategy (--strategy exhaustive,
 // --prove): its cells ran schedules, not seeds, and no option of the seed
 // mode (--seeds, --seed) was read.

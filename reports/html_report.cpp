@@ -207,7 +207,7 @@ std::string matrix_table(const results::MatrixResult& m) {
          "<span class=\"swatch caught\"></span>caught k/n: a known-buggy handler caught in k of n " +
          std::string(is_exhaustive(m) ? "schedules" : "runs") + ", as expected"
          "<span class=\"swatch differs\"></span>differs from " +
-         esc(m.expected_path) + "<span class=\"swatch notrun\"></span>not run</p>\n";
+         compared_with(m, esc(m.expected_path)) + "<span class=\"swatch notrun\"></span>not run</p>\n";
   return out;
 }
 
@@ -371,10 +371,10 @@ std::string render_html(const results::MatrixResult& m) {
   if (differing == 0) {
     out += fmt::format("<div class=\"banner ok\">✓ The matrix matches {}: {} cells, {} pass, {} "
                        "known bug{} caught as expected.</div>\n",
-                       esc(m.expected_path), run, run - caught, caught, caught == 1 ? "" : "s");
+                       compared_with(m, esc(m.expected_path)), run, run - caught, caught, caught == 1 ? "" : "s");
   } else {
     out += fmt::format("<div class=\"banner bad\">✗ {} of {} cells differ from {}<ul>", differing, total,
-                       esc(m.expected_path));
+                       compared_with(m, esc(m.expected_path)));
     const auto anchor = anchors(m);
     // Each with a link to the counterexample that made it differ and the
     // command that replays it, as the Markdown banner gives them.

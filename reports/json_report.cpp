@@ -139,6 +139,8 @@ nlohmann::json to_json(const results::MatrixResult& m) {
            {"all_matched", m.all_matched()},
            {"expected_path", m.expected_path},
            {"cells", cells}};
+  // Only when there was no expected matrix: a report against one stays as it was.
+  if (!m.expected_found) out["expected_found"] = false;
   // Only when a server engine ran: a SQLite run's report stays as it was.
   if (!m.servers.empty()) {
     json servers = json::array();

@@ -90,7 +90,7 @@ std::string render_markdown_matrix(const results::MatrixResult& m) {
   out += fmt::format("\n✅ pass: no violation, none expected · 🐞 caught k/n: a known-buggy handler caught in k of n {}, "
                      "as expected · ❌ differs from ",
                      is_exhaustive(m) ? "schedules" : "runs") +
-         markdown_code_span(m.expected_path) + "\n";
+         compared_with(m, markdown_code_span(m.expected_path)) + "\n";
   return out;
 }
 
@@ -204,7 +204,7 @@ std::string differing_anchor(int n) { return fmt::format("twice-differs-{}", n);
 }  // namespace
 
 std::string render_markdown_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
-                                           const std::string& expected_path) {
+                                           const std::string& compared) {
   const auto& cex = v.counterexample;
   const CellVerdict verdict = verdict_of(&cell);
   std::string out = fmt::format("#### {} {} × {}: {}\n\n", verdict_mark(verdict), markdown_text(cell.handler),
@@ -221,7 +221,7 @@ std::string render_markdown_counterexample(const results::CellResult& cell, cons
   }
   out += length_sentence(cex) + ".\n";
   if (differs(verdict)) {
-    out += fmt::format("\n❌ This cell differs from {}: {}.\n", markdown_code_span(expected_path),
+    out += fmt::format("\n❌ This cell differs from {}: {}.\n", compared,
                        markdown_text(mismatch_sentence(cell)));
   } else if (!cell.expected_reason.empty()) {
     out += "\nExpected: " + markdown_text(cell.expected_reason) + "\n";
@@ -265,10 +265,11 @@ std::string render_markdown(const results::MatrixResult& m) {
   if (differing == 0) {
     out += fmt::format("✅ **The matrix matches {}**: {} cells, {} pass, {} known bug{} "
                        "caught as expected.\n\n",
-                       markdown_code_span(m.expected_path), run, run - caught, caught, caught == 1 ? "" : "s");
+                       compared_with(m, markdown_code_span(m.expected_path)), run, run - caught, caught,
+                       caught == 1 ? "" : "s");
   } else {
     out += fmt::format("❌ **{} of {} cell{} differ{} from {}**\n\n", differing, total, total == 1 ? "" : "s",
-                       differing == 1 ? "s" : "", markdown_code_span(m.expected_path));
+                       differing == 1 ? "s" : "", compared_with(m, markdown_code_span(m.expected_path)));
     // Each with a link to its counterexample (listed first below) and a replay command.
     int anchor = 0;
     for (const auto& c : m.cells) {
@@ -313,6 +314,7 @@ std::string render_markdown(const results::MatrixResult& m) {
   // The cells that differ first and always, whatever their size: they are
   // what a red run is read for. The known bugs caught as expected fill the
   // rest of the budget.
+  const std::string compared = compared_with(m, markdown_code_span(m.expected_path));
   std::string examples;
   int omitted = 0;
   int shortened = 0;
@@ -321,7 +323,7 @@ std::string render_markdown(const results::MatrixResult& m) {
     if (!differs(verdict_of(&c))) continue;
     for (const auto& v : c.violations) {
       examples += fmt::format("\n<a id=\"{}\"></a>\n\n", differing_anchor(++anchor));
-      std::string one = render_markdown_counterexample(c, v, m.expected_path);
+      std::string one = render_markdown_counterexample(c, v, compared);
       // Past the budget (hundreds of differing cells, a huge payload), a
       // differing cell keeps its anchor, its sentence and its replay, cut to
       // fit; its transcript is in the HTML and JSON reports.
@@ -338,7 +340,7 @@ std::string render_markdown(const results::MatrixResult& m) {
   for (const auto& c : m.cells) {
     if (differs(verdict_of(&c))) continue;
     for (const auto& v : c.violations) {
-      std::string one = render_markdown_counterexample(c, v, m.expected_path);
+      std::string one = render_markdown_counterexample(c, v, compared);
       if (out.size() + examples.size() + one.size() > kSummaryBudget) {
         ++omitted;
         continue;

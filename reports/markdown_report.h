@@ -20,9 +20,10 @@ std::string render_markdown_statistics(const results::MatrixResult& m);
 std::string render_mermaid_sequence(const results::Counterexample& cex);
 // The transcript: a step/time column, then one column per task.
 std::string render_markdown_transcript(const results::Counterexample& cex);
-// `expected_path`: the expected matrix the cell was compared with (MatrixResult::expected_path).
+// `compared`: what the cell was compared with, as Markdown
+// (compared_with(m, markdown_code_span(m.expected_path))).
 std::string render_markdown_counterexample(const results::CellResult& cell, const results::ViolationResult& v,
-                                           const std::string& expected_path);
+                                           const std::string& compared);
 // The whole report.
 std::string render_markdown(const results::MatrixResult& m);
 

@@ -191,7 +191,7 @@ std::string render_matrix(const results::MatrixResult& m, const TextOptions& o) 
   for (const auto& server : m.servers)
     out += server_sentence(server, [](std::string_view s) { return terminal_text(s); }) + ".\n";
   out += ". = pass, x = a violation it is expected to show, F = the cell failed, - = not run;\n";
-  out += "! = differs from " + terminal_text(m.expected_path) + "\n";
+  out += "! = differs from " + compared_with(m, terminal_text(m.expected_path)) + "\n";
   return out;
 }
 
@@ -201,11 +201,11 @@ std::string render_verdict(const results::MatrixResult& m, const TextOptions& o)
   std::string out;
   if (m.interrupted) out += paint(o, "1;33", "interrupted: the matrix is incomplete") + "\n";
   if (differing == 0 && !m.interrupted) {
-    out += paint(o, "1;32", fmt::format("matrix matches {} ({} cell{})", terminal_text(m.expected_path), m.cells.size(),
-                                        m.cells.size() == 1 ? "" : "s")) + "\n";
+    out += paint(o, "1;32", fmt::format("matrix matches {} ({} cell{})", compared_with(m, terminal_text(m.expected_path)),
+                                        m.cells.size(), m.cells.size() == 1 ? "" : "s")) + "\n";
   } else if (differing > 0) {
     out += paint(o, "1;31", fmt::format("{} cell{} from {}", differing, differing == 1 ? " differs" : "s differ",
-                                        terminal_text(m.expected_path))) + "\n";
+                                        compared_with(m, terminal_text(m.expected_path)))) + "\n";
   }
   return out;
 }
@@ -310,7 +310,7 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
   out += "\n";
   if (!mismatches.empty()) {
     out += fmt::format("{} cell{} from {}:\n", mismatches.size(), mismatches.size() == 1 ? " differs" : "s differ",
-                       terminal_text(m.expected_path));
+                       compared_with(m, terminal_text(m.expected_path)));
     out += join(mismatches, "\n") + "\n";
   }
   // scenarios/expected.toml holds at 100 seeds per cell: at fewer, a known bug

@@ -519,6 +519,7 @@ int cmd_run(const RunArgs& a) {
   m.servers = engines.servers();
   // The file read, or, when there was none (every cell then expected to pass), the one looked for.
   m.expected_path = shown_path(expected_path);
+  m.expected_found = fs::exists(expected_status);
 
   // The reports first, so that the text can end with where they are and the
   // verdict. A report that cannot be written (a full disk) does not lose the

@@ -903,10 +903,26 @@ TEST(Cli, AnExpectedMatrixThatIsNotThereIsAnErrorNotAPass) {
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(std::string(TWICE_SOURCE_DIR) + "/scenarios/concurrent-duplicates.toml",
                              dir + "/concurrent-duplicates.toml");
-  const auto o = twice("run --handler cas,check-then-act --seeds 20 --no-report --scenarios-dir " + dir);
+  const std::string json_path = temp_path("own-scenarios.json");
+  const auto o = twice("run --handler cas,check-then-act --seeds 20 --no-report --scenarios-dir " + dir + " --json " +
+                       json_path);
   EXPECT_EQ(o.exit_code, 1) << o.out;
   EXPECT_NE(o.out.find("twice: no " + dir + "/expected.toml: every cell is expected to pass\n"), std::string::npos)
       << o.out;
+  // The verdict does not name the file it looked for as one it compared with.
+  EXPECT_NE(o.out.find("1 cell differs from the default that every cell passes (there is no " + dir +
+                       "/expected.toml)\n"),
+            std::string::npos)
+      << o.out;
+  const nlohmann::json report = nlohmann::json::parse(std::ifstream(json_path));
+  EXPECT_EQ(report.at("expected_found"), false);
+  EXPECT_EQ(report.at("expected_path"), dir + "/expected.toml");
+  // With the file there, the report reads as it always did.
+  std::ofstream(dir + "/expected.toml") << "[\"cas\"]\nconcurrent-duplicates = \"pass\"\n";
+  const auto with = twice("run --handler cas --seeds 20 --no-report --scenarios-dir " + dir + " --json " + json_path);
+  EXPECT_EQ(with.exit_code, 0) << with.out;
+  EXPECT_NE(with.out.find("matrix matches " + dir + "/expected.toml (1 cell)\n"), std::string::npos) << with.out;
+  EXPECT_FALSE(nlohmann::json::parse(std::ifstream(json_path)).contains("expected_found"));
 }
 
 // A seed past 2^53 - 1 would reach the JSON report as a number JavaScript

@@ -61,6 +61,10 @@ TEST(JsonReport, DocumentedFieldsAreExactlyTheFieldsWritten) {
   proved.cells[1].processes_left = 1;
   proved.cells[1].failures.push_back(results::CellFailure{"exited: 0", "the process ... exited", "exploring", 3, 42, "twice replay ..."});
   flatten(to_json(proved), "", written);
+  // A field written only when there was no expected matrix.
+  results::MatrixResult without_expected = plain_matrix();
+  without_expected.expected_found = false;
+  flatten(to_json(without_expected), "", written);
   const std::set<std::string> documented = documented_fields();
   ASSERT_GT(documented.size(), 30u) << "docs/report-schema.md not found or not parsed";
   for (const auto& f : written) EXPECT_TRUE(documented.count(f)) << "written but not documented: " << f;

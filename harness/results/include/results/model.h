@@ -170,6 +170,9 @@ struct MatrixResult {
   bool interrupted = false;        // stopped early (Ctrl-C): the cells here are complete, others missing
   // The expected matrix this result was compared with, as the user should read it.
   std::string expected_path = "scenarios/expected.toml";
+  // False when there was no file at expected_path: every cell was then
+  // expected to pass, and the reports say so instead of naming a file as read.
+  bool expected_found = true;
   std::vector<EngineServer> servers;  // one per server engine the cells ran on, in run order; none on SQLite
   bool all_matched() const;
   // The one place a cell joins the matrix: `cell` is what came of it (none:
