@@ -402,6 +402,31 @@ int cmd_run(const RunArgs& a) {
     if (Status st = expected.check_names(handler_names, known_scenario_names(scenarios, dir, expected_path)); !st.ok())
       throw UsageError{st.message()};
   }
+  // A scenario file of one's own outside the scenarios folder is not judged
+  // by that folder's expected matrix, even under a bundled scenario's name:
+  // those cells describe another file, and would show the file's double
+  // credit as "expected". Without --expected its cells are expected to pass;
+  // said when the matrix named them, or when an expected.toml lies beside it.
+  std::vector<std::string> not_judged;
+  if (a.expected.empty()) {
+    std::error_code e1, e2;
+    const fs::path folder = fs::weakly_canonical(dir, e1);
+    for (const auto& sc : scenarios) {
+      if (sc.source.empty()) continue;
+      const fs::path file = fs::weakly_canonical(sc.source, e2);
+      if (!e1 && !e2 && file.parent_path() == folder) continue;
+      const fs::path beside = fs::path(sc.source).parent_path() / "expected.toml";
+      std::error_code e3;
+      const bool own_beside = fs::is_regular_file(beside, e3);
+      if (!expected.names_scenario(sc.name) && !own_beside) continue;
+      expected = expected.without_scenario(sc.name);
+      not_judged.push_back(fmt::format(
+          "twice: {} is not in {}, so {} does not judge it: its cells are expected to pass{}\n", sc.source,
+          shown_path(dir), shown_path(expected_path),
+          own_beside ? fmt::format(" (--expected {} judges it by the file beside it)", beside.string())
+                     : std::string(" (give --expected FILE to judge it)")));
+    }
+  }
   // With the reconciler, the cells it changes are judged by the file's
   // [reconciler."<handler>"] tables (docs/scenarios.md).
   if (a.reconciler) expected = expected.with_reconciler();
@@ -457,6 +482,7 @@ int cmd_run(const RunArgs& a) {
   // Said once every argument has been checked, just before the cells run.
   if (!fs::exists(expected_status))
     std::cerr << fmt::format("twice: no {}: every cell is expected to pass\n", expected_path);
+  for (const auto& line : not_judged) std::cerr << line;
   if (const char* seconds = std::getenv("TWICE_STOP_NOW_SECONDS"))
     g_stop_now_seconds = static_cast<unsigned>(std::clamp(std::atoi(seconds), 1, 3600));
   std::signal(SIGINT, on_sigint);

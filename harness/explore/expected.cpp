@@ -211,6 +211,28 @@ ExpectedMatrix ExpectedMatrix::with_reconciler() const {
   return out;
 }
 
+namespace {
+
+bool of_scenario(const std::pair<std::string, std::string>& cell, const std::string& scenario) {
+  return cell.second == scenario || cell.second.starts_with(scenario + "@");
+}
+
+}  // namespace
+
+bool ExpectedMatrix::names_scenario(const std::string& scenario) const {
+  for (const auto& key : cells())
+    if (of_scenario(key, scenario)) return true;
+  return false;
+}
+
+ExpectedMatrix ExpectedMatrix::without_scenario(const std::string& scenario) const {
+  ExpectedMatrix out = *this;
+  std::erase_if(out.cells_, [&](const auto& kv) { return of_scenario(kv.first, scenario); });
+  std::erase_if(out.reconciler_cells_, [&](const auto& kv) { return of_scenario(kv.first, scenario); });
+  std::erase_if(out.proved_, [&](const auto& kv) { return of_scenario(kv.first, scenario); });
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> ExpectedMatrix::cells() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [key, e] : cells_) out.push_back(key);

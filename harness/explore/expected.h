@@ -71,6 +71,12 @@ class ExpectedMatrix {
   // (PAID, CLOSED) without crediting it keeps its lost_payment. The
   // [proved] cells are dropped: they were proved without the reconciler.
   ExpectedMatrix with_reconciler() const;
+  // True when any section names a cell of `scenario` (on any engine).
+  bool names_scenario(const std::string& scenario) const;
+  // This matrix without any cell of `scenario`: each of them then expects a
+  // pass. For a scenario file of one's own that shares a bundled one's name,
+  // which the bundled matrix must not judge.
+  ExpectedMatrix without_scenario(const std::string& scenario) const;
 
  private:
   using Cell = std::pair<std::string, std::string>;  // handler, scenario
