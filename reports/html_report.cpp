@@ -352,7 +352,11 @@ std::string render_html(const results::MatrixResult& m) {
                      "script-src {}; img-src data:; base-uri 'none'; form-action 'none'\">\n",
                      csp_hash(kStyle), csp_hash(kScript));
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += fmt::format("<title>twice report: {}</title>\n", differing ? fmt::format("{} cells differ", differing) : "matrix matches");
+  out += fmt::format("<title>twice report: {}</title>\n",
+                     differing       ? fmt::format("{} cell{} differ{}", differing, differing == 1 ? "" : "s",
+                                                   differing == 1 ? "s" : "")
+                     : m.interrupted ? std::string("interrupted")
+                                     : std::string("matrix matches"));
   out += fmt::format("<style>{}</style>\n</head><body><main>\n", kStyle);
   out += "<header><h1>twice <small>payment-callback matrix</small></h1>\n";
   if (is_exhaustive(m))  // no seeds: every schedule within the bounds
@@ -368,10 +372,17 @@ std::string render_html(const results::MatrixResult& m) {
   if (m.interrupted)
     out += fmt::format("<div class=\"banner warn\">Interrupted: {} of {} cells ran; the matrix is incomplete.</div>\n",
                        run, total);
-  if (differing == 0) {
-    out += fmt::format("<div class=\"banner ok\">✓ The matrix matches {}: {} cells, {} pass, {} "
+  // An interrupted run matches nothing: the cells it did not run are unknown.
+  if (differing == 0 && m.interrupted) {
+    out += fmt::format("<p>No cell that ran differs from {}: {} cell{}, {} pass, {} known bug{} caught as "
+                       "expected.</p>\n",
+                       compared_with(m, esc(m.expected_path)), run, run == 1 ? "" : "s", run - caught, caught,
+                       caught == 1 ? "" : "s");
+  } else if (differing == 0) {
+    out += fmt::format("<div class=\"banner ok\">✓ The matrix matches {}: {} cell{}, {} pass, {} "
                        "known bug{} caught as expected.</div>\n",
-                       compared_with(m, esc(m.expected_path)), run, run - caught, caught, caught == 1 ? "" : "s");
+                       compared_with(m, esc(m.expected_path)), run, run == 1 ? "" : "s", run - caught, caught,
+                       caught == 1 ? "" : "s");
   } else {
     out += fmt::format("<div class=\"banner bad\">✗ {} of {} cells differ from {}<ul>", differing, total,
                        compared_with(m, esc(m.expected_path)));

@@ -262,11 +262,16 @@ std::string render_markdown(const results::MatrixResult& m) {
   std::string out = "## twice: payment-callback matrix\n\n";
   if (m.interrupted)
     out += fmt::format("⚠️ **Interrupted**: {} of {} cells ran; the matrix is incomplete.\n\n", run, total);
-  if (differing == 0) {
-    out += fmt::format("✅ **The matrix matches {}**: {} cells, {} pass, {} known bug{} "
+  // An interrupted run matches nothing: the cells it did not run are unknown.
+  if (differing == 0 && m.interrupted) {
+    out += fmt::format("No cell that ran differs from {}: {} cell{}, {} pass, {} known bug{} caught as expected.\n\n",
+                       compared_with(m, markdown_code_span(m.expected_path)), run, run == 1 ? "" : "s", run - caught,
+                       caught, caught == 1 ? "" : "s");
+  } else if (differing == 0) {
+    out += fmt::format("✅ **The matrix matches {}**: {} cell{}, {} pass, {} known bug{} "
                        "caught as expected.\n\n",
-                       compared_with(m, markdown_code_span(m.expected_path)), run, run - caught, caught,
-                       caught == 1 ? "" : "s");
+                       compared_with(m, markdown_code_span(m.expected_path)), run, run == 1 ? "" : "s", run - caught,
+                       caught, caught == 1 ? "" : "s");
   } else {
     out += fmt::format("❌ **{} of {} cell{} differ{} from {}**\n\n", differing, total, total == 1 ? "" : "s",
                        differing == 1 ? "s" : "", compared_with(m, markdown_code_span(m.expected_path)));
@@ -350,9 +355,10 @@ std::string render_markdown(const results::MatrixResult& m) {
   }
   if (!examples.empty() || omitted) out += "\n### Counterexamples\n" + examples;
   if (shortened)
-    out += fmt::format("\n{} counterexample{} of differing cells shown without {} transcript to stay under GitHub's "
-                       "summary size limit; the HTML and JSON reports have them whole.\n",
-                       shortened, shortened == 1 ? " is" : "s are", shortened == 1 ? "its" : "their");
+    out += fmt::format("\n{} counterexample{} of differing cells {} shown without {} transcript to stay under GitHub's "
+                       "summary size limit; the HTML and JSON reports have {} whole.\n",
+                       shortened, shortened == 1 ? "" : "s", shortened == 1 ? "is" : "are",
+                       shortened == 1 ? "its" : "their", shortened == 1 ? "it" : "them");
   if (omitted)
     out += fmt::format("\n{} more counterexample{} left out to stay under GitHub's summary size limit; the HTML and "
                        "JSON reports have them all.\n",

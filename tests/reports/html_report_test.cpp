@@ -152,5 +152,20 @@ TEST(HtmlReport, ChromiumRendersItWithNoConsoleError) {
   EXPECT_EQ(run.dom.find("<script>alert"), std::string::npos);
 }
 
+// An interrupted run whose finished cells all match is no green "matrix
+// matches", in the banner or the page's title.
+TEST(HtmlReport, AnInterruptedRunIsNeverSaidToMatch) {
+  results::MatrixResult m = plain_matrix();
+  m.cells.pop_back();
+  m.interrupted = true;
+  const std::string html = render_html(m);
+  EXPECT_NE(html.find("<title>twice report: interrupted</title>"), std::string::npos);
+  EXPECT_EQ(html.find("banner ok"), std::string::npos);
+  EXPECT_EQ(html.find("matches"), std::string::npos);
+  EXPECT_NE(html.find("<p>No cell that ran differs from scenarios/expected.toml: 3 cells, 2 pass, 1 known bug caught "
+                      "as expected.</p>"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace twice::reports

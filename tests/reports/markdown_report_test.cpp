@@ -249,7 +249,9 @@ TEST(MarkdownReport, ManyDifferingCellsStillFitTheSummaryLimit) {
   }
   const std::string md = render_markdown(m);
   EXPECT_LT(md.size(), 1024u * 1024u);
-  EXPECT_NE(md.find("shown without their transcript to stay under GitHub's summary size limit"), std::string::npos);
+  EXPECT_NE(md.find("counterexamples of differing cells are shown without their transcript to stay under GitHub's "
+                    "summary size limit; the HTML and JSON reports have them whole."),
+            std::string::npos);
   EXPECT_NE(md.find("<a id=\"twice-differs-400\"></a>"), std::string::npos);
   EXPECT_NE(md.find("twice replay --scenario s399 --shrunk", md.find("<a id=\"twice-differs-400\"></a>")),
             std::string::npos);
@@ -320,6 +322,21 @@ TEST(MarkdownReport, MermaidParsesEveryDiagram) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(count(r.output, "ok "), n) << r.output;
   EXPECT_EQ(count(r.output, "error " + broken.string()), 1) << r.output;
+}
+
+// An interrupted run whose finished cells all match is no green "matrix
+// matches": the cells it did not run are unknown.
+TEST(MarkdownReport, AnInterruptedRunIsNeverSaidToMatch) {
+  results::MatrixResult m = plain_matrix();
+  m.cells.pop_back();
+  m.interrupted = true;
+  const std::string md = render_markdown(m);
+  EXPECT_EQ(md.find("matches"), std::string::npos) << md;
+  EXPECT_EQ(md.find("✅ **"), std::string::npos) << md;  // the cells keep their marks; no banner
+  EXPECT_NE(md.find("⚠️ **Interrupted**: 3 of 4 cells ran; the matrix is incomplete.\n\nNo cell that ran differs from "
+                    "`scenarios/expected.toml`: 3 cells, 2 pass, 1 known bug caught as expected."),
+            std::string::npos)
+      << md;
 }
 
 }  // namespace
