@@ -21,6 +21,12 @@ std::string compared_with(const results::MatrixResult& m, const std::string& sho
   return "the default that every cell passes (there is no " + shown_path + ")";
 }
 
+std::string cut_short_clause(const results::MatrixResult& m) {
+  const auto cut = std::count_if(m.cells.begin(), m.cells.end(), [](const results::CellResult& c) { return c.cut_short; });
+  if (cut == 0) return "";
+  return fmt::format(", {} of them cut short before all {} seeds", cut, cut == 1 ? "its" : "their");
+}
+
 CellVerdict verdict_of(const results::CellResult* cell) {
   if (!cell) return CellVerdict::kNotRun;
   if (!cell->failures.empty()) return CellVerdict::kFailed;

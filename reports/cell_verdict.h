@@ -24,6 +24,9 @@ enum class CellVerdict {
 };
 
 CellVerdict verdict_of(const results::CellResult* cell);
+// ", 2 of them cut short before all their seeds" for the cells a stop ended
+// early (CellResult::cut_short); empty when there are none. No markup.
+std::string cut_short_clause(const results::MatrixResult& m);
 // What the cells were compared with, for a sentence ("differs from ...",
 // "matrix matches ..."): `shown_path`, the expected matrix's path as the
 // caller escaped it for its format; or, when there was no such file, "the

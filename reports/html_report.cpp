@@ -370,8 +370,8 @@ std::string render_html(const results::MatrixResult& m) {
     out += "<p class=\"muted\">ran on the " +
            server_sentence(server, [&](std::string_view s) { return "<code>" + esc(s) + "</code>"; }) + "</p>\n";
   if (m.interrupted)
-    out += fmt::format("<div class=\"banner warn\">Interrupted: {} of {} cells ran; the matrix is incomplete.</div>\n",
-                       run, total);
+    out += fmt::format("<div class=\"banner warn\">Interrupted: {} of {} cells ran{}; the matrix is incomplete.</div>\n",
+                       run, total, cut_short_clause(m));
   // An interrupted run matches nothing: the cells it did not run are unknown.
   if (differing == 0 && m.interrupted) {
     out += fmt::format("<p>No cell that ran differs from {}: {} cell{}, {} pass, {} known bug{} caught as "

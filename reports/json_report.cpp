@@ -92,6 +92,8 @@ nlohmann::json to_json(const results::MatrixResult& m) {
         {"max_steps", c.max_steps},
         {"statistics", statistics_json(c)},
     });
+    // Only on a cell a stop ended early: a finished run's report stays as it was.
+    if (c.cut_short) cells.back()["cut_short"] = true;
     // Only with --coverage: the default report stays as it was.
     if (c.distinct_schedules >= 0) cells.back()["distinct_schedules"] = c.distinct_schedules;
     // Only under --strategy exhaustive: the default report stays as it was.

@@ -261,7 +261,8 @@ std::string render_markdown(const results::MatrixResult& m) {
 
   std::string out = "## twice: payment-callback matrix\n\n";
   if (m.interrupted)
-    out += fmt::format("⚠️ **Interrupted**: {} of {} cells ran; the matrix is incomplete.\n\n", run, total);
+    out += fmt::format("⚠️ **Interrupted**: {} of {} cells ran{}; the matrix is incomplete.\n\n", run, total,
+                       cut_short_clause(m));
   // An interrupted run matches nothing: the cells it did not run are unknown.
   if (differing == 0 && m.interrupted) {
     out += fmt::format("No cell that ran differs from {}: {} cell{}, {} pass, {} known bug{} caught as expected.\n\n",

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -20,5 +21,16 @@ inline bool catches_signal(pid_t pid, int sig) {
 }
 
 inline bool catches_sigint(pid_t pid) { return catches_signal(pid, SIGINT); }
+
+// True once process `pid` (any of its threads) has a child process: for
+// `twice run`, a cell's process has started.
+inline bool has_child_process(pid_t pid) {
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream children(task.path() / "children");
+    if (std::string first; children >> first) return true;
+  }
+  return false;
+}
 
 }  // namespace twice::testing

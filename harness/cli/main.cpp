@@ -127,9 +127,11 @@ extern "C" void on_sigint(int sig) {
   }
   static constexpr char kClear[] = "\r\x1b[K";
   static constexpr char kSay[] =
-      "twice: stopping after the cells under way; their results will be written (Ctrl-C again to stop now)\n";
+      "twice: stopping after the cells under way, each at the end of its current run; what they found will be "
+      "written (Ctrl-C again to stop now)\n";
   static constexpr char kSayTerm[] =
-      "twice: terminated: stopping after the cells under way; their results will be written\n";
+      "twice: terminated: stopping after the cells under way, each at the end of its current run; what they found "
+      "will be written\n";
   if (g_progress_on_tty.load()) {
     [[maybe_unused]] const auto c = ::write(STDERR_FILENO, kClear, sizeof kClear - 1);
   } else {

@@ -141,7 +141,7 @@ json to_wire(const CellResult& c) {
                       c.matched, failures, c.seconds, to_wire(c.exhaustive), c.distinct_schedules,
                       c.proof_required ? json::array({c.proof_required->preemption_bound, c.proof_required->max_faults})
                                        : json(nullptr),
-                      c.processes_left});
+                      c.processes_left, c.cut_short});
 }
 
 void from_wire(const json& j, CellResult& c) {
@@ -179,6 +179,7 @@ void from_wire(const json& j, CellResult& c) {
   if (!j.at(17).is_null())
     c.proof_required = results::ProofRequirement{j.at(17).at(0).get<int>(), j.at(17).at(1).get<int>()};
   c.processes_left = j.at(18).get<int>();
+  c.cut_short = j.at(19).get<bool>();
 }
 
 std::string cbor(const json& j) {

@@ -227,6 +227,12 @@ CellResult explore_cell(const gateway::Scenario& scenario, const HandlerInfo& ha
   std::set<std::uint64_t> interleavings;
   const int runs = options.only_seed ? 1 : options.seeds;
   for (int i = 0; i < runs; ++i) {
+    // A stop ends the cell after the run under way: what its seeds found so
+    // far is shrunk and kept, not lost to a long cell's remaining seeds.
+    if (i > 0 && options.stop && options.stop->load()) {
+      cell.cut_short = true;
+      break;
+    }
     const std::uint64_t seed =
         options.only_seed ? *options.only_seed : sim::derive_seed(options.base_seed, static_cast<std::uint64_t>(i));
     if (options.on_run) options.on_run("exploring", i + 1, seed);

@@ -30,6 +30,7 @@ void MatrixResult::add(std::optional<CellResult> c) {
     return;
   }
   if (c->exhaustive && c->exhaustive->interrupted) interrupted = true;
+  if (c->cut_short) interrupted = true;
   cells.push_back(std::move(*c));
 }
 

@@ -1220,6 +1220,51 @@ void interrupt_the_matrix(int sig) {
 }
 
 TEST(Cli, CtrlCWritesTheCellsDoneMarkedInterruptedAndExits130) { interrupt_the_matrix(SIGINT); }
+
+// Ctrl-C during one long cell (a million seeds): the cell stops after the run
+// under way, and what its seeds found is written, the cell marked cut short.
+// It used to run every remaining seed, then exit 0 as if not interrupted; a
+// second Ctrl-C dropped the cell and all it had found.
+TEST(Cli, CtrlCStopsALongCellBetweenSeedsAndKeepsWhatItFound) {
+  const std::string json = temp_path("cut-short.json");
+  const std::string out = temp_path("cut-short.out");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (::chdir(TWICE_SOURCE_DIR) != 0) ::_exit(126);
+    ::execl(TWICE_BINARY, TWICE_BINARY, "run", "--handler", "lock-only", "--scenario", "concurrent-duplicates",
+            "--seeds", "1000000", "--no-report", "--json", json.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // The cell's process exists once its cell has started: from then on it runs
+  // at least one seed, and a million take minutes.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!(twice::testing::catches_signal(child, SIGINT) && twice::testing::has_child_process(child)) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(twice::testing::has_child_process(child)) << "the cell never started";
+  ::kill(child, SIGINT);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  std::stringstream printed;
+  printed << std::ifstream(out).rdbuf();
+  ASSERT_TRUE(WIFEXITED(status)) << printed.str();
+  EXPECT_EQ(WEXITSTATUS(status), 130) << printed.str();
+  EXPECT_NE(printed.str().find("cut short by the stop (each verdict is of the seeds that ran):\n  lock-only × "
+                               "concurrent-duplicates: "),
+            std::string::npos)
+      << printed.str();
+  const auto m = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_TRUE(m["interrupted"]);
+  ASSERT_EQ(m["cells"].size(), 1u) << printed.str();
+  const auto& cell = m["cells"][0];
+  EXPECT_TRUE(cell["cut_short"]);
+  EXPECT_GE(cell["seeds_run"], 1);
+  EXPECT_LT(cell["seeds_run"], 1000000);
+}
 TEST(Cli, SigtermWritesTheCellsDoneMarkedInterruptedAndExits130) { interrupt_the_matrix(SIGTERM); }
 
 }  // namespace

@@ -58,6 +58,7 @@ TEST(JsonReport, DocumentedFieldsAreExactlyTheFieldsWritten) {
       v.counterexample.rows.push_back(results::TranscriptRow{0, "1.000s", "cut", "... 7 steps of T1 left out ...", "", false, 7});
     }
   proved.cells[1].distinct_schedules = 12;
+  proved.cells[1].cut_short = true;
   proved.cells[1].processes_left = 1;
   proved.cells[1].failures.push_back(results::CellFailure{"exited: 0", "the process ... exited", "exploring", 3, 42, "twice replay ..."});
   flatten(to_json(proved), "", written);

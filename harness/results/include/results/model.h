@@ -143,6 +143,9 @@ struct CellResult {
   // (a daemon, a forgotten child): twice killed them. Not a verdict: a cell
   // that leaks processes still passes or fails on its invariants.
   int processes_left = 0;
+  // A stop (Ctrl-C, SIGTERM) ended its seeds early: it ran seeds_run of the
+  // seeds asked, and its verdict is of those alone (the matrix is interrupted).
+  bool cut_short = false;
   std::vector<std::string> observed() const;
   // True for a cell required proved that this run did not prove: a
   // violation, the budget ran out, the cell failed, or its bounds were
