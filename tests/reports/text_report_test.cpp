@@ -262,5 +262,41 @@ TEST(TextReport, AMismatchAndALostCanaryAreLabelled) {
             std::string::npos);
 }
 
+// An exhaustive search its budget ended before every schedule that has not
+// met a known bug says so, as a run of few seeds does; a complete search
+// that misses it does not (it is a regression).
+TEST(TextReport, ASearchCutShortByItsBudgetThatMissesAKnownBugSaysSo) {
+  results::MatrixResult m = exhaustive_matrix();
+  results::CellResult* c = nullptr;
+  for (auto& cell : m.cells)
+    if (cell.handler == "check-then-act" && cell.scenario == "concurrent-duplicates") c = &cell;
+  ASSERT_NE(c, nullptr);
+  c->violations.clear();
+  c->failing_runs = 0;
+  c->failing_run_indices.clear();
+  c->matched = false;
+  c->exhaustive->complete = false;
+  const std::string note = "note: a search that ran out of its budget before every schedule may not have reached a "
+                           "known bug yet:\n  raise --budget (0: no limit) before taking \"no longer caught\" for a "
+                           "regression\n";
+  EXPECT_NE(render_text(m, TextOptions{}).find(note), std::string::npos) << render_text(m, TextOptions{});
+  c->exhaustive->complete = true;
+  EXPECT_EQ(render_text(m, TextOptions{}).find("note: a search"), std::string::npos);
+}
+
+// The cells a stop ended early are listed with the seeds they ran.
+TEST(TextReport, CellsCutShortByAStopAreListedWithTheSeedsTheyRan) {
+  results::MatrixResult m = plain_matrix();
+  m.cells.front().cut_short = true;
+  m.cells.front().seeds_run = 37;
+  m.interrupted = true;
+  const std::string text = render_text(m, TextOptions{});
+  EXPECT_NE(text.find("cut short by the stop (each verdict is of the seeds that ran):\n  " + m.cells.front().handler +
+                      " × " + m.cells.front().scenario + ": 37 of 200 seeds\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(render_text(plain_matrix(), TextOptions{}).find("cut short"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace twice::reports
