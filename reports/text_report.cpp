@@ -110,9 +110,52 @@ std::string flow(const std::vector<std::string>& items, std::size_t width, const
 // command prints it whole, where a test's failure message printed it all.
 constexpr std::size_t kHeadRows = 150, kTailRows = 100, kRowsShown = 300;
 
+// Past this many tasks a table of a column each is no longer read (a run of
+// thousands of deliveries made lines of 800 KB): the transcript is a list.
+constexpr std::size_t kMostColumns = 32;
+
+// The transcript as a list, for runs of more tasks than a table can show:
+// each line says its task ("T12: ..."), steps numbered as in the table.
+std::string transcript_list(const results::Counterexample& cex, std::size_t w) {
+  std::string out;
+  std::size_t tw = 10;
+  for (const auto& r : cex.rows) tw = std::max(tw, columns(r.time) + 1);
+  out += fmt::format("  ({} tasks: too many for a column each; each line names its task)\n", cex.columns.size());
+  int step = 0;
+  const std::size_t rows = cex.rows.size();
+  const bool long_one = rows > kRowsShown;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto& r = cex.rows[i];
+    if (long_one && i >= kHeadRows && i < rows - kTailRows) {
+      if (i == kHeadRows)
+        out += fmt::format("  ... {} rows not shown here; the replay command below prints the whole run\n",
+                           rows - kHeadRows - kTailRows);
+      if (r.step) ++step;
+      step += r.skipped;
+      continue;
+    }
+    const std::string task = r.column >= 0 && static_cast<std::size_t>(r.column) < cex.columns.size()
+                                 ? first_columns(cex.columns[static_cast<std::size_t>(r.column)], 40)
+                                 : std::string();  // wrap() below escapes it with the rest
+    std::string text = (task.empty() ? "" : task + ": ") + r.text;
+    if (!r.result.empty()) text += "  -> " + r.result;
+    const auto lines = wrap(text, std::max<std::size_t>(w, kTextWidth - 7 - tw));
+    for (std::size_t li = 0; li < lines.size(); ++li) {
+      std::string line = "  ";
+      line += li == 0 ? pad(r.step ? std::to_string(++step) : "", 5) + pad(r.time, tw) : std::string(5 + tw, ' ');
+      line += lines[li];
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    step += r.skipped;
+  }
+  return out;
+}
+
 // The transcript: a column per task, a row per line; steps numbered as the
 // run took them (a "cut" row stands for the steps it leaves out).
 std::string transcript_table(const results::Counterexample& cex, std::size_t w) {
+  if (cex.columns.size() > kMostColumns) return transcript_list(cex, w);
   std::string out;
   // The time column fits its longest time ("53h03m15.900s"), so the bars stay in line.
   std::size_t tw = 10;
@@ -248,7 +291,17 @@ std::string render_counterexample(const results::CellResult& cell, const results
   }
   if (!cex.gateway.empty()) {
     out += "\n  gateway:\n";
-    for (const auto& g : cex.gateway) out += "    " + terminal_text(g) + "\n";
+    // A run of thousands of deliveries: its first and last lines, as for a long transcript.
+    const std::size_t n = cex.gateway.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (n > kRowsShown && i >= kHeadRows && i < n - kTailRows) {
+        if (i == kHeadRows)
+          out += fmt::format("    ... {} lines not shown here; the replay command below prints them all\n",
+                             n - kHeadRows - kTailRows);
+        continue;
+      }
+      out += "    " + terminal_text(cex.gateway[i]) + "\n";
+    }
   }
   out += "\n  balances at the end:\n";
   for (const auto& b : cex.balances) out += "    " + terminal_text(b) + "\n";

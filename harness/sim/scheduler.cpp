@@ -301,7 +301,11 @@ void Scheduler::run() {
     if (steps_ > limits_.run_step_budget) {
       for (std::size_t i = 0; i < tasks_.size(); ++i)  // by index: killing may spawn
         if (Task* other = tasks_[i].get(); other->state != State::kDone && other->started)
-          kill(*other, fmt::format("the run exceeded {} scheduling points", limits_.run_step_budget), true);
+          kill(*other,
+               fmt::format("the run exceeded {} scheduling points, all tasks together: a handler that never "
+                           "finishes, or a scenario too large for one run (fewer orders, attempts or copies)",
+                           limits_.run_step_budget),
+               true);
       break;
     }
     t.paused_here = false;

@@ -207,6 +207,41 @@ TEST(TextReport, AVeryLongTranscriptShowsItsStartAndEndAndSaysWhatItLeavesOut) {
   EXPECT_LT(text.size(), 40'000u);
 }
 
+// A run of thousands of tasks (a scenario past the run's step budget): the
+// transcript is a list naming each line's task, and the gateway's lines are
+// cut as a long transcript's rows are. A table of a column per task made
+// lines of 800 KB, 821 MB of output in all.
+TEST(TextReport, ARunOfManyTasksIsAListAndItsGatewayLinesAreCut) {
+  auto [cell, v] = a_counterexample();
+  auto& cex = v.counterexample;
+  cex.columns.clear();
+  cex.rows.clear();
+  for (int t = 1; t <= 5000; ++t) {
+    cex.columns.push_back(fmt::format("T{}: notify O-{} #1", t, t));
+    cex.rows.push_back(results::TranscriptRow{t - 1, "0.001s", "sql", fmt::format("SELECT {}", t), "1 row", true, 0});
+  }
+  cex.gateway.clear();
+  for (int i = 1; i <= 5000; ++i) cex.gateway.push_back(fmt::format("[0.000s] gw   event line {}", i));
+  const std::string text = render_counterexample(cell, v, TextOptions{});
+  EXPECT_NE(text.find("  (5000 tasks: too many for a column each; each line names its task)\n"), std::string::npos)
+      << text.substr(0, 2000);
+  EXPECT_NE(text.find("\n  1    0.001s    T1: notify O-1 #1: SELECT 1  -> 1 row\n"), std::string::npos)
+      << text.substr(0, 2000);
+  EXPECT_NE(text.find("\n  5000 0.001s    T5000: notify O-5000 #1: SELECT 5000  -> 1 row\n"), std::string::npos);
+  EXPECT_NE(text.find("    ... 4750 lines not shown here; the replay command below prints them all\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("event line 151\n"), std::string::npos);
+  EXPECT_NE(text.find("event line 5000\n"), std::string::npos);
+  std::size_t longest = 0;
+  for (std::size_t at = 0, next; at < text.size(); at = next + 1) {
+    next = text.find('\n', at);
+    if (next == std::string::npos) next = text.size();
+    longest = std::max(longest, next - at);
+  }
+  EXPECT_LE(longest, 200u);
+  EXPECT_LT(text.size(), 100'000u);
+}
+
 // A time past nine characters ("53h03m15.900s", a retry two days on) widens
 // the time column for every row: each row's bar stays where the header's is.
 TEST(TextReport, ALongTimeWidensTheTimeColumnAndTheBarsStayInLine) {
