@@ -52,8 +52,18 @@ char32_t next_code_point(std::string_view s, std::size_t& i) {
   return cp;
 }
 
+// Code points that act on the text around them instead of showing: the C1
+// controls (U+009B is a terminal's CSI, as ESC [ is) and the bidirectional
+// formatting characters, which reorder how the rest of a line reads (a
+// U+202E makes "evil" show as "live").
+bool acts_unseen(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 // Calls emit(cp) for each code point of the repaired text; controls arrive
-// already spelled out as "\xNN" (one call per character of the spelling).
+// already spelled out as "\xNN" or "\uNNNN" (one call per character of the
+// spelling).
 template <typename Emit>
 void for_each_printable(std::string_view s, Emit&& emit) {
   std::size_t i = 0;
@@ -61,6 +71,10 @@ void for_each_printable(std::string_view s, Emit&& emit) {
     char32_t cp = next_code_point(s, i);
     if ((cp < 0x20 && cp != '\t' && cp != '\n') || cp == 0x7F) {
       for (char ch : fmt::format("\\x{:02x}", static_cast<unsigned>(cp))) emit(static_cast<char32_t>(ch));
+      continue;
+    }
+    if (acts_unseen(cp)) {
+      for (char ch : fmt::format("\\u{:04x}", static_cast<unsigned>(cp))) emit(static_cast<char32_t>(ch));
       continue;
     }
     if (cp == 0xFFFE || cp == 0xFFFF) cp = kReplacement;  // not characters in XML
@@ -82,10 +96,13 @@ std::string printable_utf8(std::string_view s) {
 std::string terminal_text(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (unsigned char ch : s) {
-    if (ch == '\n') out += "\\n";
-    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\x{:02x}", ch);
-    else out += static_cast<char>(ch);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const char32_t cp = next_code_point(s, i);
+    if (cp == '\n') out += "\\n";
+    else if (cp < 0x20 || cp == 0x7f) out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+    else if (acts_unseen(cp)) out += fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
+    else append_utf8(out, cp);
   }
   return out;
 }

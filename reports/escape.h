@@ -4,10 +4,12 @@
 // written; none of them ever throws, and all are pure functions, safe to call
 // from any thread.
 //
-// Each function first repairs the text: invalid UTF-8 becomes U+FFFD and C0
+// Each function first repairs the text: invalid UTF-8 becomes U+FFFD, C0
 // control characters other than tab and newline (and DEL) become a visible
-// "\xNN", so what a reader sees is what the run did, and no consumer chokes on
-// bytes its format forbids (XML 1.0 rejects most of them outright).
+// "\xNN", and C1 controls and bidirectional formatting characters (U+202E,
+// which reverses how the rest of a line reads) a visible "\uNNNN", so what a
+// reader sees is what the run did, and no consumer chokes on bytes its format
+// forbids (XML 1.0 rejects most of them outright).
 #pragma once
 
 #include <string>
@@ -19,9 +21,10 @@ namespace twice::reports {
 std::string printable_utf8(std::string_view s);
 
 // Text for a terminal, from an untrusted source (a scenario's names, a
-// payload): a newline becomes "\n" and other control characters "\xNN", so
-// that it stays on its line and cannot move the cursor or change colours.
-// Other bytes pass as they are.
+// payload): a newline becomes "\n", other control characters "\xNN", C1
+// controls (U+009B is CSI) and bidirectional formatting characters "\uNNNN",
+// so that it stays on its line, cannot move the cursor or change colours, and
+// reads in the order it was written; invalid UTF-8 becomes U+FFFD.
 std::string terminal_text(std::string_view s);
 
 // HTML and SVG text and attribute values (quoted with either quote).

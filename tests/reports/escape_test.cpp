@@ -98,5 +98,19 @@ TEST(Escape, TruncationCutsWholeCodePoints) {
   EXPECT_EQ(truncate_utf8("ééééé", 3), "éé…");
 }
 
+// C1 controls (U+009B is a terminal's CSI, as ESC [ is) and bidirectional
+// overrides (U+202E shows "evil" as "live") are spelled out in every format,
+// and the terminal's text is valid UTF-8 too; "×" (C3 97), whose second byte
+// is in C1's range, is an ordinary character.
+TEST(Escape, C1ControlsAndBidiOverridesAreSpelledOutEverywhere) {
+  const std::string hostile = "O-\u009b31mRED\u009b0m-\u202eevil\u2066x\u2069 \xff\xfe × ok";
+  EXPECT_EQ(terminal_text(hostile), "O-\\u009b31mRED\\u009b0m-\\u202eevil\\u2066x\\u2069 \uFFFD\uFFFD × ok");
+  EXPECT_EQ(printable_utf8(hostile), "O-\\u009b31mRED\\u009b0m-\\u202eevil\\u2066x\\u2069 \uFFFD\uFFFD × ok");
+  EXPECT_EQ(html_escape("\u202e<b>"), "\\u202e&lt;b&gt;");
+  EXPECT_EQ(xml_escape_text("a\u0085b"), "a\\u0085b");
+  EXPECT_EQ(markdown_text("\u202e").find("\u202e"), std::string::npos);
+  EXPECT_EQ(terminal_text("plain × text"), "plain × text");
+}
+
 }  // namespace
 }  // namespace twice::reports
