@@ -246,6 +246,11 @@ CellResult explore_cell_exhaustively(const gateway::Scenario& scenario, const Ha
       (void)run_in_cell(probe_spec);
     });
     verdict.estimated_schedules = std::max(probed, static_cast<double>(verdict.schedules));
+  } else if (verdict.interrupted) {
+    // A stop runs no probes: what is known is a lower bound, the schedules
+    // run. The search's own guess (each unexplored sibling as large as the
+    // explored ones) read as an estimate, about twice what had run.
+    verdict.estimated_schedules = static_cast<double>(verdict.schedules);
   }
   cell.exhaustive = verdict;
 

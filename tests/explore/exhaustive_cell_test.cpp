@@ -136,6 +136,9 @@ TEST(ExhaustiveCell, AStopInTheMiddleOfASearchIsReportedAsAnInterruption) {
   EXPECT_TRUE(e.interrupted);
   EXPECT_FALSE(e.complete);
   EXPECT_LT(e.schedules, 20) << "the full search has over a thousand";
+  // No probes after a stop: the estimate is what is known, the schedules run
+  // (it was the search's own guess, about twice that).
+  EXPECT_EQ(e.estimated_schedules, static_cast<double>(e.schedules));
   EXPECT_TRUE(m.interrupted);
   EXPECT_TRUE(reports::exhaustive_sentence(m.cells[0]).starts_with("interrupted after ")) << reports::exhaustive_sentence(m.cells[0]);
 }
