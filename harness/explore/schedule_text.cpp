@@ -44,6 +44,12 @@ StatusOr<std::vector<std::uint64_t>> parse_schedule(std::string_view text) {
     if (!number(v, value)) return bad();
     if (x != std::string_view::npos && (!number(token.substr(x + 1), times) || times == 0 || times > kMostRepeats))
       return bad();
+    // The whole schedule too: twenty tokens of a million each took 480 MB
+    // before the run could say it makes three choices.
+    if (out.size() + times > kMostRepeats)
+      return Status::error(fmt::format("--schedule has more than {} choices in all, more than any run makes; replay a "
+                                       "schedule as `twice run --strategy exhaustive` printed it",
+                                       kMostRepeats));
     out.insert(out.end(), times, value);
     start = end + 1;
   }

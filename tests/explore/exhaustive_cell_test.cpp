@@ -295,6 +295,11 @@ TEST(ScheduleText, RoundTripsAndNamesBadTokens) {
   EXPECT_FALSE(parse_schedule("0.1x99999999999999999999").ok());
   EXPECT_EQ(parse_schedule("18446744073709551615").value(), std::vector<std::uint64_t>{18446744073709551615u});
   EXPECT_FALSE(parse_schedule("1..2").ok());
+  // A million choices in all at most, however they are spread over tokens.
+  EXPECT_EQ(parse_schedule("0x1000000").value().size(), 1'000'000u);
+  const auto many = parse_schedule("0x600000.1x600000");
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("more than 1000000 choices in all"), std::string::npos) << many.status().message();
 }
 
 // A schedule is checked against what the run that replayed it drew: a value
