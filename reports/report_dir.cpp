@@ -54,7 +54,7 @@ Status write_file_atomically(const std::string& path, const std::string& content
 }
 
 Status write_reports(const results::MatrixResult& m, const std::string& dir, const std::vector<std::string>& formats,
-                     std::vector<std::string>* written) {
+                     std::vector<std::string>* written, std::vector<std::string>* removed) {
   const std::vector<std::string>& wanted = formats.empty() ? report_formats() : formats;
   for (const auto& f : wanted)
     if (report_file_name(f).empty())
@@ -67,8 +67,14 @@ Status write_reports(const results::MatrixResult& m, const std::string& dir, con
   // One that cannot be written does not keep the others from being written.
   std::string failed;
   for (const auto& f : report_formats()) {
-    if (std::find(wanted.begin(), wanted.end(), f) == wanted.end()) continue;
     const std::string path = (std::filesystem::path(dir) / report_file_name(f)).string();
+    if (std::find(wanted.begin(), wanted.end(), f) == wanted.end()) {
+      // An earlier run's report of a format this run does not write.
+      std::error_code gone;
+      if (std::filesystem::is_regular_file(path, gone) && std::filesystem::remove(path, gone) && removed)
+        removed->push_back(path);
+      continue;
+    }
     Status s;
     if (f == "json") s = write_json(m, path);
     else if (f == "md") s = write_file_atomically(path, render_markdown(m));

@@ -22,9 +22,11 @@ std::string report_file_name(const std::string& format);
 // Writes each of `formats` (an empty list: all) into `dir`, creating it. A
 // file that cannot be written does not stop the others: the error names each
 // that failed. The paths written are appended to `written` when it is given,
-// also on failure.
+// also on failure. A report of another format left there by an earlier run
+// (twice's own file names only) is removed, so that the folder never shows
+// one run's verdict beside another's; its path is appended to `removed`.
 Status write_reports(const results::MatrixResult& m, const std::string& dir, const std::vector<std::string>& formats,
-                     std::vector<std::string>* written = nullptr);
+                     std::vector<std::string>* written = nullptr, std::vector<std::string>* removed = nullptr);
 
 // Writes `content` to `path` atomically (a temporary file renamed over it).
 // An error names the file and the reason.

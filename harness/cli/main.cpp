@@ -567,9 +567,15 @@ int cmd_run(const RunArgs& a) {
     }
   }
   if (!report_dir.empty()) {
-    std::vector<std::string> written;
-    if (Status st = reports::write_reports(m, report_dir, a.formats, &written); !st.ok())
+    std::vector<std::string> written, removed;
+    if (Status st = reports::write_reports(m, report_dir, a.formats, &written, &removed); !st.ok())
       unwritten.push_back(st.message());
+    if (!removed.empty() && !a.quiet) {
+      std::string names;
+      for (const auto& r : removed) names += (names.empty() ? "" : ", ") + fs::path(r).filename().string();
+      std::cerr << fmt::format("twice: removed {} of an earlier run from {}/, which this run does not write again\n",
+                               names, report_dir);
+    }
     // "twice-report/ (md, json, junit.xml, html)": short enough for one line
     // (every file named in full made it 135 columns).
     std::string kinds;

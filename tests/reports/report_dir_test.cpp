@@ -47,6 +47,24 @@ TEST(ReportDir, WritesOnlyTheFormatsAsked) {
   EXPECT_FALSE(std::filesystem::exists(dir / "twice-report.html"));
 }
 
+// An earlier run's reports of other formats are removed: a red run's HTML
+// beside this run's green Markdown read as this run's. Files twice does not
+// name are left alone.
+TEST(ReportDir, RemovesAnEarlierRunsReportsOfFormatsNotWrittenNow) {
+  ScratchDir dir;
+  write_file(dir / "twice-report.html", "<title>twice report: 3 cells differ</title>");
+  write_file(dir / "twice-report.json", "{}");
+  write_file(dir / "notes.txt", "mine");
+  std::vector<std::string> written, removed;
+  EXPECT_TRUE(write_reports(plain_matrix(), dir.path().string(), {"md"}, &written, &removed).ok());
+  EXPECT_EQ(removed, (std::vector<std::string>{dir.path().string() + "/twice-report.json",
+                                               dir.path().string() + "/twice-report.html"}));
+  EXPECT_FALSE(std::filesystem::exists(dir / "twice-report.html"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "twice-report.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "twice-report.md"));
+  EXPECT_EQ(read_file(dir / "notes.txt"), "mine");
+}
+
 TEST(ReportDir, RejectsAnUnknownFormatBeforeWritingAnything) {
   ScratchDir dir;
   const std::string err = write_reports(plain_matrix(), (dir / "r").string(), {"md", "pdf"}).message();
