@@ -504,6 +504,8 @@ int cmd_run(const RunArgs& a) {
                                       part_number, parts);
     else if (!choice.is_sqlite()) pass = choice.cell_suffix().substr(1);
     cli::Progress progress(tty, a.quiet, handlers.size(), scenarios.size(), pass);
+    if (options.strategy.kind == sim::StrategyKind::kExhaustive) progress.runs_per_cell(static_cast<int>(options.budget), true);
+    else progress.runs_per_cell(options.only_seed ? 1 : options.seeds, false);
     options.on_cell = [&progress](const explore::CellResult& c, int done, int total) {
       progress.cell_done(c.handler, c.scenario, c.matched, c.violations.empty() ? "pass" : c.violations.front().invariant,
                          done, total);

@@ -67,7 +67,10 @@ void Progress::under_way(const std::string& handler, const std::string& scenario
   if (quiet_ || (on_tty_ && seconds < 2)) return;
   const std::string cell = fmt::format("{} × {}", reports::terminal_text(handler), reports::terminal_text(scenario));
   const std::string doing =
-      run > 0 ? fmt::format("{}, run {}", reports::terminal_text(std::string(phase)), run)
+      run > 0 ? fmt::format("{}, run {}{}", reports::terminal_text(std::string(phase)), run,
+                            phase == "exploring" && runs_per_cell_ > 0
+                                ? fmt::format(" of {}{}", at_most_ ? "at most " : "", runs_per_cell_)
+                                : std::string())
               : reports::terminal_text(std::string(phase));
   if (on_tty_) {
     std::string line = fmt::format("[{}/{}] {}: {} ({:.0f} s)", done_, total_, cell, doing, seconds);

@@ -41,6 +41,12 @@ class Progress {
   // printed for a minute, whichever cell it is about.
   void under_way(const std::string& handler, const std::string& scenario, std::string_view phase, int run,
                  double seconds);
+  // How many runs a cell explores, for "exploring, run 43317 of 100000"; at
+  // most: an exhaustive search's budget ("of at most 20000"). 0: not said.
+  void runs_per_cell(int runs, bool at_most) {
+    runs_per_cell_ = runs;
+    at_most_ = at_most;
+  }
   // Clears the rewritten line, so the next text starts at column 0 (also
   // after Ctrl-C, when the last cell's line was never followed by done == total).
   void finish();
@@ -57,6 +63,8 @@ class Progress {
   std::size_t handlers_done_ = 0;
   bool line_shown_ = false;
   int done_ = 0, total_ = 0;
+  int runs_per_cell_ = 0;
+  bool at_most_ = false;
   std::map<std::string, int> minutes_told_;  // per cell, off a terminal
   std::map<std::string, Tally> tally_;
   std::string part_;

@@ -50,6 +50,24 @@ TEST(Progress, AMinuteWithoutALineGetsOneThoughEveryCellIsShort) {
   EXPECT_EQ(printed([&] { p.under_way("cas", "b", "shrinking double_credit", 61, 62); }), "");
 }
 
+// A cell's line says how far it is: of the seeds asked, or of an exhaustive
+// search's budget; not while shrinking (its run counts another thing).
+TEST(Progress, AnExploringLineSaysHowManyRunsThereAreInAll) {
+  FakeClock clock;
+  Progress p(false, false, 1, 1, "", [&] { return clock.now; });
+  p.runs_per_cell(100000, false);
+  clock.now += 61;
+  EXPECT_EQ(printed([&] { p.under_way("cas", "b", "exploring", 43317, 61); }),
+            "twice: cas × b still running after 1 min: exploring, run 43317 of 100000\n");
+  p.runs_per_cell(20000, true);
+  clock.now += 61;
+  EXPECT_EQ(printed([&] { p.under_way("cas", "b", "exploring", 3678, 122); }),
+            "twice: cas × b still running after 2 min: exploring, run 3678 of at most 20000\n");
+  clock.now += 61;
+  EXPECT_EQ(printed([&] { p.under_way("cas", "b", "shrinking double_credit", 60, 183); }),
+            "twice: cas × b still running after 3 min: shrinking double_credit, run 60\n");
+}
+
 TEST(Progress, QuietPrintsNothing) {
   FakeClock clock;
   Progress p(false, true, 1, 1, "", [&] { return clock.now; });
