@@ -27,6 +27,35 @@ std::string cut_short_clause(const results::MatrixResult& m) {
   return fmt::format(", {} of them cut short before all {} seeds", cut, cut == 1 ? "its" : "their");
 }
 
+std::vector<std::pair<std::string, std::string>> unseen_bug_caveats(const results::MatrixResult& m) {
+  constexpr int kExpectedSeeds = 100;
+  const auto bug_unseen = [](const results::CellResult& c) {
+    if (c.matched || !c.failures.empty()) return false;
+    const std::vector<std::string> observed = c.observed();
+    return std::any_of(c.expected.begin(), c.expected.end(), [&](const std::string& e) {
+      return std::find(observed.begin(), observed.end(), e) == observed.end();
+    });
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!is_exhaustive(m) && m.seeds < kExpectedSeeds && std::any_of(m.cells.begin(), m.cells.end(), bug_unseen))
+    out.emplace_back(fmt::format("the expected matrix holds at {} seeds per cell; at {} a known bug may not show yet",
+                                 kExpectedSeeds, m.seeds),
+                     fmt::format("run --seeds {} or more before taking \"no longer caught\" for a regression",
+                                 kExpectedSeeds));
+  if (is_exhaustive(m) && std::any_of(m.cells.begin(), m.cells.end(), [&](const results::CellResult& c) {
+        return bug_unseen(c) && c.exhaustive && !c.exhaustive->complete && !c.exhaustive->interrupted;
+      }))
+    out.emplace_back("a search that ran out of its budget before every schedule may not have reached a known bug yet",
+                     "raise --budget (0: no limit) before taking \"no longer caught\" for a regression");
+  return out;
+}
+
+std::string intended_difference_hint(const results::MatrixResult& m, const std::string& shown_path) {
+  if (m.expected_found)
+    return "if a difference is intended, change " + shown_path + " to say so (docs/ci.md, \"When the run is red\")";
+  return "if a difference is intended, write " + shown_path + " to say so (docs/scenarios.md, \"The expected matrix\")";
+}
+
 CellVerdict verdict_of(const results::CellResult* cell) {
   if (!cell) return CellVerdict::kNotRun;
   if (!cell->failures.empty()) return CellVerdict::kFailed;

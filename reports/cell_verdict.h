@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "results/model.h"
 
@@ -24,6 +26,15 @@ enum class CellVerdict {
 };
 
 CellVerdict verdict_of(const results::CellResult* cell);
+// Why a known bug "no longer caught" in this run may be no regression: fewer
+// seeds than scenarios/expected.toml holds at (100), or an exhaustive search
+// its budget ended before every schedule. Each {what, what to do}, plain
+// text; none when no cell misses a known bug for such a reason.
+std::vector<std::pair<std::string, std::string>> unseen_bug_caveats(const results::MatrixResult& m);
+// What a red run's reader does when a difference is intended: "if a
+// difference is intended, change <shown_path> to say so (docs/ci.md, ...)",
+// or "write" it when there was none. `shown_path` escaped by the caller.
+std::string intended_difference_hint(const results::MatrixResult& m, const std::string& shown_path);
 // ", 2 of them cut short before all their seeds" for the cells a stop ended
 // early (CellResult::cut_short); empty when there are none. No markup.
 std::string cut_short_clause(const results::MatrixResult& m);

@@ -291,8 +291,12 @@ std::string render_markdown(const results::MatrixResult& m) {
       }  // a cell that did not finish: its sentence ends with its replay command
       out += "\n";
     }
-    out += "\n";
+    std::string hint = intended_difference_hint(m, markdown_code_span(m.expected_path));
+    hint[0] = 'I';
+    out += "\n" + hint + ".\n\n";
   }
+  for (const auto& [what, to_do] : unseen_bug_caveats(m))
+    out += fmt::format("> **Note**: {}: {}.\n\n", markdown_text(what), markdown_text(to_do));
   if (is_exhaustive(m))  // no seeds: every schedule within the bounds
     out += fmt::format("Strategy {}\n\n", markdown_code_span(m.strategy));
   else

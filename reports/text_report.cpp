@@ -365,6 +365,7 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
     out += fmt::format("{} cell{} from {}:\n", mismatches.size(), mismatches.size() == 1 ? " differs" : "s differ",
                        compared_with(m, terminal_text(m.expected_path)));
     out += join(mismatches, "\n") + "\n";
+    out += "  " + intended_difference_hint(m, terminal_text(m.expected_path)) + "\n";
   }
   std::vector<std::string> cut;
   for (const auto& c : m.cells)
@@ -373,25 +374,7 @@ std::string render_text(const results::MatrixResult& m, const TextOptions& o) {
                                 c.seeds_run, m.seeds));
   if (!cut.empty())
     out += fmt::format("cut short by the stop (each verdict is of the seeds that ran):\n{}\n", join(cut, "\n"));
-  // scenarios/expected.toml holds at 100 seeds per cell: at fewer, a known bug
-  // it lists may simply not have shown yet; nor in a search its budget cut short.
-  constexpr int kExpectedSeeds = 100;
-  const auto bug_unseen = [](const results::CellResult& c) {
-    if (c.matched || !c.failures.empty()) return false;
-    const std::vector<std::string> observed = c.observed();
-    return std::any_of(c.expected.begin(), c.expected.end(), [&](const std::string& e) {
-      return std::find(observed.begin(), observed.end(), e) == observed.end();
-    });
-  };
-  if (!is_exhaustive(m) && m.seeds < kExpectedSeeds && std::any_of(m.cells.begin(), m.cells.end(), bug_unseen))
-    out += fmt::format("note: the expected matrix holds at {} seeds per cell; at {} a known bug may not show yet:\n"
-                       "  run --seeds {} or more before taking \"no longer caught\" for a regression\n",
-                       kExpectedSeeds, m.seeds, kExpectedSeeds);
-  if (is_exhaustive(m) && std::any_of(m.cells.begin(), m.cells.end(), [&](const results::CellResult& c) {
-        return bug_unseen(c) && c.exhaustive && !c.exhaustive->complete && !c.exhaustive->interrupted;
-      }))
-    out += "note: a search that ran out of its budget before every schedule may not have reached a known bug yet:\n"
-           "  raise --budget (0: no limit) before taking \"no longer caught\" for a regression\n";
+  for (const auto& [what, to_do] : unseen_bug_caveats(m)) out += fmt::format("note: {}:\n  {}\n", what, to_do);
   if (hidden > 0)
     out += fmt::format("{} counterexample{} of known bugs caught as expected not shown (--show all shows them)\n",
                        hidden, hidden == 1 ? "" : "s");

@@ -3,9 +3,10 @@
 // Mermaid's own parser for every diagram.
 #include "reports/markdown_report.h"
 
-
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "reports/html_report.h"
 
 #include "external_tool.h"
 #include "report_fixture.h"
@@ -103,9 +104,14 @@ TEST(MarkdownReport, NamesTheExpectedMatrixItWasComparedWithInCodeSpans) {
   EXPECT_NE(md.find("❌ **2 of 6 cells differ from " + span + "**"), std::string::npos) << md;
   EXPECT_NE(md.find("❌ differs from " + span + "\n"), std::string::npos);
   EXPECT_NE(md.find("❌ This cell differs from " + span + ": "), std::string::npos);
+  // A red run says what to do with an intended difference.
+  EXPECT_NE(md.find("\nIf a difference is intended, change " + span +
+                    " to say so (docs/ci.md, \"When the run is red\").\n"),
+            std::string::npos)
+      << md;
   // Every occurrence of the path is inside such a span.
-  EXPECT_EQ(count(md, kExpectedPath), 3);
-  EXPECT_EQ(count(md, span), 3);
+  EXPECT_EQ(count(md, kExpectedPath), 4);
+  EXPECT_EQ(count(md, span), 4);
   EXPECT_EQ(md.find("scenarios/expected.toml"), std::string::npos);
   EXPECT_NE(render_markdown(plain_matrix()).find("✅ **The matrix matches `scenarios/expected.toml`**: 4 cells"),
             std::string::npos);
@@ -288,7 +294,7 @@ TEST(MarkdownReport, CmarkGfmRendersTablesAndKeepsPayloadAsText) {
   EXPECT_NE(html.find("a|b ``x`` `y` line1<br>line2"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
   // The expected matrix's path is code, its markup text.
-  EXPECT_EQ(count(html, "<code>/tmp/a&lt;b&gt;&amp;&quot;c&quot;`d/expected.toml</code>"), 3) << html;
+  EXPECT_EQ(count(html, "<code>/tmp/a&lt;b&gt;&amp;&quot;c&quot;`d/expected.toml</code>"), 4) << html;
   EXPECT_EQ(html.find(kExpectedPath), std::string::npos);
   // Every body row of the matrix has one cell per scenario plus the handler.
   const std::size_t matrix = html.find("<table>");
@@ -322,6 +328,19 @@ TEST(MarkdownReport, MermaidParsesEveryDiagram) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(count(r.output, "ok "), n) << r.output;
   EXPECT_EQ(count(r.output, "error " + broken.string()), 1) << r.output;
+}
+
+// Fewer seeds than the expected matrix holds at, and a known bug missed: the
+// Markdown and HTML say what the text says, a reviewer reading them only.
+TEST(MarkdownReport, AKnownBugMissedAtFewSeedsGetsTheTextsNote) {
+  results::MatrixResult few = hostile_matrix();
+  few.seeds = 50;
+  const std::string note = "Note**: the expected matrix holds at 100 seeds per cell; at 50 a known bug may not show yet: "
+                           "run --seeds 100 or more before taking";
+  EXPECT_NE(render_markdown(few).find("> **" + note), std::string::npos) << render_markdown(few);
+  EXPECT_EQ(render_markdown(hostile_matrix()).find("seeds per cell; at"), std::string::npos);
+  EXPECT_NE(render_html(few).find("<p class=\"muted\">Note: the expected matrix holds at 100 seeds per cell; at 50"),
+            std::string::npos);
 }
 
 // An interrupted run whose finished cells all match is no green "matrix
