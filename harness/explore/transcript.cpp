@@ -255,6 +255,20 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
     return false;
   };
   bool last_task_shown = false;  // the last line of a task (not the gateway) was in a shown column
+  // A shown task refused a lock, while hidden tasks ran: its next row would
+  // follow a gap with no cause shown (a flash sale's queue of hidden writers
+  // taking the lock in turn). A note before that row says how long it waited
+  // and which hidden tasks took steps meanwhile.
+  struct Wait {
+    Micros since = 0;
+    int steps = 0;
+    std::vector<int> tasks;  // in the order they first stepped
+  };
+  std::map<int, Wait> waiting;
+  const auto refused_a_lock = [](const sim::TraceEvent& e) {
+    return e.kind == sim::TraceKind::kSql &&
+           (e.result.starts_with("SQLITE_BUSY, waits for the lock") || e.result.starts_with("waits for a lock"));
+  };
   out.rows.clear();
   out.gateway.clear();
   out.steps = 0;
@@ -284,11 +298,33 @@ void build_transcript(const run::RunResult& run, const gateway::Scenario& scenar
     }
     auto it = column_of.find(e.task);
     if (it == column_of.end()) {
-      if (step) ++out.hidden_steps;
+      if (step) {
+        ++out.hidden_steps;
+        for (auto& [id, w] : waiting) {
+          ++w.steps;
+          if (std::find(w.tasks.begin(), w.tasks.end(), e.task) == w.tasks.end()) w.tasks.push_back(e.task);
+        }
+      }
       continue;
+    }
+    if (auto w = waiting.find(e.task); w != waiting.end()) {
+      if (w->second.steps > 0) {
+        constexpr std::size_t kNamed = 8;
+        std::string who;
+        for (std::size_t i = 0; i < w->second.tasks.size() && i < kNamed; ++i)
+          who += (i ? ", " : "") + sim::task_label(w->second.tasks[i]);
+        if (w->second.tasks.size() > kNamed) who += fmt::format(" and {} more", w->second.tasks.size() - kNamed);
+        out.rows.push_back(TranscriptRow{
+            it->second, format_time(e.time), "note",
+            fmt::format("(waited {} for the lock; meanwhile {} hidden step{} of {})", format_time(e.time - w->second.since),
+                        w->second.steps, w->second.steps == 1 ? "" : "s", who),
+            "", false, 0});
+      }
+      waiting.erase(w);
     }
     if (step) ++out.steps;
     out.rows.push_back(TranscriptRow{it->second, format_time(e.time), sim::kind_name(e.kind), e.text, e.result, step, 0});
+    if (refused_a_lock(e)) waiting[e.task] = Wait{e.time, 0, {}};
   }
   cut_long_columns(column_of, out);
 

@@ -48,6 +48,38 @@ TEST(Transcript, AReconcilerThatCreditedTheOrderIsShownBesideTheNotify) {
   FAIL() << "no seed in 1..400 double-credits through the reconciler; the scenario changed";
 }
 
+// flash-sale: a shown task refused the write lock waits while hidden tasks
+// (other orders' writers) take it in turn; a note before its next row says how
+// long it waited and who ran, so its resumption has a cause. The hidden steps
+// counted in the note are among those counted as hidden.
+TEST(Transcript, AWaitBehindHiddenTasksIsNotedBeforeTheWaitersNextRow) {
+  const auto s = testing::bundled_scenario("flash-sale");
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const auto r = testing::run_seed(s, "lock-only", seed);
+    for (const auto& v : r.verdict.violations) {
+      explore::Counterexample cex;
+      explore::build_transcript(r, s, v, cex);
+      for (std::size_t i = 0; i < cex.rows.size(); ++i) {
+        const auto& row = cex.rows[i];
+        if (row.kind != "note" || !row.text.starts_with("(waited ")) continue;
+        EXPECT_FALSE(row.step);
+        EXPECT_NE(row.text.find(" for the lock; meanwhile "), std::string::npos) << row.text;
+        EXPECT_NE(row.text.find(" hidden step"), std::string::npos) << row.text;
+        EXPECT_GT(cex.hidden_steps, 0);
+        // The waiter's earlier row was refused the lock, and its next is in the same column.
+        bool refused_before = false;
+        for (std::size_t j = 0; j < i; ++j)
+          refused_before |= cex.rows[j].column == row.column && cex.rows[j].result.find("waits for the lock") != std::string::npos;
+        EXPECT_TRUE(refused_before) << "seed " << seed;
+        ASSERT_LT(i + 1, cex.rows.size());
+        EXPECT_EQ(cex.rows[i + 1].column, row.column);
+        return;
+      }
+    }
+  }
+  FAIL() << "no seed in 1..200 shows a wait behind hidden tasks; the scenario changed";
+}
+
 // close-race: the order-closer's UPDATE names no order ("WHERE status =
 // 'WAIT_PAY' AND created_at <= X"), yet it closed the order between the
 // notify's SELECT and its UPDATE; the transcript shows it beside the notify.
