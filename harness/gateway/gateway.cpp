@@ -355,7 +355,10 @@ void Gateway::schedule_attacks() {
     return fmt::format("order {} marked paid, signed with a key that is not the gateway's", n.out_trade_no);
   });
   launch("wrong-amount", a.wrong_amount, [this, repayload](Notify& n) {
-    n.amount = std::max<std::int64_t>(1, n.amount / 100);
+    // 1% of the amount, at least 1; on an amount of 1 that is the amount
+    // itself, a valid notify: there the attacker asks 100 times the amount.
+    const std::int64_t hundredth = std::max<std::int64_t>(1, n.amount / 100);
+    n.amount = hundredth != n.amount ? hundredth : n.amount * 100;
     repayload(n);
     resign(n, secret_, scheduler_.now());
     return fmt::format("order {} paid {} instead of the order's amount", n.out_trade_no, n.amount);

@@ -35,7 +35,7 @@ struct OrderSpec {
 // (`accepted_invalid`).
 struct Attacks {
   int forged_signature = 0;  // a "paid" notify for an order, signed with the wrong key
-  int wrong_amount = 0;      // validly signed, but the gateway settled 1% of the order's amount
+  int wrong_amount = 0;      // validly signed, but the gateway settled 1% of the order's amount (100x an amount of 1)
   int wrong_currency = 0;    // validly signed, in another currency
   int unknown_order = 0;     // validly signed, for an order the merchant never created
   // A paid notification's request as the gateway really sent it, sent again

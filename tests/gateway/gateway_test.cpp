@@ -371,3 +371,32 @@ TEST(Gateway, AReplayWhereNoTimeIsSignedIsADuplicateNotAnInvalidNotify) {
 
 }  // namespace
 }  // namespace twice
+
+namespace twice {
+namespace {
+
+// audit: the wrong-amount attack paid 1% of the amount, at least 1: on an
+// order of amount 1 that is the amount itself, a valid notify, and a correct
+// handler that credits it was flagged accepted_invalid in every run.
+TEST(Gateway, AWrongAmountAttackNeverPaysTheOrdersAmount) {
+  auto s = testing::one_order_scenario();
+  s.orders[0].amount = 1;
+  s.orders[0].paid_at = 20 * kSecond;  // the attack comes first: nothing is credited yet
+  s.attacks.wrong_amount = 1;
+  s.attacks.window = 5 * kSecond;
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    const auto r = testing::run_seed(s, "unique-key+cas", seed);
+    const auto trace = sim::format_trace(r.trace);
+    EXPECT_TRUE(testing::invariants_of(r).empty()) << "seed " << seed << "\n" << trace;
+    EXPECT_NE(trace.find("an attacker sends a wrong-amount notify: order O-1 paid 100 instead of the order's amount"),
+              std::string::npos)
+        << trace;
+  }
+  // An amount of 100 or more still gets its 1%, as before.
+  s.orders[0].amount = 12000;
+  const auto trace = sim::format_trace(testing::run_seed(s, "unique-key+cas", 1).trace);
+  EXPECT_NE(trace.find("order O-1 paid 120 instead of the order's amount"), std::string::npos) << trace;
+}
+
+}  // namespace
+}  // namespace twice

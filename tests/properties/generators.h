@@ -34,8 +34,8 @@ inline rc::Gen<gateway::OrderSpec> gen_order(int index, const std::string& profi
     gateway::OrderSpec o;
     o.order_no = "O-" + std::to_string(index);
     o.user = *rc::gen::element<std::string>("alice", "bob", "carol");
-    // From 100: a wrong-amount attack pays 1% of it (at least 1), which must differ.
-    o.amount = *rc::gen::inRange<std::int64_t>(100, 1'000'000);
+    // From 1: a wrong-amount attack never pays the amount itself, an amount of 1 included.
+    o.amount = *rc::gen::inRange<std::int64_t>(1, 1'000'000);
     o.currency = *rc::gen::element<std::string>("CNY", "USD", "EUR");
     // Paid at once (concurrent), spread over two seconds, or around the close job's 30 minutes.
     o.paid_at = *rc::gen::oneOf(rc::gen::just<Micros>(0), rc::gen::inRange<Micros>(0, 2 * kSecond),
