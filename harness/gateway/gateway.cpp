@@ -1,5 +1,7 @@
 #include "gateway/gateway.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include "gateway/payload.h"
 #include "gateway/signature.h"
@@ -370,7 +372,11 @@ void Gateway::schedule_attacks() {
     return fmt::format("order {} paid in {}, not the order's currency", n.out_trade_no, n.currency);
   });
   launch("unknown-order", a.unknown_order, [this, repayload](Notify& n) {
-    n.out_trade_no = "O-UNKNOWN-" + n.event_id.substr(11);
+    // O-UNKNOWN-N, unless the scenario holds an order of that number: then
+    // O-UNKNOWN-N-2, -3, ... the first it does not hold.
+    const std::string number = "O-UNKNOWN-" + n.event_id.substr(11);
+    n.out_trade_no = number;
+    for (int k = 2; is_order(n.out_trade_no); ++k) n.out_trade_no = fmt::format("{}-{}", number, k);
     repayload(n);
     resign(n, secret_, scheduler_.now());
     return fmt::format("order {} does not exist", n.out_trade_no);
@@ -382,6 +388,11 @@ void Gateway::schedule_attacks() {
     const Micros at = c.between(0, a.window);
     scheduler_.at(at, [this, target, at] { replay(target, at); });
   }
+}
+
+bool Gateway::is_order(const std::string& order_no) const {
+  return std::any_of(scenario_.orders.begin(), scenario_.orders.end(),
+                     [&](const OrderSpec& o) { return o.order_no == order_no; });
 }
 
 std::optional<std::size_t> Gateway::captured_notification(std::size_t target) const {

@@ -119,6 +119,9 @@ class Gateway final : public env::GatewayPort {
   // `offset` into the attack window; none sent yet: it waits for the first.
   void replay(std::size_t target, Micros offset);
   std::optional<std::size_t> captured_notification(std::size_t target) const;
+  // Whether the scenario holds an order of this number (the unknown-order
+  // attack must name none).
+  bool is_order(const std::string& order_no) const;
   // The times `n`'s wire form carries, `sent` being its signature's.
   WireTimes wire_times(const Notify& n, std::int64_t sent) const;
 

@@ -400,3 +400,28 @@ TEST(Gateway, AWrongAmountAttackNeverPaysTheOrdersAmount) {
 
 }  // namespace
 }  // namespace twice
+
+namespace twice {
+namespace {
+
+// audit: the unknown-order attack named its order O-UNKNOWN-N, which a
+// scenario may hold: the "unknown" order was a real one, its notify valid.
+TEST(Gateway, AnUnknownOrderAttackNamesNoOrderOfTheScenario) {
+  auto s = testing::one_order_scenario();
+  s.orders[0].order_no = "O-UNKNOWN-1";
+  s.orders[0].paid = false;  // the attack's notify would be its first payment
+  s.orders.push_back({"O-UNKNOWN-1-2", "bob", 100, "CNY", 0, false});
+  s.attacks.unknown_order = 1;
+  s.attacks.window = 5 * kSecond;
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    const auto r = testing::run_seed(s, "unique-key+cas", seed);
+    const auto trace = sim::format_trace(r.trace);
+    EXPECT_TRUE(testing::invariants_of(r).empty()) << "seed " << seed << "\n" << trace;
+    EXPECT_NE(trace.find("an attacker sends a unknown-order notify: order O-UNKNOWN-1-3 does not exist"),
+              std::string::npos)
+        << trace;
+  }
+}
+
+}  // namespace
+}  // namespace twice
