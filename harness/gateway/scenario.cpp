@@ -199,6 +199,10 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
     if (auto* v = t.get("max_copies")) s.max_copies = static_cast<int>(r.integer(*v, "max_copies", 0, 10));
     if (auto* v = t.get("duplicate_delay"))
       std::tie(s.duplicate_delay_min, s.duplicate_delay_max) = r.duration_range(*v, "duplicate_delay");
+    if (auto* v = t.get("max_copies"); v && s.max_copies == 0 && s.duplicate > 0)
+      r.fail(v->source(), fmt::format("'max_copies' is 0, so 'duplicate' ({}) can never send a copy; write "
+                                      "max_copies = 1 or more, or drop 'duplicate'",
+                                      s.duplicate));
     if (auto* v = t.get("ack_loss")) s.ack_loss = r.probability(*v, "ack_loss");
     if (auto* v = t.get("max_attempts")) {
       s.max_attempts = static_cast<int>(r.integer(*v, "max_attempts", 1, 100));

@@ -331,5 +331,18 @@ TEST_F(ScenarioFile, BadServicesAreRefusedWithTheirLine) {
   EXPECT_EQ(e, path_ + ":4: 'timeout' is 2; a probability must be from 0 to 1");
 }
 
+// audit: values that loaded and then did nothing. Each is refused with its
+// line and what to write instead.
+TEST_F(ScenarioFile, DuplicatesThatCanMakeNoCopyAreRefused) {
+  std::string e = error_of(std::string("description = \"d\"\n[faults]\nduplicate = 0.5\nmax_copies = 0\n") + kOrder);
+  EXPECT_EQ(e, path_ + ":4: 'max_copies' is 0, so 'duplicate' (0.5) can never send a copy; write max_copies = 1 or "
+                       "more, or drop 'duplicate'");
+  e = error_of(std::string("description = \"d\"\n[faults]\nmax_copies = 0\nduplicate = 1.0\n") + kOrder);
+  EXPECT_EQ(e, path_ + ":3: 'max_copies' is 0, so 'duplicate' (1) can never send a copy; write max_copies = 1 or "
+                       "more, or drop 'duplicate'");
+  EXPECT_EQ(error_of(std::string("description = \"d\"\n[faults]\nduplicate = 0.0\nmax_copies = 0\n") + kOrder), "");
+  EXPECT_EQ(error_of(std::string("description = \"d\"\n[faults]\nduplicate = 0.5\nmax_copies = 1\n") + kOrder), "");
+}
+
 }  // namespace
 }  // namespace twice::gateway
