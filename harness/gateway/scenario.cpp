@@ -261,7 +261,16 @@ void read(const Reader& r, const toml::table& root, Scenario& s) {
     const auto& t = r.table(*m, "merchant");
     r.only(t, {"reconciler", "close_after"}, "[merchant]");
     if (auto* v = t.get("reconciler")) s.reconciler = r.boolean(*v, "reconciler");
-    if (auto* v = t.get("close_after")) s.close_after = r.duration(*v, "close_after");
+    if (auto* v = t.get("close_after")) {
+      s.close_after = r.duration(*v, "close_after");
+      // 0 is how a Scenario says "no closer": written in a file, it asked
+      // for a closer and silently got none.
+      if (s.close_after <= 0)
+        r.fail(v->source(), fmt::format("'close_after' is \"{}\", and no order closer runs for it; give how long an "
+                                        "order waits before the closer closes it, e.g. \"30m\", or leave "
+                                        "close_after out for no closer",
+                                        *v->value<std::string>()));
+    }
   }
   if (auto* c = root.get("checks")) {
     const auto& t = r.table(*c, "checks");

@@ -344,5 +344,12 @@ TEST_F(ScenarioFile, DuplicatesThatCanMakeNoCopyAreRefused) {
   EXPECT_EQ(error_of(std::string("description = \"d\"\n[faults]\nduplicate = 0.5\nmax_copies = 1\n") + kOrder), "");
 }
 
+TEST_F(ScenarioFile, ACloseAfterOfZeroIsRefused) {
+  const std::string e = error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"0s\"\n") + kOrder);
+  EXPECT_EQ(e, path_ + ":3: 'close_after' is \"0s\", and no order closer runs for it; give how long an order waits "
+                       "before the closer closes it, e.g. \"30m\", or leave close_after out for no closer");
+  EXPECT_EQ(error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"1s\"\n") + kOrder), "");
+}
+
 }  // namespace
 }  // namespace twice::gateway
