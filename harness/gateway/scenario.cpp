@@ -142,7 +142,14 @@ void read_services(const Reader& r, const toml::node& node, Scenario& s) {
     if (auto* v = t.get("unavailable")) sp.unavailable = r.probability(*v, "unavailable");
     if (auto* v = t.get("timeout")) sp.timeout = r.probability(*v, "timeout");
     if (auto* v = t.get("duplicate")) sp.duplicate = r.probability(*v, "duplicate");
-    if (auto* v = t.get("stock")) sp.stock = r.integer(*v, "stock", 0, 1'000'000'000);
+    if (auto* v = t.get("stock")) {
+      sp.stock = r.integer(*v, "stock", 0, 1'000'000'000);
+      // Services::keeps_stock(): only a "decrement" effect reads or changes it.
+      if (std::find(sp.effects.begin(), sp.effects.end(), "decrement") == sp.effects.end())
+        r.fail(v->source(), fmt::format("service '{}' keeps no stock (only a service whose effects include "
+                                        "\"decrement\" does); drop 'stock'",
+                                        n));
+    }
   }
   // One effect, one service: the checker names an effect without its service.
   std::map<std::string, std::string> owner;

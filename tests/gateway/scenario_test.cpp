@@ -351,5 +351,22 @@ TEST_F(ScenarioFile, ACloseAfterOfZeroIsRefused) {
   EXPECT_EQ(error_of(std::string("description = \"d\"\n[merchant]\nclose_after = \"1s\"\n") + kOrder), "");
 }
 
+TEST_F(ScenarioFile, StockOnAServiceThatKeepsNoneIsRefused) {
+  const std::string head = "description = \"d\"\n[[services]]\n";
+  std::string e = error_of(head + "name = \"warehouse\"\nstock = 5\n" + kOrder);
+  EXPECT_EQ(e, path_ + ":4: service 'warehouse' keeps no stock (only a service whose effects include \"decrement\" "
+                       "does); drop 'stock'");
+  e = error_of(head + "name = \"referrals\"\nstock = 5\neffects = [\"pay_referral\"]\n" + kOrder);
+  EXPECT_EQ(e, path_ + ":4: service 'referrals' keeps no stock (only a service whose effects include \"decrement\" "
+                       "does); drop 'stock'");
+  e = error_of(head + "name = \"inventory\"\neffects = [\"reserve\"]\nstock = 5\n" + kOrder);
+  EXPECT_EQ(e, path_ + ":5: service 'inventory' keeps no stock (only a service whose effects include \"decrement\" "
+                       "does); drop 'stock'");
+  EXPECT_EQ(error_of(head + "name = \"inventory\"\nstock = 5\n" + kOrder), "");
+  EXPECT_EQ(error_of(head + "name = \"inventory\"\neffects = [\"hold\"]\n[[services]]\nname = \"shelf\"\n"
+                            "effects = [\"decrement\"]\nstock = 3\n" + kOrder),
+            "");
+}
+
 }  // namespace
 }  // namespace twice::gateway
