@@ -375,6 +375,13 @@ StatusOr<Scenario> load_scenario(const std::string& path) {
   s.source = path;
   s.name = std::filesystem::path(path).stem().string();
   if (std::string why = unreadable(path); !why.empty()) return Status::error(one_line(why));
+  // A cell is named "scenario@engine" (expected.toml, reports): a name with
+  // '@' could never be named there.
+  if (s.name.find('@') != std::string::npos)
+    return Status::error(one_line(fmt::format("{}: a scenario's name holds no '@' (expected.toml reads "
+                                              "\"name@postgres\" as scenario \"name\" on an engine, so no line "
+                                              "could name this one); rename the file without '@'",
+                                              path)));
   try {
     const toml::table root = toml::parse_file(path);
     read(Reader(path), root, s);

@@ -271,6 +271,18 @@ TEST_F(ScenarioFile, AFolderAFifoAndASymlinkLoopEachGetTheirOwnMessage) {
   std::filesystem::remove_all(dir);
 }
 
+// audit: a file named with '@' loaded and ran, but expected.toml reads
+// "name@postgres" as the cell of "name" on PostgreSQL: no line could name it.
+TEST_F(ScenarioFile, AFileNameWithAnAtSignIsRefused) {
+  const auto path = twice::testing::unique_temp_dir() / "double@pay.toml";
+  std::ofstream(path) << std::string("description = \"d\"\n") + kOrder;
+  StatusOr<Scenario> s = load_scenario(path.string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            path.string() + ": a scenario's name holds no '@' (expected.toml reads \"name@postgres\" as scenario "
+                            "\"name\" on an engine, so no line could name this one); rename the file without '@'");
+}
+
 TEST(BundledScenarios, AllLoadWithDescriptions) {
   StatusOr<std::vector<Scenario>> all = load_scenario_dir(std::string(TWICE_SOURCE_DIR) + "/scenarios");
   ASSERT_TRUE(all.ok()) << all.status().message();
