@@ -43,6 +43,10 @@ Status read_handler_table(const std::string& path, const std::string& handler, c
           return Status::error(fmt::format("{}:{}: '{}' is not an invariant; write \"pass\" or one of {} (joined with +)",
                                            path, value.source().begin.line, name, check::invariant_names()));
         }
+        // A run shows each invariant once: a cell listing one twice could never match.
+        if (std::find(e.violations.begin(), e.violations.end(), name) != e.violations.end())
+          return Status::error(fmt::format("{}:{}: {} is listed twice; list each invariant once", path,
+                                           value.source().begin.line, name));
         e.violations.push_back(name);
         start = plus + 1;
       }

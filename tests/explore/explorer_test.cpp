@@ -266,6 +266,17 @@ TEST(ExpectedMatrix, AMisspeltInvariantIsAnErrorNamingTheLineAndTheInvariants) {
   EXPECT_EQ(ok->get("cas", "sequential-duplicates").violations, (std::vector<std::string>{"double_credit", "lost_update"}));
 }
 
+// audit: "double_credit+double_credit" loaded, and no run can show one
+// invariant twice: the cell could never match.
+TEST(ExpectedMatrix, AnInvariantListedTwiceInACellIsAnError) {
+  const std::string path = (testing::unique_temp_dir() / "expected.toml").string();
+  std::ofstream(path) << "[\"cas\"]\nconcurrent-duplicates = \"pass\"\n"
+                         "sequential-duplicates = \"double_credit+lost_update+double_credit: x\"\n";
+  const StatusOr<ExpectedMatrix> bad = ExpectedMatrix::load(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), path + ":3: double_credit is listed twice; list each invariant once");
+}
+
 // A run on an --engine-url server replays only there: its replay commands name
 // it, shell-quoted, and never with its password (reports are CI artifacts):
 // a shell comment says which variable the client reads it from instead.
