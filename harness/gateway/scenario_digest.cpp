@@ -1,6 +1,7 @@
 #include "gateway/scenario_digest.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <sstream>
@@ -108,8 +109,11 @@ bool is_scenario_digest(const std::string& text) {
 
 Status check_scenario_digest(std::string_view file, std::string_view now, std::string_view wanted,
                              std::string_view given_as, std::string_view leave_out) {
-  if (wanted.empty() || wanted == now) return Status::OK();
-  if (!is_scenario_digest(std::string(wanted)))
+  // Hex has no case: a digest copied in capitals (5CC0ECAE) is the same digest.
+  std::string lower(wanted);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (wanted.empty() || lower == now) return Status::OK();
+  if (!is_scenario_digest(lower))
     return Status::error(fmt::format("{} '{}': want the eight hex digits a printed command gives after "
                                      "--scenario-digest",
                                      given_as, wanted));

@@ -31,7 +31,7 @@ bool is_scenario_digest(const std::string& text);
 // again on `file`, whose digest is `now`. `wanted` comes from a printed
 // command's --scenario-digest (`twice replay`, black-box mode's repeat
 // command) or twice/testing.h's Run::scenario_digest, and `given_as` names it
-// that way. OK when it may, or `wanted` is empty; else a one-line error: a
+// that way, in either case. OK when it may, or `wanted` is empty; else a one-line error: a
 // malformed `wanted`, or the file and both digests, ending with `leave_out`,
 // how to play the file as it is ("leave out --scenario-digest").
 Status check_scenario_digest(std::string_view file, std::string_view now, std::string_view wanted,

@@ -112,6 +112,23 @@ TEST(ScenarioDigest, TellsWellFormedDigestsApart) {
   EXPECT_FALSE(is_scenario_digest(""));
 }
 
+// audit: --scenario-digest 5CC0ECAE was refused as not eight hex digits. Hex
+// has no case: a digest copied in capitals is the same digest.
+TEST(ScenarioDigest, AGivenDigestInCapitalsIsTheSameDigest) {
+  EXPECT_TRUE(check_scenario_digest("x.toml", "5cc0ecae", "5CC0ECAE", "--scenario-digest", "leave it out").ok());
+  EXPECT_TRUE(check_scenario_digest("x.toml", "5cc0ecae", "5cC0EcaE", "--scenario-digest", "leave it out").ok());
+  const Status other = check_scenario_digest("x.toml", "5cc0ecae", "66BA994F", "--scenario-digest", "leave it out");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.message().find("x.toml: not the scenario this command was printed for (its digest is 5cc0ecae now, "
+                                 "the command says 66BA994F)"),
+            std::string::npos)
+      << other.message();
+  const Status bad = check_scenario_digest("x.toml", "5cc0ecae", "5CC0ECAG", "--scenario-digest", "leave it out");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("--scenario-digest '5CC0ECAG': want the eight hex digits"), std::string::npos)
+      << bad.message();
+}
+
 TEST(ScenarioDigest, LoadingAFileSetsItAndEveryBundledScenarioHasItsOwn) {
   const auto path = twice::testing::unique_temp_dir() / "digest.toml";
   std::ofstream(path) << kScenario;
