@@ -80,7 +80,13 @@ const RetryProfile* played_profile(const Scenario& s, std::optional<RetryProfile
 std::optional<PlayedGateway> played_gateway(const Scenario& s) {
   const RetryProfile* known = find_profile(s.profile);
   if (!known) return std::nullopt;
-  PlayedGateway out{*profile_of(s), {}, {}};
+  PlayedGateway out{*profile_of(s), {}, {}, 0};
+  // The gateway sends no more than max_attempts: the waits past them are never met.
+  std::vector<Micros>& waits = out.profile.retry_after;
+  if (s.max_attempts > 0 && static_cast<std::size_t>(s.max_attempts) - 1 < waits.size()) {
+    waits.resize(static_cast<std::size_t>(s.max_attempts) - 1);
+    out.cut_by_max_attempts = s.max_attempts;
+  }
   out.timeout = {known->timeout_published, out.profile.timeout != known->timeout};
   out.retry_intervals = {known->retry_after_published, out.profile.retry_after != known->retry_after};
   return out;
@@ -110,17 +116,29 @@ std::string gateway_departures(const Scenario& s) {
   const std::optional<PlayedGateway> played = played_gateway(s);
   if (!played) return {};
   const RetryProfile& profile = *find_profile(s.profile);
+  // The schedule [gateway] sets, before max_attempts cuts it.
+  const std::vector<Micros> set = profile_of(s)->retry_after;
+  const bool own_schedule = set != profile.retry_after;
   std::vector<std::string> parts;
   if (played->timeout.departs)
     parts.push_back(fmt::format("timeout {} instead of {}", exact_duration(played->profile.timeout),
                                 profile_figure(profile, played->timeout.published, exact_duration(profile.timeout))));
-  if (played->retry_intervals.departs)
+  if (own_schedule)
     parts.push_back(fmt::format(
-        "retry_intervals {} instead of {}", schedule_text(played->profile.retry_after),
+        "retry_intervals {} instead of {}", schedule_text(set),
         profile_figure(profile, played->retry_intervals.published, schedule_text(profile.retry_after))));
-  if (parts.empty()) return {};
-  std::string out = "[gateway] " + parts[0];
-  for (std::size_t i = 1; i < parts.size(); ++i) out += "; " + parts[i];
+  std::string out;
+  if (!parts.empty()) {
+    out = "[gateway] " + parts[0];
+    for (std::size_t i = 1; i < parts.size(); ++i) out += "; " + parts[i];
+  }
+  if (played->cut_by_max_attempts > 0)
+    out += fmt::format("{}[faults] max_attempts {} cuts {} to {}", out.empty() ? "" : "; ",
+                       played->cut_by_max_attempts,
+                       own_schedule ? "them"
+                                    : profile_figure(profile, played->retry_intervals.published,
+                                                     "retry_intervals " + schedule_text(profile.retry_after)),
+                       schedule_text(played->profile.retry_after));
   return out;
 }
 

@@ -27,18 +27,25 @@ const RetryProfile* played_profile(const Scenario& s, std::optional<RetryProfile
 // One figure a run plays, as `twice list` reports it.
 struct PlayedFigure {
   bool published = false;  // the gateway publishes its figure (else the profile's is the model's default)
-  bool departs = false;    // [gateway] sets another value than the profile's
+  // The run plays another value than the profile's: [gateway] sets one, or
+  // (retry intervals) [faults] max_attempts cuts them short.
+  bool departs = false;
 };
 struct PlayedGateway {
-  RetryProfile profile;  // as profile_of() gives it
+  // As profile_of() gives it, its retry_after cut to the waits a notification
+  // can meet: max_attempts - 1 when [faults] max_attempts cuts the schedule.
+  RetryProfile profile;
   PlayedFigure timeout;
   PlayedFigure retry_intervals;
+  int cut_by_max_attempts = 0;  // [faults] max_attempts where it cuts the schedule short, else 0
 };
 std::optional<PlayedGateway> played_gateway(const Scenario& s);
 
 // What `twice list` prints under a scenario whose [gateway] departs from its
-// profile, one line: "[gateway] timeout 3s instead of wechat-v3's published
-// 5s". Empty when it departs from nothing.
+// profile, or whose max_attempts cuts its schedule, one line: "[gateway]
+// timeout 3s instead of wechat-v3's published 5s", "[faults] max_attempts 3
+// cuts alipay's published retry_intervals ... to 4m, 10m (2 waits, 14m in
+// all)". Empty when it departs from nothing.
 std::string gateway_departures(const Scenario& s);
 
 // `d` exactly, in the scenario files' syntax ("15s", "24h4m", "1s250ms",

@@ -377,6 +377,29 @@ TEST(Cli, ListSaysWhereAScenariosGatewayDepartsFromItsProfile) {
       "retry_intervals_departs": true})"));
 }
 
+// audit: `twice list --json` gave adyen-head-of-line, whose max_attempts is 5,
+// Adyen's 99 waits and retry_intervals_departs false; the number of waits plus
+// one is the most attempts a notification gets (docs/cli-json.md).
+TEST(Cli, ListCutsTheScheduleWhereMaxAttemptsDoes) {
+  const auto j = nlohmann::json::parse(twice_stdout("list --json").out);
+  nlohmann::json adyen;
+  for (const auto& s : j["scenarios"])
+    if (s["name"] == "adyen-head-of-line") adyen = s["gateway"];
+  ASSERT_FALSE(adyen.is_null()) << j.dump();
+  EXPECT_EQ(adyen["retry_intervals"], nlohmann::json::parse(R"(["9s", "18s", "27s", "2m"])")) << adyen.dump();
+  EXPECT_EQ(adyen["retry_intervals_departs"], true);
+  EXPECT_EQ(adyen["retry_intervals_published"], true);
+
+  const auto text = twice("list");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("  adyen-head-of-line       Adyen's head-of-line queue: later webhooks wait behind one whose "
+                          "requests are lost\n"
+                          "                           [faults] max_attempts 5 cuts adyen's published retry_intervals 9s, "
+                          "18s, 27s, 2m, 5m, … (99 waits, 29d16h2m54s in all) to 9s, 18s, 27s, 2m (4 waits, 2m54s in all)\n"),
+            std::string::npos)
+      << text.out;
+}
+
 // "violations[].name": every key path of `j`, arrays of objects as "[]".
 void flatten(const nlohmann::json& j, const std::string& prefix, std::set<std::string>& out) {
   for (const auto& [key, value] : j.items()) {

@@ -177,6 +177,45 @@ TEST_F(GatewayTable, ListSaysWhatDepartsFromThePublishedOrDefaultFigures) {
             "all) instead of alipay's published 4m, 10m, 10m, 1h, 2h, … (7 waits, 24h24m in all)");
 }
 
+// audit: `twice list` showed the whole schedule of a scenario whose [faults]
+// max_attempts cuts it short (adyen-head-of-line: 99 waits for 5 attempts),
+// and said it departed from nothing.
+TEST_F(GatewayTable, ListSaysWhereMaxAttemptsCutsTheSchedule) {
+  StatusOr<Scenario> s = load("profile = \"alipay\"\n[faults]\nmax_attempts = 3\n");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(gateway_departures(*s),
+            "[faults] max_attempts 3 cuts alipay's published retry_intervals 4m, 10m, 10m, 1h, 2h, … (7 waits, 24h24m "
+            "in all) to 4m, 10m (2 waits, 14m in all)");
+  PlayedGateway played = played_gateway(*s).value();
+  EXPECT_EQ(played.profile.retry_after, (std::vector<Micros>{4 * kMinute, 10 * kMinute}));
+  EXPECT_TRUE(played.retry_intervals.published);
+  EXPECT_TRUE(played.retry_intervals.departs);
+  EXPECT_FALSE(played.timeout.departs);
+
+  s = load("[gateway]\ntimeout = \"3s\"\nretry_intervals = [\"1m\", \"2m\", \"3m\"]\n[faults]\nmax_attempts = 2\n");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(gateway_departures(*s),
+            "[gateway] timeout 3s instead of wechat-v3's published 5s; retry_intervals 1m, 2m, 3m (3 waits, 6m in all) "
+            "instead of wechat-v3's published 15s, 15s, 30s, 3m, 10m, … (15 waits, 24h4m in all); [faults] "
+            "max_attempts 2 cuts them to 1m (1 wait, 1m in all)");
+  EXPECT_EQ(played_gateway(*s)->profile.retry_after, std::vector<Micros>{kMinute});
+
+  // max_attempts = 1: no retry at all.
+  s = load("profile = \"alipay\"\n[faults]\nmax_attempts = 1\n");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(gateway_departures(*s),
+            "[faults] max_attempts 1 cuts alipay's published retry_intervals 4m, 10m, 10m, 1h, 2h, … (7 waits, 24h24m "
+            "in all) to none (no retry)");
+  // The whole schedule's attempts, or no max_attempts: nothing is cut.
+  for (const char* body : {"profile = \"alipay\"\n[faults]\nmax_attempts = 8\n", "profile = \"alipay\"\n"}) {
+    s = load(body);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ(gateway_departures(*s), "") << body;
+    EXPECT_FALSE(played_gateway(*s)->retry_intervals.departs) << body;
+    EXPECT_EQ(played_gateway(*s)->profile.retry_after.size(), 7u) << body;
+  }
+}
+
 TEST(ExactDuration, ReadsBackAsTheSameDuration) {
   for (const Micros d : {Micros{1}, 250 * kMillisecond, 1234 * kMillisecond, 15 * kSecond, 90 * kSecond,
                          24 * kHour, 24 * kHour + 4 * kMinute, 3 * 24 * kHour, 36 * kHour + 1, 30 * 24 * kHour + kSecond})
