@@ -6,9 +6,13 @@
 // reviewer reading a pull request's counterexample would see a different story.
 //
 // The digest is of the file's values, not its bytes: comments, blank lines,
-// spacing, the order of keys within a table and how a number is spelled (1e3
-// or 1000.0) do not count; any value, key, table or array entry does. Two
-// spellings of one duration ("5s", "5000ms") are two values here.
+// spacing, the order of keys within a table and how a number of one kind is
+// spelled (1e3 or 1000.0, 12_000 or 12000) do not count; any value, key, table
+// or array entry does. The integer 1 and the float 1.0 are two values, and so
+// are -0.0 and 0.0: writing them alike would change the digest of every
+// bundled scenario that writes a probability as 1.0, and break every replay
+// command printed for them. Two spellings of one duration ("5s", "5000ms")
+// are two values here.
 #pragma once
 
 #include <string>
