@@ -990,7 +990,7 @@ int main(int argc, char** argv) {
   replay->add_option("--scenario-digest", replay_args.scenario_digest,
                      "The digest of the scenario file the seed was found on, as the printed replay command gives it "
                      "(eight hex digits of its values: comments and spacing do not count): a file changed since "
-                     "is refused, since the seed would replay another run");
+                     "is refused, since the same seed or schedule would replay another run");
   replay->add_flag("--reconciler", replay_args.reconciler,
                    "Pair the scenario with the reconciler job, as `twice run --reconciler` did (its replay commands "
                    "carry it)");

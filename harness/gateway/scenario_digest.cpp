@@ -119,8 +119,8 @@ Status check_scenario_digest(std::string_view file, std::string_view now, std::s
                                      given_as, wanted));
   return Status::error(fmt::format(
       "{}: not the scenario this command was printed for (its digest is {} now, the command says {}): the file has "
-      "changed since, and the seed would replay another run; replay with the scenario file the report was made "
-      "from, or {} to replay this file as it is",
+      "changed since, and the same seed or schedule would replay another run; replay with the scenario file the "
+      "report was made from, or {} to replay this file as it is",
       file, now, wanted, leave_out));
 }
 

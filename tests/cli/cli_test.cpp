@@ -671,9 +671,9 @@ TEST(Cli, AReplayCommandRefusesTheScenarioFileWhenItChangedSinceTheRun) {
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
   EXPECT_EQ(refused.out,
             fmt::format("twice: {}: not the scenario this command was printed for (its digest is {} now, the "
-                        "command says {}): the file has changed since, and the seed would replay another run; replay "
-                        "with the scenario file the report was made from, or leave out --scenario-digest to replay "
-                        "this file as it is\n",
+                        "command says {}): the file has changed since, and the same seed or schedule would replay "
+                        "another run; replay with the scenario file the report was made from, or leave out "
+                        "--scenario-digest to replay this file as it is\n",
                         file, now, digest));
   const std::string without = args.substr(0, args.find(" --scenario-digest "));
   const auto anyway = twice(without, "/dev/null");
