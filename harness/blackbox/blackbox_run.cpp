@@ -20,8 +20,8 @@
 namespace twice::blackbox {
 namespace {
 
-// Requests refused in a row, none of the run answered, before a run without
-// --endpoint-command gives up on the service: nobody will start it.
+// Requests refused in a row before a run without --endpoint-command gives up
+// on the service: nobody will start it again.
 constexpr int kRefusedBeforeGivingUp = 3;
 
 // A run whose every request was refused: the command says to start the
@@ -351,12 +351,15 @@ class Player final : public LedgerView {
       case HttpOutcome::Kind::kRefused: ++refused_; break;
       case HttpOutcome::Kind::kBroken: ++broken_; break;
     }
-    // Refused again and again, nothing ever answered: nothing listens, and
-    // without --endpoint-command nobody starts it. The run ends now, where
-    // it waited out the gateway's whole retry schedule (a quarter of an hour
-    // at the default time scale), silent.
-    if (out.kind == HttpOutcome::Kind::kRefused && !options_.process && refused_ >= kRefusedBeforeGivingUp &&
-        answered_ == 0 && timed_out_ == 0 && broken_ == 0)
+    // Refused again and again: nothing listens any more, and without
+    // --endpoint-command nobody starts it. The run ends now, where it waited
+    // out the gateway's whole retry schedule (a quarter of an hour at the
+    // default time scale), silent. In a row, not "with none answered": a
+    // service that answered this run's first request and then died left the
+    // run waiting out that schedule (seen under load, where the service's
+    // last answer fell in the second run instead of the first).
+    const int in_a_row = out.kind == HttpOutcome::Kind::kRefused ? ++refused_in_a_row_ : (refused_in_a_row_ = 0);
+    if (out.kind == HttpOutcome::Kind::kRefused && !options_.process && in_a_row >= kRefusedBeforeGivingUp)
       nobody_listens_ = true;
     {
       std::lock_guard lock(ledger_mutex_);
@@ -446,6 +449,7 @@ class Player final : public LedgerView {
   mutable std::mutex ledger_mutex_;
   std::vector<gateway::PaymentRecord> payments_;
   std::atomic<int> requests_{0}, answered_{0}, acks_{0}, timed_out_{0}, broken_{0}, refused_{0}, forged_{0};
+  std::atomic<int> refused_in_a_row_{0};  // since the last request that was not refused
   std::atomic<bool> nobody_listens_{false};
   std::map<int, int> statuses_;     // under ledger_mutex_
   std::string broken_example_;      // under ledger_mutex_

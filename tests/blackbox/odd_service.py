@@ -8,6 +8,7 @@ anybody there?") and each POST as its mode says; it never touches a database.
   odd_service.py PORT_FILE slow SECONDS   200 "success" after SECONDS
   odd_service.py PORT_FILE exit-after N   200 "success" to N POSTs, then exits
   odd_service.py PORT_FILE hang-after N   200 "success" to N POSTs, then answers none
+  odd_service.py PORT_FILE die-on N       200 "success" to N - 1 POSTs; exits on the Nth, unanswered
 
 It listens on a free loopback port and writes it to PORT_FILE, and the number
 of POSTs it has taken to PORT_FILE.posts as each comes.
@@ -53,6 +54,8 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200, b"success")
         elif mode == "exit-after" and n > int(arg):
             os._exit(0)
+        elif mode == "die-on" and n >= int(arg):
+            os._exit(0)  # mid-request: the connection breaks with no answer
         elif mode == "hang-after" and n > int(arg):
             time.sleep(3600)  # until the process ends: twice gives up on the request
         else:

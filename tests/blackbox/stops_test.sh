@@ -192,6 +192,26 @@ else
   echo "ok: ${took}s: $(cat "$WORK/refused.err")"
 fi
 
+# 2f'. The same when the service died in the middle of a request (no answer,
+# the connection broken), then refused: the refusals in a row end the run.
+# With "refused, none answered, none broken or timed out" as the rule, this
+# run waited out WeChat's schedule (about 15 minutes here), as 2f's did once
+# under load, when its service's last answer timed out.
+start_odd die-on 2
+STATUS=0
+started=$(date +%s)
+timeout 300 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
+  --keys-dir "$WORK/keys" --scenario concurrent-duplicates --seeds 5 -q >"$WORK/answered-once.out" \
+  2>"$WORK/answered-once.err" || STATUS=$?
+took=$(($(date +%s) - started))
+if [ "$STATUS" -ne 1 ] || [ "$took" -gt 60 ] ||
+   ! grep -q "^twice: the service stopped answering mid-test in run 2 (seed 2) of concurrent-duplicates.*nothing listens on http://127.0.0.1:$PORT/notify (connection refused, [0-9]* requests)" \
+     "$WORK/answered-once.err"; then
+  fail "a service that died mid-request (exit $STATUS, ${took}s):"; cat "$WORK/answered-once.out" "$WORK/answered-once.err"
+else
+  echo "ok: ${took}s: $(cat "$WORK/answered-once.err")"
+fi
+
 # 2c. The same before any run finished: nothing is written, and twice says so;
 # it said the runs "are in" the JSON file, where an earlier test's stayed.
 start_odd hang-after 0
