@@ -410,6 +410,13 @@ StatusOr<std::vector<Scenario>> load_scenario_dir(const std::string& dir) {
   if (!paths.ok()) return paths.status();
   std::vector<Scenario> out;
   for (const auto& p : *paths) {
+    // A folder named like a scenario file: the folder given is the right one,
+    // this entry in it is not (load_scenario's own advice would say to give it
+    // as --scenarios-dir).
+    if (std::error_code dir_ec; std::filesystem::is_directory(p, dir_ec))
+      return Status::error(fmt::format("{}: a folder named like a scenario file in the scenarios folder {}; rename "
+                                       "it or move it out",
+                                       one_line(p), one_line(dir)));
     StatusOr<Scenario> s = load_scenario(p);
     if (!s.ok()) return s.status();
     out.push_back(std::move(s).value());

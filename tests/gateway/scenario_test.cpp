@@ -283,6 +283,17 @@ TEST_F(ScenarioFile, AFileNameWithAnAtSignIsRefused) {
                             "\"name\" on an engine, so no line could name this one); rename the file without '@'");
 }
 
+// A folder named "x.toml" inside the scenarios folder: said as such, not with
+// load_scenario's advice to give a folder as --scenarios-dir (it was).
+TEST(ScenarioDir, AFolderNamedLikeAScenarioFileIsNamedAsSuch) {
+  const auto dir = twice::testing::unique_temp_dir() / "with-a-folder";
+  std::filesystem::create_directories(dir / "x.toml");
+  const StatusOr<std::vector<Scenario>> all = load_scenario_dir(dir.string());
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().message(), (dir / "x.toml").string() + ": a folder named like a scenario file in the "
+                                        "scenarios folder " + dir.string() + "; rename it or move it out");
+}
+
 TEST(BundledScenarios, AllLoadWithDescriptions) {
   StatusOr<std::vector<Scenario>> all = load_scenario_dir(std::string(TWICE_SOURCE_DIR) + "/scenarios");
   ASSERT_TRUE(all.ok()) << all.status().message();
