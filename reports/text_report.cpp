@@ -1,6 +1,7 @@
 #include "text_report.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -114,13 +115,12 @@ constexpr std::size_t kHeadRows = 150, kTailRows = 100, kRowsShown = 300;
 // thousands of deliveries made lines of 800 KB): the transcript is a list.
 constexpr std::size_t kMostColumns = 32;
 
-// The transcript as a list, for runs of more tasks than a table can show:
-// each line says its task ("T12: ..."), steps numbered as in the table.
-std::string transcript_list(const results::Counterexample& cex, std::size_t w) {
-  std::string out;
-  std::size_t tw = 10;
-  for (const auto& r : cex.rows) tw = std::max(tw, columns(r.time) + 1);
-  out += fmt::format("  ({} tasks: too many for a column each; each line names its task)\n", cex.columns.size());
+// Calls row(r, step) for each row a transcript shows, `step` the number of
+// the step it is (0: not a step); past kRowsShown rows, the first kHeadRows
+// and the last kTailRows, with a line in `out` saying how many are left out.
+// Steps are numbered as the run took them, the rows left out counted too.
+void for_each_shown_row(const results::Counterexample& cex, std::string& out,
+                        const std::function<void(const results::TranscriptRow&, int)>& row) {
   int step = 0;
   const std::size_t rows = cex.rows.size();
   const bool long_one = rows > kRowsShown;
@@ -134,6 +134,19 @@ std::string transcript_list(const results::Counterexample& cex, std::size_t w) {
       step += r.skipped;
       continue;
     }
+    row(r, r.step ? ++step : 0);
+    step += r.skipped;
+  }
+}
+
+// The transcript as a list, for runs of more tasks than a table can show:
+// each line says its task ("T12: ..."), steps numbered as in the table.
+std::string transcript_list(const results::Counterexample& cex, std::size_t w) {
+  std::string out;
+  std::size_t tw = 10;
+  for (const auto& r : cex.rows) tw = std::max(tw, columns(r.time) + 1);
+  out += fmt::format("  ({} tasks: too many for a column each; each line names its task)\n", cex.columns.size());
+  for_each_shown_row(cex, out, [&](const results::TranscriptRow& r, int step) {
     const std::string task = r.column >= 0 && static_cast<std::size_t>(r.column) < cex.columns.size()
                                  ? first_columns(cex.columns[static_cast<std::size_t>(r.column)], 40)
                                  : std::string();  // wrap() below escapes it with the rest
@@ -142,13 +155,12 @@ std::string transcript_list(const results::Counterexample& cex, std::size_t w) {
     const auto lines = wrap(text, std::max<std::size_t>(w, kTextWidth - 7 - tw));
     for (std::size_t li = 0; li < lines.size(); ++li) {
       std::string line = "  ";
-      line += li == 0 ? pad(r.step ? std::to_string(++step) : "", 5) + pad(r.time, tw) : std::string(5 + tw, ' ');
+      line += li == 0 ? pad(step ? std::to_string(step) : "", 5) + pad(r.time, tw) : std::string(5 + tw, ' ');
       line += lines[li];
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out += line + "\n";
     }
-    step += r.skipped;
-  }
+  });
   return out;
 }
 
@@ -163,33 +175,20 @@ std::string transcript_table(const results::Counterexample& cex, std::size_t w) 
   std::string header = "  " + pad("step", 5) + pad("time", tw);
   for (const auto& col : cex.columns) header += "| " + pad(first_columns(cell_text(col), w - 1), w);
   out += header + "\n";
-  int step = 0;
-  const std::size_t rows = cex.rows.size();
-  const bool long_one = rows > kRowsShown;
-  for (std::size_t i = 0; i < rows; ++i) {
-    const auto& r = cex.rows[i];
-    if (long_one && i >= kHeadRows && i < rows - kTailRows) {
-      if (i == kHeadRows)
-        out += fmt::format("  ... {} rows not shown here; the replay command below prints the whole run\n",
-                           rows - kHeadRows - kTailRows);
-      if (r.step) ++step;
-      step += r.skipped;
-      continue;
-    }
+  for_each_shown_row(cex, out, [&](const results::TranscriptRow& r, int step) {
     std::string text = r.text;
     if (!r.result.empty()) text += "  -> " + r.result;
     const auto lines = wrap(text, w - 1);
     for (std::size_t li = 0; li < lines.size(); ++li) {
       std::string line = "  ";
-      if (li == 0) line += pad(r.step ? std::to_string(++step) : "", 5) + pad(r.time, tw);
+      if (li == 0) line += pad(step ? std::to_string(step) : "", 5) + pad(r.time, tw);
       else line += std::string(5 + tw, ' ');
       for (std::size_t c = 0; c < cex.columns.size(); ++c)
         line += "| " + pad(static_cast<int>(c) == r.column ? lines[li] : "", w);
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out += line + "\n";
     }
-    step += r.skipped;
-  }
+  });
   return out;
 }
 

@@ -173,24 +173,33 @@ else
   echo "ok: $(head -1 "$WORK/progress.err")"
 fi
 
+# gone_service NAME WHAT RUNS: concurrent-duplicates against the odd service
+# started last, which goes away; twice must end within a minute, exit 1, and
+# say on stderr that the service stopped answering in run RUNS (a grep
+# pattern: "[0-9]", "2") of concurrent-duplicates, nothing listening.
+gone_service() {
+  local name="$1" what="$2" runs="$3" started took
+  STATUS=0
+  started=$(date +%s)
+  timeout 300 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
+    --keys-dir "$WORK/keys" --scenario concurrent-duplicates --seeds 5 -q >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+    STATUS=$?
+  took=$(($(date +%s) - started))
+  if [ "$STATUS" -ne 1 ] || [ "$took" -gt 60 ] ||
+     ! grep -q "^twice: the service stopped answering mid-test in run $runs (seed $runs) of concurrent-duplicates, after [0-9] finished runs\?: nothing listens on http://127.0.0.1:$PORT/notify (connection refused, [0-9]* requests); the finished runs are kept$" \
+       "$WORK/$name.err"; then
+    fail "$what (exit $STATUS, ${took}s):"; cat "$WORK/$name.out" "$WORK/$name.err"
+  else
+    echo "ok: ${took}s: $(cat "$WORK/$name.err")"
+  fi
+}
+
 # 2f. Without --endpoint-command nobody starts a service again once it has
 # gone: the run gives up after a few refused connections, where it waited out
 # the gateway's whole retry schedule (WeChat's: a quarter of an hour a run at
 # the default time scale), silent.
 start_odd exit-after 2
-STATUS=0
-started=$(date +%s)
-timeout 300 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
-  --keys-dir "$WORK/keys" --scenario concurrent-duplicates --seeds 5 -q >"$WORK/refused.out" 2>"$WORK/refused.err" ||
-  STATUS=$?
-took=$(($(date +%s) - started))
-if [ "$STATUS" -ne 1 ] || [ "$took" -gt 60 ] ||
-   ! grep -q "^twice: the service stopped answering mid-test in run [0-9] (seed [0-9]) of concurrent-duplicates, after [0-9] finished runs\?: nothing listens on http://127.0.0.1:$PORT/notify (connection refused, [0-9]* requests); the finished runs are kept$" \
-     "$WORK/refused.err"; then
-  fail "a service gone mid-test (exit $STATUS, ${took}s):"; cat "$WORK/refused.out" "$WORK/refused.err"
-else
-  echo "ok: ${took}s: $(cat "$WORK/refused.err")"
-fi
+gone_service refused "a service gone mid-test" "[0-9]"
 
 # 2f'. The same when the service died in the middle of a request (no answer,
 # the connection broken), then refused: the refusals in a row end the run.
@@ -198,19 +207,7 @@ fi
 # run waited out WeChat's schedule (about 15 minutes here), as 2f's did once
 # under load, when its service's last answer timed out.
 start_odd die-on 2
-STATUS=0
-started=$(date +%s)
-timeout 300 "$TWICE" run --endpoint "http://127.0.0.1:$PORT/notify" --db "$WORK/shop.sqlite" --oracle "$ORACLE" \
-  --keys-dir "$WORK/keys" --scenario concurrent-duplicates --seeds 5 -q >"$WORK/answered-once.out" \
-  2>"$WORK/answered-once.err" || STATUS=$?
-took=$(($(date +%s) - started))
-if [ "$STATUS" -ne 1 ] || [ "$took" -gt 60 ] ||
-   ! grep -q "^twice: the service stopped answering mid-test in run 2 (seed 2) of concurrent-duplicates.*nothing listens on http://127.0.0.1:$PORT/notify (connection refused, [0-9]* requests)" \
-     "$WORK/answered-once.err"; then
-  fail "a service that died mid-request (exit $STATUS, ${took}s):"; cat "$WORK/answered-once.out" "$WORK/answered-once.err"
-else
-  echo "ok: ${took}s: $(cat "$WORK/answered-once.err")"
-fi
+gone_service answered-once "a service that died mid-request" 2
 
 # 2c. The same before any run finished: nothing is written, and twice says so;
 # it said the runs "are in" the JSON file, where an earlier test's stayed.

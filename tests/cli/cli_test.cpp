@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -1207,21 +1208,29 @@ TEST(Cli, APctReplayCommandReplaysTheSameBugByteForByte) {
 // (its progress line, printed without a terminal), so that there is something
 // done to write, and long before the whole matrix could be.
 // SIGTERM (a cancelled CI job) is taken the same way.
+// `twice ARGS...` started in the source tree, its stdout and stderr into
+// `out`, not waited for: the caller signals it and waits.
+pid_t start_twice(std::vector<std::string> args, const std::string& out) {
+  const pid_t child = ::fork();
+  if (child != 0) return child;
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(fd, 1);
+  ::dup2(fd, 2);
+  if (::chdir(TWICE_SOURCE_DIR) != 0) ::_exit(126);
+  args.insert(args.begin(), TWICE_BINARY);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(TWICE_BINARY, argv.data());
+  ::_exit(127);
+}
+
 void interrupt_the_matrix(int sig) {
   const std::string name = sig == SIGTERM ? "terminated" : "interrupted";
   const std::string json = temp_path(name + ".json");
   const std::string out = temp_path(name + ".out");
-  const pid_t child = ::fork();
+  const pid_t child = start_twice({"run", "--seeds", "20", "-j1", "--no-report", "--json", json}, out);
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    if (::chdir(TWICE_SOURCE_DIR) != 0) ::_exit(126);
-    ::execl(TWICE_BINARY, TWICE_BINARY, "run", "--seeds", "20", "-j1", "--no-report", "--json", json.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!twice::testing::catches_signal(child, sig) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -1258,17 +1267,10 @@ TEST(Cli, CtrlCWritesTheCellsDoneMarkedInterruptedAndExits130) { interrupt_the_m
 TEST(Cli, CtrlCStopsALongCellBetweenSeedsAndKeepsWhatItFound) {
   const std::string json = temp_path("cut-short.json");
   const std::string out = temp_path("cut-short.out");
-  const pid_t child = ::fork();
+  const pid_t child = start_twice({"run", "--handler", "lock-only", "--scenario", "concurrent-duplicates", "--seeds",
+                                   "1000000", "--no-report", "--json", json},
+                                  out);
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    if (::chdir(TWICE_SOURCE_DIR) != 0) ::_exit(126);
-    ::execl(TWICE_BINARY, TWICE_BINARY, "run", "--handler", "lock-only", "--scenario", "concurrent-duplicates",
-            "--seeds", "1000000", "--no-report", "--json", json.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
   // The cell's process exists once its cell has started: from then on it runs
   // at least one seed, and a million take minutes.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
