@@ -1,6 +1,7 @@
 #include "env/seed.h"
 
 #include <memory>
+#include <new>
 #include <set>
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@ Status step(sqlite3* conn, sqlite3_stmt* stmt, const std::vector<Value>& params,
   const int rc = sqlite3_step(stmt);
   sqlite3_reset(stmt);
   if (rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::OK();
+  if ((rc & 0xff) == SQLITE_NOMEM) throw std::bad_alloc();  // the process's, as exec_script() says
   return Status::error(fmt::format("{}: {}", what, sqlite3_errmsg(conn)));
 }
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -159,9 +160,11 @@ std::string summarize(std::string_view sql, const Result& r) {
 
 std::string exec_script(sqlite3* conn, const std::string& sql) {
   char* err = nullptr;
-  if (sqlite3_exec(conn, sql.c_str(), nullptr, nullptr, &err) == SQLITE_OK) return {};
+  const int rc = sqlite3_exec(conn, sql.c_str(), nullptr, nullptr, &err);
+  if (rc == SQLITE_OK) return {};
   std::string msg = err ? err : "unknown error";
   sqlite3_free(err);
+  if ((rc & 0xff) == SQLITE_NOMEM) throw std::bad_alloc();
   return msg;
 }
 

@@ -32,7 +32,10 @@ void bind_params(sqlite3_stmt* stmt, std::span<const Value> params);
 Value column(sqlite3_stmt* stmt, int c);
 
 // Runs `sql` (one or more statements, no parameters) on a raw connection,
-// outside any scheduling. Returns the error text, empty on success.
+// outside any scheduling. Returns the error text, empty on success. SQLite
+// out of memory (SQLITE_NOMEM, a cell past --cell-memory) throws
+// std::bad_alloc: the process's condition, as operator new's, not the run's
+// (run::simulate() rethrows it, and the cell says "out of memory").
 std::string exec_script(sqlite3* conn, const std::string& sql);
 // A fresh path for one run's database on a RAM-backed file system ($TWICE_DB_DIR
 // when set, else /dev/shm when there is one, else the temporary folder), named

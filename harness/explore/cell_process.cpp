@@ -671,16 +671,12 @@ class CellSupervisor {
     CellFailure f = c.under_way;
     const int status = c.status;
     std::string what;
-    // Under the limit, SQLite's own allocation failure comes back as an error
-    // ("the handler's schema: out of memory"): the cell is out of memory too.
-    const bool memory_error =
-        c.error && limits_.memory_limit_bytes > 0 && c.error->find("out of memory") != std::string::npos;
-    if (c.out_of_memory || memory_error) {
+    if (c.out_of_memory) {
       f.verdict = "out of memory";
       // `twice replay` has no such limit (a shell's `ulimit -v` would stop
       // twice itself from loading): its replay shows the run, not the failure.
-      what = fmt::format("ran out of memory (its limit is {} MiB{}; the replay below runs without it)",
-                         limits_.memory_limit_bytes >> 20, memory_error ? ": " + *c.error : std::string());
+      what = fmt::format("ran out of memory (its limit is {} MiB; the replay below runs without it)",
+                         limits_.memory_limit_bytes >> 20);
     } else if (c.error) {
       f.verdict = fmt::format("error: {}", *c.error);
       what = fmt::format("stopped on an error ({})", *c.error);
