@@ -52,8 +52,8 @@ std::vector<std::pair<std::string, std::string>> unseen_bug_caveats(const result
 
 std::string intended_difference_hint(const results::MatrixResult& m, const std::string& shown_path) {
   if (m.expected_found)
-    return "if a difference is intended, change " + shown_path + " to say so (docs/ci.md, \"When the run is red\")";
-  return "if a difference is intended, write " + shown_path + " to say so (docs/scenarios.md, \"The expected matrix\")";
+    return "If a difference is intended, change " + shown_path + " to say so (docs/ci.md, \"When the run is red\").";
+  return "If a difference is intended, write " + shown_path + " to say so (docs/scenarios.md, \"The expected matrix\").";
 }
 
 CellVerdict verdict_of(const results::CellResult* cell) {

@@ -31,8 +31,8 @@ CellVerdict verdict_of(const results::CellResult* cell);
 // its budget ended before every schedule. Each {what, what to do}, plain
 // text; none when no cell misses a known bug for such a reason.
 std::vector<std::pair<std::string, std::string>> unseen_bug_caveats(const results::MatrixResult& m);
-// What a red run's reader does when a difference is intended: "if a
-// difference is intended, change <shown_path> to say so (docs/ci.md, ...)",
+// What a red run's reader does when a difference is intended, a sentence: "If
+// a difference is intended, change <shown_path> to say so (docs/ci.md, ...).",
 // or "write" it when there was none. `shown_path` escaped by the caller.
 std::string intended_difference_hint(const results::MatrixResult& m, const std::string& shown_path);
 // ", 2 of them cut short before all their seeds" for the cells a stop ended

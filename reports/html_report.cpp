@@ -400,9 +400,7 @@ std::string render_html(const results::MatrixResult& m) {
       out += fmt::format("<li><span class=\"mono\">{} × {}</span>: {}{}</li>", esc(c.handler), esc(c.scenario),
                          esc(mismatch_sentence(c)), link);
     }
-    std::string hint = intended_difference_hint(m, "<code>" + esc(m.expected_path) + "</code>");
-    hint[0] = 'I';
-    out += "</ul><p>" + hint + ".</p></div>\n";
+    out += "</ul><p>" + intended_difference_hint(m, "<code>" + esc(m.expected_path) + "</code>") + "</p></div>\n";
   }
   for (const auto& [what, to_do] : unseen_bug_caveats(m))
     out += fmt::format("<p class=\"muted\">Note: {}: {}.</p>\n", esc(what), esc(to_do));

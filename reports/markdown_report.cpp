@@ -291,9 +291,7 @@ std::string render_markdown(const results::MatrixResult& m) {
       }  // a cell that did not finish: its sentence ends with its replay command
       out += "\n";
     }
-    std::string hint = intended_difference_hint(m, markdown_code_span(m.expected_path));
-    hint[0] = 'I';
-    out += "\n" + hint + ".\n\n";
+    out += "\n" + intended_difference_hint(m, markdown_code_span(m.expected_path)) + "\n\n";
   }
   for (const auto& [what, to_do] : unseen_bug_caveats(m))
     out += fmt::format("> **Note**: {}: {}.\n\n", markdown_text(what), markdown_text(to_do));

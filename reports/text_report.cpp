@@ -39,12 +39,9 @@ std::size_t prefix_bytes(std::string_view s, std::size_t n) {
   return i;
 }
 
-// Untrusted text for a transcript cell: valid UTF-8, on one line, inert.
-std::string cell_text(std::string_view s) { return terminal_text(printable_utf8(s)); }
-
 std::vector<std::string> wrap(const std::string& text, std::size_t width) {
   std::vector<std::string> lines;
-  std::string rest = cell_text(text);
+  std::string rest = terminal_text(text);
   while (columns(rest) > width) {
     const std::size_t limit = prefix_bytes(rest, width);
     std::size_t cut = rest.rfind(' ', limit);
@@ -87,7 +84,7 @@ const char* symbol_color(char symbol) {
 
 // Text of the user's (a handler's or scenario's name) cut to fit a column.
 std::string fitted(const std::string& name, std::size_t width) {
-  const std::string p = cell_text(name);
+  const std::string p = terminal_text(name);
   return columns(p) <= width ? p : first_columns(p, width - 1) + "~";
 }
 
@@ -111,6 +108,11 @@ std::string flow(const std::vector<std::string>& items, std::size_t width, const
 // command prints it whole, where a test's failure message printed it all.
 constexpr std::size_t kHeadRows = 150, kTailRows = 100, kRowsShown = 300;
 
+// Whether line i of n is left out (a long transcript's rows, a long run's
+// gateway lines): past kRowsShown lines, all but the first kHeadRows and the
+// last kTailRows.
+bool left_out(std::size_t i, std::size_t n) { return n > kRowsShown && i >= kHeadRows && i < n - kTailRows; }
+
 // Past this many tasks a table of a column each is no longer read (a run of
 // thousands of deliveries made lines of 800 KB): the transcript is a list.
 constexpr std::size_t kMostColumns = 32;
@@ -123,10 +125,9 @@ void for_each_shown_row(const results::Counterexample& cex, std::string& out,
                         const std::function<void(const results::TranscriptRow&, int)>& row) {
   int step = 0;
   const std::size_t rows = cex.rows.size();
-  const bool long_one = rows > kRowsShown;
   for (std::size_t i = 0; i < rows; ++i) {
     const auto& r = cex.rows[i];
-    if (long_one && i >= kHeadRows && i < rows - kTailRows) {
+    if (left_out(i, rows)) {
       if (i == kHeadRows)
         out += fmt::format("  ... {} rows not shown here; the replay command below prints the whole run\n",
                            rows - kHeadRows - kTailRows);
@@ -173,7 +174,7 @@ std::string transcript_table(const results::Counterexample& cex, std::size_t w) 
   std::size_t tw = 10;
   for (const auto& r : cex.rows) tw = std::max(tw, columns(r.time) + 1);
   std::string header = "  " + pad("step", 5) + pad("time", tw);
-  for (const auto& col : cex.columns) header += "| " + pad(first_columns(cell_text(col), w - 1), w);
+  for (const auto& col : cex.columns) header += "| " + pad(first_columns(terminal_text(col), w - 1), w);
   out += header + "\n";
   for_each_shown_row(cex, out, [&](const results::TranscriptRow& r, int step) {
     std::string text = r.text;
@@ -293,7 +294,7 @@ std::string render_counterexample(const results::CellResult& cell, const results
     // A run of thousands of deliveries: its first and last lines, as for a long transcript.
     const std::size_t n = cex.gateway.size();
     for (std::size_t i = 0; i < n; ++i) {
-      if (n > kRowsShown && i >= kHeadRows && i < n - kTailRows) {
+      if (left_out(i, n)) {
         if (i == kHeadRows)
           out += fmt::format("    ... {} lines not shown here; the replay command below prints them all\n",
                              n - kHeadRows - kTailRows);

@@ -21,6 +21,11 @@ using namespace testing;
 TEST(TextReport, NamesTheExpectedMatrixItWasComparedWith) {
   const std::string text = render_text(hostile_matrix(), TextOptions{});
   EXPECT_NE(text.find("2 cells differ from " + kExpectedPath + ":\n"), std::string::npos) << text;
+  // What to do with an intended difference, under the list of differing cells.
+  EXPECT_NE(text.find("\n  If a difference is intended, change " + kExpectedPath +
+                      " to say so (docs/ci.md, \"When the run is red\").\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("! = differs from " + kExpectedPath + "\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("scenarios/expected.toml"), std::string::npos);
   EXPECT_NE(render_text(plain_matrix(), TextOptions{}).find("matrix matches scenarios/expected.toml (4 cells)\n"),
