@@ -358,9 +358,8 @@ class Player final : public LedgerView {
     // service that answered this run's first request and then died left the
     // run waiting out that schedule (seen under load, where the service's
     // last answer fell in the second run instead of the first).
-    const int in_a_row = out.kind == HttpOutcome::Kind::kRefused ? ++refused_in_a_row_ : (refused_in_a_row_ = 0);
-    if (out.kind == HttpOutcome::Kind::kRefused && !options_.process && in_a_row >= kRefusedBeforeGivingUp)
-      nobody_listens_ = true;
+    if (out.kind != HttpOutcome::Kind::kRefused) refused_in_a_row_ = 0;
+    else if (++refused_in_a_row_ >= kRefusedBeforeGivingUp && !options_.process) nobody_listens_ = true;
     {
       std::lock_guard lock(ledger_mutex_);
       if (out.kind == HttpOutcome::Kind::kAnswered) ++statuses_[out.http_status];
